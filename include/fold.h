@@ -1,0 +1,224 @@
+/* fold.h — the public API of fold, a C11 library for collective communication.
+ *
+ * This header is the specification. Every call documents what it does, whether
+ * it blocks, and what it returns on failure.
+ *
+ * Conventions that hold for every call:
+ *  - Return value: FOLD_OK (0) on success, a negative FOLD_E* code on failure.
+ *    fold_strerror() names a code; fold_comm_last_error() gives the human
+ *    message of the communicator's last failure (operation, rank, peer, cause).
+ *  - Counts are element counts of type size_t (64-bit): messages over 2 GiB work.
+ *  - A communicator is used by one thread at a time (ranks made by
+ *    fold_comm_init_threads are each used by their own thread).
+ *  - Failure model (fail-stop): a lost peer, a timeout or fold_comm_abort()
+ *    leave the communicator *failed*. Every pending and every later operation
+ *    on it returns the failure's code (FOLD_EPEER, FOLD_ETIMEDOUT or
+ *    FOLD_EABORTED) at once; fold_comm_destroy() still works and never hangs.
+ *    Argument errors (FOLD_EINVAL) and mismatches on a single call do not fail
+ *    the communicator.
+ *  - Every wait is bounded by FOLD_TIMEOUT seconds (default 300): a wait that
+ *    sees no completion for that long returns FOLD_ETIMEDOUT.
+ */
+#ifndef FOLD_H
+#define FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FOLD_BUILDING) && defined(__GNUC__)
+#define FOLD_API __attribute__((visibility("default")))
+#else
+#define FOLD_API
+#endif
+
+#define FOLD_VERSION_MAJOR 0
+#define FOLD_VERSION_MINOR 1
+#define FOLD_VERSION_PATCH 0
+
+/* ---- status codes ------------------------------------------------------ */
+#define FOLD_OK         0
+#define FOLD_EINVAL    -1  /* invalid argument (null buffer, bad rank, dtype, tag, ...) */
+#define FOLD_ETIMEDOUT -2  /* a wait or the rendezvous exceeded FOLD_TIMEOUT */
+#define FOLD_EPEER     -3  /* a peer was lost (exited, killed, connection closed) */
+#define FOLD_EMISMATCH -4  /* ranks disagree (collective, count, dtype, op, root) or a
+                              message is larger than the receive buffer */
+#define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job */
+#define FOLD_ENOMEM    -6  /* out of memory */
+#define FOLD_ESYS      -7  /* an operating-system call failed (see last_error) */
+#define FOLD_EABORTED  -8  /* the communicator was aborted */
+#define FOLD_EINTERNAL -9  /* a bug in fold: please report the last_error text */
+
+/* ---- datatypes --------------------------------------------------------- */
+typedef enum fold_dtype {
+  FOLD_INT8 = 0,
+  FOLD_UINT8,
+  FOLD_INT32,
+  FOLD_UINT32,
+  FOLD_INT64,
+  FOLD_UINT64,
+  FOLD_FLOAT16,   /* IEEE 754 binary16 */
+  FOLD_BFLOAT16,  /* bfloat16: the upper half of a float32 */
+  FOLD_FLOAT32,
+  FOLD_FLOAT64,
+  FOLD_DTYPE_COUNT /* not a type: the number of types */
+} fold_dtype;
+
+/* Size in bytes of one element of dtype, or 0 if dtype is not a valid type. */
+FOLD_API size_t fold_dtype_size(fold_dtype dtype);
+
+/* Lower-case name of dtype ("float32"), or "invalid". */
+FOLD_API const char *fold_dtype_name(fold_dtype dtype);
+
+typedef struct fold_comm fold_comm;
+typedef struct fold_request fold_request;
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Static name and description of a status code, e.g.
+ * "FOLD_EPEER: a peer was lost". Never NULL. */
+FOLD_API const char *fold_strerror(int status);
+
+/* Human message of the last failure on comm: the operation, this rank, the
+ * peer involved and the cause, e.g.
+ * "fold_recv: rank 0: peer rank 3 lost (connection closed by peer)".
+ * Empty string if nothing failed yet. The text stays valid until the next
+ * call on comm. comm may be NULL: then the message of the last failure of a
+ * call that had no communicator yet (fold_init, fold_comm_init*) on this
+ * thread is returned. */
+FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
+
+/* ---- communicators ----------------------------------------------------- */
+
+/* Create the world communicator from the environment. Blocks until every rank
+ * has joined (bounded by FOLD_TIMEOUT). Understood, first match wins:
+ *   rank/size: FOLD_RANK/FOLD_SIZE (foldrun), RANK/WORLD_SIZE (torchrun),
+ *              OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE (Open MPI mpirun),
+ *              PMI_RANK/PMI_SIZE (MPICH hydra), SLURM_PROCID/SLURM_NTASKS (srun)
+ *   store:     FOLD_STORE, else tcp://MASTER_ADDR:MASTER_PORT, else (all
+ *              ranks on one host only) a file store in $TMPDIR named after
+ *              the launcher's job id (docs/bootstrap.md lists the variables).
+ * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|inproc|shm|tcp),
+ * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE).
+ * Returns FOLD_EINVAL if rank/size/store cannot be found, FOLD_ETIMEDOUT if
+ * some rank does not join in time (the message names the missing ranks),
+ * FOLD_EAUTH if the store refuses this rank's token. On failure *comm is NULL
+ * and fold_comm_last_error(NULL) says why. */
+FOLD_API int fold_init(fold_comm **comm);
+
+/* Create a communicator of `size` ranks, this process being `rank`, meeting
+ * at `store`: "tcp://host:port" (IPv4, a name, or [IPv6]) or "file:///dir".
+ * With a tcp store, rank 0 serves the store at host:port itself unless that
+ * port is already served (by foldrun): then every rank is a client. Blocks
+ * until every rank has joined and all connections are made and
+ * authenticated (bounded by FOLD_TIMEOUT). Transports: peers in the same
+ * process, host and namespaces use shm, others tcp (FOLD_TRANSPORT forces
+ * one; forcing shm across hosts is FOLD_EINVAL).
+ * Authentication: every TCP connection (store and data) runs an HMAC-SHA256
+ * challenge-response keyed by FOLD_JOB_TOKEN. When no token is set, the key
+ * is derived from the store address: strangers and other jobs are still
+ * refused, but anyone who knows the address can join (a warning is logged).
+ * Errors as for fold_init. */
+FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
+
+/* Create n ranks in this process (transport inproc): comms[i] is rank i and
+ * must be used by one thread (typically thread i). Does not block.
+ * Returns FOLD_EINVAL if n < 1 or comms is NULL. */
+FOLD_API int fold_comm_init_threads(int n, fold_comm **comms);
+
+/* Release comm and everything it holds. Never hangs, even after a failure;
+ * pending requests of comm become invalid (do not wait on them afterwards).
+ * Peers still talking to this rank see it as lost (FOLD_EPEER).
+ * NULL is accepted and ignored. Returns FOLD_OK. */
+FOLD_API int fold_comm_destroy(fold_comm *comm);
+
+/* Fail every pending and later operation on comm with FOLD_EABORTED. Local:
+ * peers notice only when they next need this rank (they see FOLD_EPEER once
+ * it is destroyed or exits). Does not block. Returns FOLD_OK, or FOLD_EINVAL
+ * for NULL. */
+FOLD_API int fold_comm_abort(fold_comm *comm);
+
+/* This rank's index in [0, size), or FOLD_EINVAL for NULL. */
+FOLD_API int fold_comm_rank(const fold_comm *comm);
+
+/* The number of ranks, or FOLD_EINVAL for NULL. */
+FOLD_API int fold_comm_size(const fold_comm *comm);
+
+/* ---- point-to-point ---------------------------------------------------- */
+/* Messages between one pair of ranks with one tag never overtake each other.
+ * tag must be >= 0. A message may be shorter than the receive buffer (the
+ * rest of the buffer is untouched); a message longer than the receive buffer
+ * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer).
+ * Sending to oneself is allowed (post the receive or use the nonblocking
+ * calls to avoid waiting on yourself). */
+
+/* Send count elements of dtype to rank peer. Blocks until buf may be reused
+ * (small messages are buffered; large ones wait for the receiver). */
+FOLD_API int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
+
+/* Receive up to count elements of dtype from rank peer with tag. Blocks
+ * until the message has arrived in buf. */
+FOLD_API int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
+
+/* Start a send; *req completes when buf may be reused. Does not block.
+ * On failure *req is NULL. */
+FOLD_API int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int tag,
+               fold_comm *comm, fold_request **req);
+
+/* Start a receive; *req completes when the message is in buf. Does not
+ * block. On failure *req is NULL. */
+FOLD_API int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag,
+               fold_comm *comm, fold_request **req);
+
+/* Drive progress once without blocking. *done becomes 1 when req completed;
+ * then req is freed and the return value is the operation's status. While
+ * not done, returns FOLD_OK with *done = 0 (or the communicator's failure
+ * code, with *done = 1 and req freed, once the communicator failed). */
+FOLD_API int fold_test(fold_request *req, int *done);
+
+/* Block until req completes (bounded by FOLD_TIMEOUT), free it, and return
+ * the operation's status. */
+FOLD_API int fold_wait(fold_request *req);
+
+/* ---- simulated network ------------------------------------------------- */
+/* n ranks in one process and one thread under a virtual clock. A message of
+ * b bytes posted at virtual time t starts when the sender's outgoing link and
+ * the receiver's incoming link are free, occupies each for b*byte_time, and
+ * arrives latency + b*byte_time after it started (Hockney / LogGP, links
+ * serialised per rank). Deterministic: the same program gives the same times.
+ * Nonblocking calls started on every rank complete by running the simulator;
+ * a blocking call (or fold_wait) on a simulated communicator runs the
+ * simulator until that operation completes. */
+typedef struct fold_sim fold_sim;
+
+typedef struct fold_sim_params {
+  double latency;    /* seconds per message (alpha), default 5e-6 */
+  double byte_time;  /* seconds per byte (beta), default 8e-11 (12.5 GB/s) */
+  double op_time;    /* seconds per byte reduced locally (gamma), default 0 */
+} fold_sim_params;
+
+/* Fill *p with the defaults above. */
+FOLD_API void fold_sim_params_default(fold_sim_params *p);
+
+/* Create a simulated world of n ranks; comms[i] is rank i. params may be
+ * NULL for the defaults. Returns FOLD_EINVAL for n < 1 or negative params. */
+FOLD_API int fold_sim_create(int n, const fold_sim_params *params, fold_sim **sim, fold_comm **comms);
+
+/* Run the simulator until no event is left. Returns FOLD_OK, or
+ * FOLD_ETIMEDOUT (with a message naming the stuck ranks) if operations are
+ * still pending when nothing more can happen (a deadlock in the program). */
+FOLD_API int fold_sim_run(fold_sim *sim);
+
+/* Current virtual time in seconds. */
+FOLD_API double fold_sim_time(const fold_sim *sim);
+
+/* Destroy the simulator and all its communicators. NULL is ignored. */
+FOLD_API int fold_sim_destroy(fold_sim *sim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FOLD_H */

@@ -1,0 +1,144 @@
+/* comm.c — communicator allocation, destruction, abort and accessors. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+int64_t fold__clock_mono(void *ctx) {
+  (void)ctx;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int fold__comm_alloc(int rank, int size, fold_comm **out) {
+  *out = NULL;
+  if (size < 1 || rank < 0 || rank >= size)
+    return fold__error(NULL, FOLD_EINVAL, "rank %d is not in [0, %d)", rank, size);
+  fold_comm *c = calloc(1, sizeof *c);
+  if (c == NULL)
+    return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
+  c->rank = rank;
+  c->size = size;
+  c->peer_tp = calloc((size_t)size, sizeof *c->peer_tp);
+  c->lost = calloc((size_t)size, 1);
+  if (c->peer_tp == NULL || c->lost == NULL) {
+    free(c->peer_tp);
+    free(c->lost);
+    free(c);
+    return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator of %d ranks", size);
+  }
+  c->timeout_ns = fold__env_timeout_ns();
+  c->log_level = fold__log_level_env();
+  c->clock = fold__clock_mono;
+  *out = c;
+  return FOLD_OK;
+}
+
+int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
+  if (c->ntps >= FOLD__TP_MAX)
+    return fold__error(c, FOLD_EINTERNAL, "too many transports on one communicator");
+  tp->comm = c;
+  c->tps[c->ntps++] = tp;
+  return FOLD_OK;
+}
+
+void fold__comm_free(fold_comm *c) {
+  if (c == NULL)
+    return;
+  /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
+   * to their transport, which must release them before it is destroyed. */
+  fold__unexp *u = c->unexp_head;
+  c->unexp_head = c->unexp_tail = NULL;
+  while (u) {
+    fold__unexp *next = u->next;
+    if (u->tp)
+      u->tp->ops->pull(u->tp, u, NULL);
+    else
+      free(u);
+    u = next;
+  }
+  /* Posted receives and tasks: after destroy nobody may wait on them, so
+   * their waiter's reference is dropped here. */
+  for (fold_request *r = c->posted_head; r;) {
+    fold_request *next = r->next;
+    fold__req_unref(r);
+    r = next;
+  }
+  for (fold__task *t = c->tasks; t;) {
+    fold__task *next = t->next;
+    fold_request *req = t->req;
+    fold__req_unref(req);
+    t = next;
+  }
+  for (int i = c->ntps - 1; i >= 0; i--)
+    c->tps[i]->ops->destroy(c->tps[i]);
+  if (c->boot_release)
+    c->boot_release(c->boot);
+  free(c->peer_tp);
+  free(c->lost);
+  free(c->lost_why);
+  free(c);
+}
+
+/* Overridable by the simulator, which owns its communicators. */
+int fold__sim_comm_destroy(fold_comm *c) __attribute__((weak));
+
+int fold_comm_destroy(fold_comm *comm) {
+  if (comm == NULL)
+    return FOLD_OK;
+  if (comm->sim_drive && fold__sim_comm_destroy)
+    return fold__sim_comm_destroy(comm);
+  fold__comm_free(comm);
+  return FOLD_OK;
+}
+
+int fold_comm_abort(fold_comm *comm) {
+  if (comm == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_comm_abort: communicator is NULL");
+  /* Any thread may call this; the owner thread turns it into a failure at
+   * its next progress (waits sleep at most a few tens of ms at a time). */
+  atomic_store_explicit(&comm->abort_req, 1, memory_order_release);
+  return FOLD_OK;
+}
+
+int fold_comm_rank(const fold_comm *comm) { return comm ? comm->rank : FOLD_EINVAL; }
+
+int fold_comm_size(const fold_comm *comm) { return comm ? comm->size : FOLD_EINVAL; }
+
+int fold_comm_init_threads(int n, fold_comm **comms) {
+  if (comms == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_threads: comms is NULL");
+  if (n < 1)
+    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_threads: n = %d, need n >= 1", n);
+  return fold__inproc_create(n, comms);
+}
+
+/* ---- argument checks shared by the public calls ---- */
+
+int fold__check_comm(const fold_comm *c) {
+  return c ? FOLD_OK : fold__error(NULL, FOLD_EINVAL, "communicator is NULL");
+}
+
+int fold__check_buf(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype,
+                    size_t *bytes) {
+  size_t es = fold_dtype_size(dtype);
+  if (es == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", op, c->rank, (int)dtype);
+  if (count > SIZE_MAX / es)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu of %s overflows", op, c->rank, count,
+                       fold_dtype_name(dtype));
+  if (buf == NULL && count > 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: buffer is NULL with count %zu", op, c->rank, count);
+  *bytes = count * es;
+  return FOLD_OK;
+}
+
+int fold__check_peer(fold_comm *c, const char *op, int peer) {
+  if (peer < 0 || peer >= c->size)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: peer %d is not a rank of this communicator (size %d)",
+                       op, c->rank, peer, c->size);
+  return FOLD_OK;
+}

@@ -1,0 +1,100 @@
+/* error.c — status names, the per-communicator last-error message, fail-stop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+/* Messages of calls that have no communicator yet (fold_init and friends). */
+static _Thread_local char pre_comm_error[FOLD__ERRLEN];
+
+const char *fold_strerror(int status) {
+  switch (status) {
+  case FOLD_OK: return "FOLD_OK: success";
+  case FOLD_EINVAL: return "FOLD_EINVAL: invalid argument";
+  case FOLD_ETIMEDOUT: return "FOLD_ETIMEDOUT: timed out (FOLD_TIMEOUT)";
+  case FOLD_EPEER: return "FOLD_EPEER: a peer was lost";
+  case FOLD_EMISMATCH: return "FOLD_EMISMATCH: ranks disagree or message larger than the buffer";
+  case FOLD_EAUTH: return "FOLD_EAUTH: authentication failed";
+  case FOLD_ENOMEM: return "FOLD_ENOMEM: out of memory";
+  case FOLD_ESYS: return "FOLD_ESYS: operating-system call failed";
+  case FOLD_EABORTED: return "FOLD_EABORTED: communicator aborted";
+  case FOLD_EINTERNAL: return "FOLD_EINTERNAL: internal error in fold";
+  default: return "unknown fold status";
+  }
+}
+
+const char *fold_comm_last_error(const fold_comm *comm) {
+  return comm ? comm->last_error : pre_comm_error;
+}
+
+int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap) {
+  char *dst = comm ? comm->last_error : pre_comm_error;
+  vsnprintf(dst, FOLD__ERRLEN, fmt, ap);
+  if ((comm ? comm->log_level : fold__log_level_env()) >= FOLD__LOG_INFO)
+    fold__log(FOLD__LOG_INFO, comm ? comm->rank : -1, "%s (%s)", dst, fold_strerror(status));
+  return status;
+}
+
+int fold__error(fold_comm *comm, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fold__verror(comm, status, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+/* Complete every posted receive and every active task with status (the
+ * queues hold no reference: the waiter's reference keeps them alive). */
+static void fail_pending(fold_comm *c, int status) {
+  fold_request *r = c->posted_head;
+  c->posted_head = c->posted_tail = NULL;
+  while (r) {
+    fold_request *next = r->next;
+    r->next = NULL;
+    fold__req_complete(r, status);
+    r = next;
+  }
+  fold__task *t = c->tasks;
+  c->tasks = NULL;
+  while (t) {
+    fold__task *next = t->next;
+    fold_request *req = t->req;
+    t->next = NULL;
+    fold__req_complete(req, status);
+    t = next;
+  }
+}
+
+int fold__comm_fail(fold_comm *c, int status, const char *fmt, ...) {
+  if (atomic_load(&c->failed))
+    return c->fail_status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->last_error, FOLD__ERRLEN, fmt, ap);
+  va_end(ap);
+  c->fail_status = status;
+  atomic_store_explicit(&c->failed, 1, memory_order_release);
+  FOLD__WARN(c, "communicator failed: %s (%s)", c->last_error, fold_strerror(status));
+  for (int i = 0; i < c->ntps; i++)
+    c->tps[i]->ops->shutdown(c->tps[i], status);
+  fail_pending(c, status);
+  return status;
+}
+
+void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
+  if (p < 0 || p >= c->size || c->lost[p])
+    return;
+  if (c->lost_why == NULL)
+    c->lost_why = calloc((size_t)c->size, sizeof *c->lost_why);
+  c->lost[p] = 1;
+  if (c->lost_why)
+    snprintf(c->lost_why[p], sizeof c->lost_why[p], "%s", why ? why : "gone");
+  FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
+  int needed = pending;
+  for (fold_request *r = c->posted_head; r && !needed; r = r->next)
+    needed = r->peer == p;
+  if (needed)
+    fold__comm_fail(c, FOLD_EPEER, "rank %d: peer rank %d lost (%s)", c->rank, p, why ? why : "gone");
+}

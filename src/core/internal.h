@@ -1,0 +1,229 @@
+/* internal.h — the types the core, the engine and the transports share. */
+#ifndef FOLD_INTERNAL_H
+#define FOLD_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "fold.h"
+
+#if defined(__GNUC__)
+#define FOLD__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FOLD__PRINTF(a, b)
+#endif
+
+/* ---- message contexts ---------------------------------------------------
+ * A message is matched on (source rank, context, tag). Contexts keep the
+ * user's tags apart from the library's own traffic. */
+enum {
+  FOLD__CTX_P2P = 0,  /* fold_send / fold_recv */
+  FOLD__CTX_COLL = 1, /* collectives: tag = collective sequence number */
+  FOLD__CTX_SYS = 2,  /* library control traffic */
+  FOLD__CTX_COUNT = 3
+};
+
+/* ---- requests ------------------------------------------------------------ */
+enum { FOLD__REQ_SEND = 1, FOLD__REQ_RECV = 2, FOLD__REQ_TASK = 3 };
+
+typedef struct fold__task fold__task;
+typedef struct fold__tp fold__tp;
+
+/* One send, receive or task. Reference counted: the creator holds one
+ * reference (dropped by fold_wait/fold_test for user requests), and a
+ * transport that keeps a pointer to the request past isend() holds another
+ * (fold__req_ref / fold__req_unref). A request is complete once `done` reads
+ * 1 (acquire); `status` and `got` are valid from then on. */
+struct fold_request {
+  int kind;
+  atomic_int done;
+  atomic_int refs;
+  int status;
+  fold_comm *comm;     /* owner: only the owner's thread waits on it */
+  int peer;            /* destination (send) or source (recv) */
+  int ctx;
+  int tag;
+  void *buf;           /* send: data; recv: destination */
+  size_t bytes;        /* send: length; recv: capacity */
+  size_t got;          /* recv: bytes received */
+  fold_request *next;  /* link for whichever single queue holds the request */
+  /* transport scratch, free for the transport that owns the request */
+  size_t tp_off;
+  void *tp_data;
+  atomic_int rdv;      /* rendezvous claim word for transports that need one */
+  fold__task *task;    /* FOLD__REQ_TASK */
+};
+
+/* An arrived message that matched no posted receive. Transports allocate it
+ * (fold__unexp_new) with room for an eager payload or, for rendezvous, with
+ * tp/cookie set so that fold__recv_post can ask the transport to pull the
+ * data once the receive is posted. */
+typedef struct fold__unexp {
+  struct fold__unexp *next;
+  int src, ctx, tag;
+  size_t bytes;        /* message length */
+  void *data;          /* eager payload (bytes long), or NULL for rendezvous */
+  fold__tp *tp;        /* rendezvous: transport to pull from */
+  void *cookie;        /* rendezvous: the transport's handle */
+} fold__unexp;
+
+/* ---- tasks (nonblocking collectives and protocols) -----------------------
+ * A task is a resumable state machine. The engine calls step() whenever the
+ * task's communicator makes progress; step never blocks: it posts
+ * sends/receives, checks their completion and returns 1 when done, 0 when
+ * waiting, or a negative FOLD_E* code. */
+struct fold__task {
+  int (*step)(fold__task *t);
+  void (*release)(fold__task *t); /* frees the task; called when req's last reference goes */
+  fold__task *next;               /* engine's active list */
+  fold_request *req;              /* the request the user waits on */
+};
+
+/* ---- the communicator ----------------------------------------------------- */
+#define FOLD__TP_MAX 4
+#define FOLD__ERRLEN 512
+
+typedef int64_t (*fold__clock_fn)(void *ctx);
+
+struct fold_comm {
+  int rank, size;
+  /* transports: tps[] are the instances this rank uses (at most one per
+   * kind); peer_tp[p] is the one that reaches rank p (self included). */
+  fold__tp *tps[FOLD__TP_MAX];
+  int ntps;
+  fold__tp **peer_tp;
+  /* matching: posted receives and unexpected messages, in arrival order */
+  fold_request *posted_head, *posted_tail;
+  fold__unexp *unexp_head, *unexp_tail;
+  /* active tasks */
+  fold__task *tasks;
+  /* fail-stop state: once failed, every operation returns fail_status */
+  atomic_int failed;
+  int fail_status;
+  atomic_int abort_req;  /* set by fold_comm_abort (any thread); acted on by the owner */
+  char last_error[FOLD__ERRLEN];
+  /* peers known to be gone (left or died): lost[p] != 0; the first reason
+   * per peer is kept for messages. See fold__peer_lost. */
+  uint8_t *lost;
+  char (*lost_why)[96];
+  /* configuration */
+  int64_t timeout_ns;   /* FOLD_TIMEOUT */
+  int log_level;        /* FOLD_DEBUG */
+  /* time: every piece of code asks the engine (fold__now), never the OS */
+  fold__clock_fn clock;
+  void *clock_ctx;
+  /* simulated communicators are driven by the simulator, not by waits */
+  int (*sim_drive)(fold_comm *c, fold_request *until); /* NULL unless sim */
+  /* collective sequence number (issue 3) */
+  uint32_t coll_seq;
+  /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
+  void *boot;
+  void (*boot_release)(void *boot);
+};
+
+/* ---- logging ----------------------------------------------------------------- */
+enum { FOLD__LOG_NONE = 0, FOLD__LOG_WARN = 1, FOLD__LOG_INFO = 2, FOLD__LOG_TRACE = 3 };
+int fold__log_level_env(void);
+void fold__log(int level, int rank, const char *fmt, ...) FOLD__PRINTF(3, 4);
+#define FOLD__WARN(c, ...) do { if ((c) == NULL || (c)->log_level >= FOLD__LOG_WARN) fold__log(FOLD__LOG_WARN, (c) ? (c)->rank : -1, __VA_ARGS__); } while (0)
+#define FOLD__INFO(c, ...) do { if ((c) != NULL && (c)->log_level >= FOLD__LOG_INFO) fold__log(FOLD__LOG_INFO, (c)->rank, __VA_ARGS__); } while (0)
+#define FOLD__TRACE(c, ...) do { if ((c) != NULL && (c)->log_level >= FOLD__LOG_TRACE) fold__log(FOLD__LOG_TRACE, (c)->rank, __VA_ARGS__); } while (0)
+
+/* ---- errors ------------------------------------------------------------------- */
+/* Record "msg" as comm's last error and return status. comm may be NULL: the
+ * message then goes to the thread's pre-communicator slot. */
+int fold__error(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
+int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap);
+/* Fail comm (fail-stop): record the message, mark it failed, shut the
+ * transports' I/O down and complete every pending request with status.
+ * Idempotent: the first failure wins. Returns the failure status. */
+int fold__comm_fail(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
+/* A transport saw peer p go away (EOF, reset, process exit, destroyed),
+ * after delivering everything p had sent. Operations that need p — a posted
+ * receive from p, a send to p (the transport reports that by passing
+ * pending != 0), or any later one — fail the communicator with FOLD_EPEER
+ * naming p; operations with other peers go on, so a peer that finished and
+ * left early does not break the rest. Owner thread only. */
+void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
+/* The status every operation returns once comm failed (0 if not failed). */
+static inline int fold__comm_failed(const fold_comm *c) {
+  return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;
+}
+
+/* ---- configuration (env.c) ---------------------------------------------------- */
+int64_t fold__env_timeout_ns(void);          /* FOLD_TIMEOUT, default 300 s */
+/* FOLD_TRANSPORT: returns 0 auto, or one of FOLD__TP_KIND_*; -1 if invalid */
+int fold__env_transport(void);
+
+/* ---- comm lifecycle (comm.c) ------------------------------------------------------ */
+/* Allocate a comm with defaults (real clock, env timeout/log level), no
+ * transports yet. */
+int fold__comm_alloc(int rank, int size, fold_comm **out);
+/* Attach a transport instance; used by bootstrap code. */
+int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
+/* Free a comm and its transports (used by fold_comm_destroy and on init
+ * failure). */
+void fold__comm_free(fold_comm *c);
+
+/* ---- time ------------------------------------------------------------------------- */
+int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns */
+static inline int64_t fold__now(const fold_comm *c) { return c->clock(c->clock_ctx); }
+
+/* ---- requests and matching (engine/request.c) -------------------------------------- */
+fold_request *fold__req_new(fold_comm *c, int kind); /* refs = 1 */
+void fold__req_ref(fold_request *r);
+void fold__req_unref(fold_request *r);
+/* Complete r with status (release store; idempotent: the first call wins).
+ * Transports call this from any thread. */
+void fold__req_complete(fold_request *r, int status);
+static inline int fold__req_done(const fold_request *r) {
+  return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire);
+}
+
+/* Remove and return the oldest posted receive matching (src, ctx, tag), or
+ * NULL. The queue holds no reference: the pointer stays valid while the
+ * waiter holds its reference, i.e. until the request completes or the
+ * communicator fails; a transport that keeps it across calls takes its own
+ * reference. Owner thread only. */
+fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag);
+/* Allocate an unexpected-message record with `eager_bytes` of payload room
+ * (data points at it; 0 for rendezvous: data = NULL). */
+fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eager_bytes);
+/* Hand a fully arrived unexpected message to the engine: it goes to the
+ * oldest matching posted receive if one appeared meanwhile (payload copied,
+ * record freed), else to the unexpected queue. Owner thread only. */
+void fold__deliver_unexp(fold_comm *c, fold__unexp *u);
+/* Copy `bytes` of payload into receive r and complete it: FOLD_EMISMATCH
+ * (nothing copied) if bytes exceeds r's capacity. */
+void fold__recv_fill(fold_request *r, const void *data, size_t bytes);
+/* Post receive r: match it against unexpected messages (eager: copy now;
+ * rendezvous: ask the transport to pull), else queue it. Owner thread only. */
+int fold__recv_post(fold_comm *c, fold_request *r);
+/* Start send r through the transport that reaches r->peer. */
+int fold__send_post(fold_comm *c, fold_request *r);
+/* The message used when a receive is too small. */
+int fold__recv_too_small(fold_request *r, size_t bytes);
+
+/* Internal point-to-point helpers for tasks: byte counts, any context. */
+int fold__isend_bytes(fold_comm *c, const void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
+int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
+
+/* ---- progress engine (engine/progress.c) --------------------------------------------- */
+/* Poll every transport once and step the active tasks. Never blocks.
+ * Returns the communicator's failure status (0 if healthy). */
+int fold__progress(fold_comm *c);
+/* Drive progress until r completes, comm fails or FOLD_TIMEOUT passes without
+ * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
+ * briefly, then sleeps in the transports' wait. Does not free r. */
+int fold__wait_req(fold_comm *c, fold_request *r, const char *op);
+/* Register a running task: its request completes when step() returns != 0. */
+void fold__task_start(fold_comm *c, fold__task *t);
+
+/* ---- argument checks shared by the public calls ---------------------------------------- */
+int fold__check_comm(const fold_comm *c);
+int fold__check_buf(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype, size_t *bytes);
+int fold__check_peer(fold_comm *c, const char *op, int peer);
+
+#endif /* FOLD_INTERNAL_H */

@@ -1,0 +1,132 @@
+/* progress.c — the progress engine: poll transports, step tasks, wait with deadlines. */
+#include <time.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+/* How long a wait spins on progress before it sleeps, and the longest single
+ * sleep. The short spin keeps latency low when the peer answers at once; the
+ * sleep keeps oversubscribed ranks (more ranks than cores) from starving
+ * each other; the cap bounds how late an abort from another thread or a
+ * lost peer is noticed. */
+#define FOLD__SPIN_NS 20000
+#define FOLD__SLEEP_CAP_NS 50000000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+void fold__task_start(fold_comm *c, fold__task *t) {
+  t->next = c->tasks;
+  c->tasks = t;
+}
+
+/* Step every active task once; finished ones leave the list and complete
+ * their request. */
+static void step_tasks(fold_comm *c) {
+  fold__task **pp = &c->tasks;
+  while (*pp) {
+    fold__task *t = *pp;
+    int rc = t->step(t);
+    if (fold__comm_failed(c))
+      return; /* the failure completed every task already */
+    if (rc == 0) {
+      pp = &t->next;
+      continue;
+    }
+    *pp = t->next;
+    t->next = NULL;
+    fold__req_complete(t->req, rc > 0 ? FOLD_OK : rc);
+  }
+}
+
+int fold__progress(fold_comm *c) {
+  if (atomic_load_explicit(&c->abort_req, memory_order_acquire) && !fold__comm_failed(c))
+    fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
+  int st = fold__comm_failed(c);
+  if (st)
+    return st;
+  for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
+    c->tps[i]->ops->poll(c->tps[i]);
+  if (c->tasks && !fold__comm_failed(c))
+    step_tasks(c);
+  return fold__comm_failed(c);
+}
+
+static void sleep_ns(int64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+  nanosleep(&ts, NULL);
+}
+
+/* Sleep until a transport has news or `ns` passes. With several transports
+ * none can sleep for all, so each gets a short turn. */
+static void sleep_in_transports(fold_comm *c, int64_t ns) {
+  if (c->ntps == 1) {
+    c->tps[0]->ops->wait(c->tps[0], ns);
+    return;
+  }
+  if (c->ntps == 0) {
+    sleep_ns(ns < 1000000 ? ns : 1000000);
+    return;
+  }
+  int64_t slice = ns / c->ntps;
+  if (slice > 1000000)
+    slice = 1000000;
+  for (int i = 0; i < c->ntps; i++)
+    c->tps[i]->ops->wait(c->tps[i], slice);
+}
+
+static int timed_out(fold_comm *c, fold_request *r, const char *op) {
+  double s = (double)c->timeout_ns / 1e9;
+  switch (r->kind) {
+  case FOLD__REQ_RECV:
+    return fold__comm_fail(c, FOLD_ETIMEDOUT,
+                           "%s: rank %d: no message from rank %d (tag %d) within %.3g s (FOLD_TIMEOUT)", op,
+                           c->rank, r->peer, r->tag, s);
+  case FOLD__REQ_SEND:
+    return fold__comm_fail(c, FOLD_ETIMEDOUT,
+                           "%s: rank %d: send to rank %d (tag %d) not taken within %.3g s (FOLD_TIMEOUT)", op,
+                           c->rank, r->peer, r->tag, s);
+  default:
+    return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s: rank %d: not complete within %.3g s (FOLD_TIMEOUT)", op,
+                           c->rank, s);
+  }
+}
+
+int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
+  if (c->sim_drive) {
+    int rc = c->sim_drive(c, r);
+    if (rc < 0 && !fold__req_done(r))
+      fold__req_complete(r, rc);
+    return rc < 0 ? rc : FOLD_OK;
+  }
+  int64_t start = fold__now(c);
+  int64_t deadline = start + c->timeout_ns;
+  for (;;) {
+    int st = fold__progress(c);
+    if (fold__req_done(r))
+      return FOLD_OK;
+    if (st) {
+      /* A failure completes what the engine and transports hold; anything
+       * else still pending cannot progress any more. */
+      fold__req_complete(r, st);
+      return st;
+    }
+    int64_t now = fold__now(c);
+    if (now >= deadline) {
+      st = timed_out(c, r, op);
+      fold__req_complete(r, st);
+      return st;
+    }
+    if (now - start < FOLD__SPIN_NS) {
+      cpu_relax();
+      continue;
+    }
+    int64_t left = deadline - now;
+    sleep_in_transports(c, left < FOLD__SLEEP_CAP_NS ? left : FOLD__SLEEP_CAP_NS);
+  }
+}

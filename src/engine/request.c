@@ -1,0 +1,199 @@
+/* request.c — request lifetime, and matching of receives with arrived messages. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+fold_request *fold__req_new(fold_comm *c, int kind) {
+  fold_request *r = calloc(1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  r->kind = kind;
+  r->comm = c;
+  r->peer = -1;
+  atomic_init(&r->refs, 1);
+  atomic_init(&r->done, 0);
+  atomic_init(&r->rdv, 0);
+  return r;
+}
+
+void fold__req_ref(fold_request *r) { atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed); }
+
+void fold__req_unref(fold_request *r) {
+  if (r == NULL)
+    return;
+  if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  if (r->task && r->task->release)
+    r->task->release(r->task);
+  free(r);
+}
+
+/* done: 0 pending, 2 being completed (status being written), 1 complete.
+ * The 0 -> 2 claim makes completion idempotent across threads. */
+void fold__req_complete(fold_request *r, int status) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong_explicit(&r->done, &expected, 2, memory_order_acq_rel,
+                                               memory_order_relaxed))
+    return;
+  r->status = status;
+  atomic_store_explicit(&r->done, 1, memory_order_release);
+}
+
+fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag) {
+  fold_request *prev = NULL;
+  for (fold_request *r = c->posted_head; r; prev = r, r = r->next) {
+    if (r->peer != src || r->ctx != ctx || r->tag != tag)
+      continue;
+    if (prev)
+      prev->next = r->next;
+    else
+      c->posted_head = r->next;
+    if (c->posted_tail == r)
+      c->posted_tail = prev;
+    r->next = NULL;
+    return r;
+  }
+  return NULL;
+}
+
+fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eager_bytes) {
+  if (eager_bytes > SIZE_MAX - sizeof(fold__unexp))
+    return NULL;
+  fold__unexp *u = malloc(sizeof *u + eager_bytes);
+  if (u == NULL)
+    return NULL;
+  memset(u, 0, sizeof *u);
+  u->src = src;
+  u->ctx = ctx;
+  u->tag = tag;
+  u->bytes = bytes;
+  u->data = eager_bytes ? (void *)(u + 1) : NULL;
+  return u;
+}
+
+int fold__recv_too_small(fold_request *r, size_t bytes) {
+  fold_comm *c = r->comm;
+  fold__error(c, FOLD_EMISMATCH,
+              "fold_recv: rank %d: message of %zu bytes from rank %d (tag %d) is larger than the "
+              "receive buffer of %zu bytes",
+              c->rank, bytes, r->peer, r->tag, r->bytes);
+  fold__req_complete(r, FOLD_EMISMATCH);
+  return FOLD_EMISMATCH;
+}
+
+void fold__recv_fill(fold_request *r, const void *data, size_t bytes) {
+  if (bytes > r->bytes) {
+    fold__recv_too_small(r, bytes);
+    return;
+  }
+  if (bytes)
+    memcpy(r->buf, data, bytes);
+  r->got = bytes;
+  fold__req_complete(r, FOLD_OK);
+}
+
+/* Hand u to receive r: eager payloads are copied here, rendezvous ones are
+ * pulled by their transport. Frees u (eager) or passes it on (rendezvous). */
+static void unexp_to_recv(fold__unexp *u, fold_request *r) {
+  if (u->tp) {
+    int rc = u->tp->ops->pull(u->tp, u, r);
+    if (rc < 0)
+      fold__req_complete(r, rc);
+    return;
+  }
+  fold__recv_fill(r, u->data, u->bytes);
+  free(u);
+}
+
+void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
+  fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
+  if (r) {
+    unexp_to_recv(u, r);
+    return;
+  }
+  u->next = NULL;
+  if (c->unexp_tail)
+    c->unexp_tail->next = u;
+  else
+    c->unexp_head = u;
+  c->unexp_tail = u;
+}
+
+int fold__recv_post(fold_comm *c, fold_request *r) {
+  int st = fold__comm_failed(c);
+  if (st) {
+    fold__req_complete(r, st);
+    return st;
+  }
+  fold__unexp *prev = NULL;
+  for (fold__unexp *u = c->unexp_head; u; prev = u, u = u->next) {
+    if (u->src != r->peer || u->ctx != r->ctx || u->tag != r->tag)
+      continue;
+    if (prev)
+      prev->next = u->next;
+    else
+      c->unexp_head = u->next;
+    if (c->unexp_tail == u)
+      c->unexp_tail = prev;
+    u->next = NULL;
+    unexp_to_recv(u, r);
+    return FOLD_OK;
+  }
+  r->next = NULL;
+  if (c->posted_tail)
+    c->posted_tail->next = r;
+  else
+    c->posted_head = r;
+  c->posted_tail = r;
+  if (c->lost[r->peer])
+    return fold__comm_fail(c, FOLD_EPEER, "rank %d: receive from peer rank %d, which is lost (%s)", c->rank,
+                           r->peer, c->lost_why ? c->lost_why[r->peer] : "gone");
+  return FOLD_OK;
+}
+
+/* A message to oneself never touches a transport: it is matched here. */
+static int send_to_self(fold_comm *c, fold_request *r) {
+  fold_request *rr = fold__match_posted(c, c->rank, r->ctx, r->tag);
+  if (rr) {
+    fold__recv_fill(rr, r->buf, r->bytes);
+  } else {
+    fold__unexp *u = fold__unexp_new(c->rank, r->ctx, r->tag, r->bytes, r->bytes);
+    if (u == NULL)
+      return fold__error(c, FOLD_ENOMEM, "fold_send: rank %d: out of memory buffering %zu bytes to self",
+                         c->rank, r->bytes);
+    if (r->bytes)
+      memcpy(u->data, r->buf, r->bytes);
+    fold__deliver_unexp(c, u);
+  }
+  fold__req_complete(r, FOLD_OK);
+  return FOLD_OK;
+}
+
+int fold__send_post(fold_comm *c, fold_request *r) {
+  int st = fold__comm_failed(c);
+  if (st) {
+    fold__req_complete(r, st);
+    return st;
+  }
+  if (r->peer == c->rank)
+    return send_to_self(c, r);
+  if (c->lost[r->peer]) {
+    st = fold__comm_fail(c, FOLD_EPEER, "rank %d: send to peer rank %d, which is lost (%s)", c->rank, r->peer,
+                         c->lost_why ? c->lost_why[r->peer] : "gone");
+    fold__req_complete(r, st);
+    return st;
+  }
+  fold__tp *tp = c->peer_tp[r->peer];
+  if (tp == NULL) {
+    fold__req_complete(r, FOLD_EINTERNAL);
+    return fold__error(c, FOLD_EINTERNAL, "rank %d: no transport reaches rank %d", c->rank, r->peer);
+  }
+  int rc = tp->ops->isend(tp, r);
+  if (rc < 0) {
+    fold__req_complete(r, rc);
+    return rc;
+  }
+  return FOLD_OK;
+}

@@ -1,0 +1,392 @@
+/* inproc.c — the in-process transport: ranks are threads that share one world. */
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+/* Messages up to this size are copied at send time (the send completes at
+ * once); larger ones are rendezvous: the receiver copies straight from the
+ * sender's buffer, one copy in all, and completes the sender's request. */
+#define INPROC_EAGER 65536
+
+/* Rendezvous claim word (fold_request.rdv): who may touch the sender's buffer. */
+enum { RDV_OFFERED = 0, RDV_COPYING = 1, RDV_TAKEN = 2, RDV_REVOKED = 3 };
+/* slot.gone */
+enum { ALIVE = 0, LEFT = 1, FAILED = 2 };
+
+typedef struct inproc_msg {
+  fold__unexp u;      /* first: eager records are freed by the engine with free() */
+  fold_request *sreq; /* rendezvous: the sender's request (one reference), else NULL */
+} inproc_msg;
+
+typedef struct inproc_slot {
+  pthread_mutex_t lock;
+  fold__unexp *in_head, *in_tail; /* inbox, in the order the messages were sent */
+  atomic_uint bell;               /* futex word, bumped whenever this rank has news */
+  atomic_int sleepers;
+  atomic_int gone;
+} inproc_slot;
+
+typedef struct inproc_world {
+  int n;
+  atomic_int live;       /* communicators not yet destroyed; the last frees the world */
+  atomic_int gone_count; /* bumped whenever a slot's gone flag changes */
+  inproc_slot slot[];
+} inproc_world;
+
+typedef struct inproc_tp {
+  fold__tp base;
+  inproc_world *w;
+  int rank;
+  int gone_seen;          /* gone_count at the last scan */
+  int shut;
+  fold_request *rdv_head; /* our rendezvous sends not yet taken (one reference each) */
+} inproc_tp;
+
+static const fold__tp_ops inproc_ops;
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static void ring(inproc_slot *s) {
+  atomic_fetch_add(&s->bell, 1);
+  if (atomic_load(&s->sleepers) > 0)
+    syscall(SYS_futex, &s->bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void ring_all(inproc_world *w) {
+  atomic_fetch_add(&w->gone_count, 1);
+  for (int i = 0; i < w->n; i++)
+    ring(&w->slot[i]);
+}
+
+/* Take back a rendezvous offer from the receiving side (the receiver left or
+ * failed): the sender's request fails with `status`. */
+static void refuse_rdv(inproc_world *w, inproc_msg *m, int status) {
+  fold_request *s = m->sreq;
+  int exp = RDV_OFFERED;
+  if (atomic_compare_exchange_strong(&s->rdv, &exp, RDV_REVOKED)) {
+    fold__req_complete(s, status);
+    ring(&w->slot[m->u.src]);
+  }
+  fold__req_unref(s);
+}
+
+/* Empty this rank's inbox for good: it left or failed. */
+static void drain_inbox_for_good(inproc_tp *t, int how) {
+  inproc_slot *me = &t->w->slot[t->rank];
+  pthread_mutex_lock(&me->lock);
+  atomic_store(&me->gone, how);
+  fold__unexp *u = me->in_head;
+  me->in_head = me->in_tail = NULL;
+  pthread_mutex_unlock(&me->lock);
+  while (u) {
+    fold__unexp *next = u->next;
+    inproc_msg *m = (inproc_msg *)u;
+    if (m->sreq)
+      refuse_rdv(t->w, m, FOLD_EPEER);
+    free(m);
+    u = next;
+  }
+}
+
+/* Withdraw our own untaken rendezvous offers; wait out a copy in progress
+ * (a bounded memcpy by the receiver) so that the buffer is ours again. */
+static void revoke_own_rdv(inproc_tp *t, int status) {
+  fold_request *s = t->rdv_head;
+  t->rdv_head = NULL;
+  while (s) {
+    fold_request *next = s->next;
+    s->next = NULL;
+    int exp = RDV_OFFERED;
+    if (atomic_compare_exchange_strong(&s->rdv, &exp, RDV_REVOKED))
+      fold__req_complete(s, status);
+    else
+      while (atomic_load(&s->rdv) == RDV_COPYING)
+        sched_yield();
+    fold__req_unref(s);
+    s = next;
+  }
+}
+
+/* Move message m into receive r; for rendezvous, copy from the sender. */
+static void deliver(inproc_tp *t, inproc_msg *m, fold_request *r) {
+  fold_request *s = m->sreq;
+  if (s == NULL) {
+    fold__recv_fill(r, m->u.data, m->u.bytes);
+    free(m);
+    return;
+  }
+  int exp = RDV_OFFERED;
+  if (!atomic_compare_exchange_strong(&s->rdv, &exp, RDV_COPYING)) {
+    /* The sender failed and took its offer back. */
+    fold__error(t->base.comm, FOLD_EPEER, "fold_recv: rank %d: peer rank %d failed before its message was taken",
+                t->rank, m->u.src);
+    fold__req_complete(r, FOLD_EPEER);
+  } else {
+    int st = FOLD_OK;
+    if (s->bytes > r->bytes) {
+      st = fold__recv_too_small(r, s->bytes);
+    } else {
+      memcpy(r->buf, s->buf, s->bytes);
+      r->got = s->bytes;
+      fold__req_complete(r, FOLD_OK);
+    }
+    atomic_store(&s->rdv, RDV_TAKEN);
+    fold__req_complete(s, st);
+    ring(&t->w->slot[m->u.src]);
+  }
+  fold__req_unref(s);
+  free(m);
+}
+
+/* Drop taken offers from our list. */
+static void prune_rdv(inproc_tp *t) {
+  fold_request **pp = &t->rdv_head;
+  while (*pp) {
+    fold_request *s = *pp;
+    if (!fold__req_done(s)) {
+      pp = &s->next;
+      continue;
+    }
+    *pp = s->next;
+    s->next = NULL;
+    fold__req_unref(s);
+  }
+}
+
+/* ---- create --------------------------------------------------------------------- */
+
+int fold__inproc_create(int n, fold_comm **comms) {
+  inproc_world *w = calloc(1, sizeof *w + (size_t)n * sizeof(inproc_slot));
+  if (w == NULL)
+    return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for %d ranks", n);
+  w->n = n;
+  atomic_init(&w->live, n);
+  for (int i = 0; i < n; i++)
+    pthread_mutex_init(&w->slot[i].lock, NULL);
+  for (int i = 0; i < n; i++) {
+    fold_comm *c = NULL;
+    inproc_tp *t = calloc(1, sizeof *t);
+    int rc = t ? fold__comm_alloc(i, n, &c) : FOLD_ENOMEM;
+    if (rc != FOLD_OK) {
+      free(t);
+      /* Ranks already made own the world; destroy them, then the rest. */
+      atomic_fetch_sub(&w->live, n - i);
+      for (int j = 0; j < i; j++)
+        fold__comm_free(comms[j]);
+      if (i == 0) {
+        for (int k = 0; k < n; k++)
+          pthread_mutex_destroy(&w->slot[k].lock);
+        free(w);
+      }
+      return fold__error(NULL, rc, "fold_comm_init_threads: cannot create rank %d of %d", i, n);
+    }
+    t->base.ops = &inproc_ops;
+    t->w = w;
+    t->rank = i;
+    fold__comm_add_tp(c, &t->base);
+    for (int p = 0; p < n; p++)
+      c->peer_tp[p] = p == i ? NULL : &t->base;
+    comms[i] = c;
+  }
+  return FOLD_OK;
+}
+
+/* ---- isend ---------------------------------------------------------------------- */
+
+static int inproc_isend(fold__tp *tp, fold_request *r) {
+  inproc_tp *t = (inproc_tp *)tp;
+  fold_comm *c = tp->comm;
+  int eager = r->bytes <= INPROC_EAGER;
+  inproc_msg *m = malloc(sizeof *m + (eager ? r->bytes : 0));
+  if (m == NULL)
+    return fold__error(c, FOLD_ENOMEM, "fold_send: rank %d: out of memory sending %zu bytes to rank %d", c->rank,
+                       r->bytes, r->peer);
+  memset(m, 0, sizeof *m);
+  m->u.src = t->rank;
+  m->u.ctx = r->ctx;
+  m->u.tag = r->tag;
+  m->u.bytes = r->bytes;
+  if (eager) {
+    m->u.data = m + 1;
+    if (r->bytes)
+      memcpy(m->u.data, r->buf, r->bytes);
+  } else {
+    fold__req_ref(r); /* the message's reference */
+    m->sreq = r;
+  }
+  inproc_slot *d = &t->w->slot[r->peer];
+  pthread_mutex_lock(&d->lock);
+  int gone = atomic_load(&d->gone);
+  if (!gone) {
+    if (d->in_tail)
+      d->in_tail->next = &m->u;
+    else
+      d->in_head = &m->u;
+    d->in_tail = &m->u;
+  }
+  pthread_mutex_unlock(&d->lock);
+  if (gone) {
+    if (m->sreq)
+      fold__req_unref(r);
+    free(m);
+    fold__peer_lost(c, r->peer, 1, gone == LEFT ? "destroyed its communicator" : "failed");
+    return FOLD_EPEER;
+  }
+  if (eager) {
+    fold__req_complete(r, FOLD_OK);
+  } else {
+    fold__req_ref(r); /* the offer list's reference */
+    r->next = t->rdv_head;
+    t->rdv_head = r;
+  }
+  ring(d);
+  return FOLD_OK;
+}
+
+/* ---- poll ----------------------------------------------------------------------- */
+
+static int inproc_poll(fold__tp *tp) {
+  inproc_tp *t = (inproc_tp *)tp;
+  fold_comm *c = tp->comm;
+  inproc_world *w = t->w;
+  inproc_slot *me = &w->slot[t->rank];
+  /* Read the gone flags before draining: whatever a peer sent before it
+   * left is then surely in the inbox we drain next. */
+  int gone_now = atomic_load(&w->gone_count);
+  uint8_t *newly = NULL;
+  if (gone_now != t->gone_seen) {
+    newly = calloc((size_t)w->n, 1);
+    for (int p = 0; newly && p < w->n; p++)
+      newly[p] = (uint8_t)atomic_load(&w->slot[p].gone);
+  }
+  pthread_mutex_lock(&me->lock);
+  fold__unexp *u = me->in_head;
+  me->in_head = me->in_tail = NULL;
+  pthread_mutex_unlock(&me->lock);
+  while (u) {
+    fold__unexp *next = u->next;
+    inproc_msg *m = (inproc_msg *)u;
+    u->next = NULL;
+    fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
+    if (r) {
+      deliver(t, m, r);
+    } else {
+      u->tp = m->sreq ? tp : NULL;
+      u->cookie = m;
+      fold__deliver_unexp(c, u);
+    }
+    u = next;
+  }
+  prune_rdv(t);
+  if (newly) {
+    t->gone_seen = gone_now;
+    for (int p = 0; p < w->n && !fold__comm_failed(c); p++)
+      if (p != t->rank && newly[p] && !c->lost[p])
+        fold__peer_lost(c, p, 0, newly[p] == LEFT ? "destroyed its communicator" : "failed");
+    free(newly);
+  }
+  return fold__comm_failed(c);
+}
+
+/* ---- wait ----------------------------------------------------------------------- */
+
+static int inproc_wait(fold__tp *tp, int64_t timeout_ns) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_slot *me = &t->w->slot[t->rank];
+  unsigned seq = atomic_load(&me->bell);
+  pthread_mutex_lock(&me->lock);
+  int have = me->in_head != NULL;
+  pthread_mutex_unlock(&me->lock);
+  for (fold_request *s = t->rdv_head; s && !have; s = s->next)
+    have = fold__req_done(s);
+  if (have || atomic_load(&t->w->gone_count) != t->gone_seen || timeout_ns <= 0)
+    return FOLD_OK;
+  struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+  atomic_fetch_add(&me->sleepers, 1);
+  syscall(SYS_futex, &me->bell, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+  atomic_fetch_sub(&me->sleepers, 1);
+  return FOLD_OK;
+}
+
+/* ---- pull ----------------------------------------------------------------------- */
+
+static int inproc_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_msg *m = (inproc_msg *)u;
+  if (r == NULL) {
+    refuse_rdv(t->w, m, FOLD_EPEER);
+    free(m);
+    return FOLD_OK;
+  }
+  deliver(t, m, r);
+  return FOLD_OK;
+}
+
+/* ---- shutdown ------------------------------------------------------------------- */
+
+static void inproc_shutdown(fold__tp *tp, int status) {
+  inproc_tp *t = (inproc_tp *)tp;
+  if (t->shut)
+    return;
+  t->shut = 1;
+  drain_inbox_for_good(t, FAILED);
+  /* Offers already moved to the unexpected queue will not be taken either. */
+  fold_comm *c = tp->comm;
+  fold__unexp **pp = &c->unexp_head, *last = NULL;
+  while (*pp) {
+    fold__unexp *u = *pp;
+    if (u->tp != tp) {
+      last = u;
+      pp = &u->next;
+      continue;
+    }
+    *pp = u->next;
+    refuse_rdv(t->w, (inproc_msg *)u, FOLD_EPEER);
+    free(u);
+  }
+  c->unexp_tail = last;
+  revoke_own_rdv(t, status);
+  ring_all(t->w);
+}
+
+/* ---- joined ----------------------------------------------------------------------- */
+/* (inproc needs no step after bootstrap: inproc_ops.joined is NULL) */
+
+/* ---- destroy ------------------------------------------------------------------------ */
+
+static void inproc_destroy(fold__tp *tp) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_world *w = t->w;
+  if (!t->shut) {
+    t->shut = 1;
+    drain_inbox_for_good(t, LEFT);
+    revoke_own_rdv(t, FOLD_EPEER);
+    ring_all(w);
+  }
+  free(t);
+  if (atomic_fetch_sub(&w->live, 1) == 1) {
+    for (int i = 0; i < w->n; i++)
+      pthread_mutex_destroy(&w->slot[i].lock);
+    free(w);
+  }
+}
+
+static const fold__tp_ops inproc_ops = {
+  .name = "inproc",
+  .kind = FOLD__TP_KIND_INPROC,
+  .isend = inproc_isend,
+  .poll = inproc_poll,
+  .wait = inproc_wait,
+  .pull = inproc_pull,
+  .shutdown = inproc_shutdown,
+  .joined = NULL,
+  .destroy = inproc_destroy,
+};
