@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# deps.sh — install the Debian packages fold's build, tests and benchmarks need (idempotent).
+# Usage: scripts/deps.sh [build|test|bench]
+set -euo pipefail
+what=${1:-build}
+pkgs="build-essential cmake pkg-config libssl-dev"
+case "$what" in
+  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
+  bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch" ;;
+esac
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

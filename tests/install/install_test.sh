@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# install_test.sh — install fold to a temporary prefix and build a consumer via pkg-config and find_package.
+# Usage: install_test.sh BUILD_DIR
+set -euo pipefail
+B=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cmake --install "$B" --prefix "$T/prefix" >/dev/null
+for f in include/fold.h bin/foldrun; do [ -e "$T/prefix/$f" ] || { echo "missing $f" >&2; exit 1; }; done
+libdir=$(dirname "$(find "$T/prefix" -name libfold.so -print -quit)")
+[ -e "$libdir/libfold.a" ] || { echo "missing libfold.a" >&2; exit 1; }
+cat > "$T/app.c" <<'C'
+#include <fold.h>
+#include <stdio.h>
+int main(void) {
+  fold_comm *c[2];
+  if (fold_comm_init_threads(2, c) != FOLD_OK) return 1;
+  int v = 7, w = 0;
+  fold_request *r;
+  if (fold_isend(&v, 1, FOLD_INT32, 1, 0, c[0], &r) || fold_recv(&w, 1, FOLD_INT32, 0, 0, c[1]) || fold_wait(r)) return 1;
+  printf("received %d\n", w);
+  fold_comm_destroy(c[0]); fold_comm_destroy(c[1]);
+  return w == 7 ? 0 : 1;
+}
+C
+# 1. pkg-config
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc "$T/app.c" -o "$T/app_pc" $(pkg-config --cflags --libs fold)
+LD_LIBRARY_PATH="$libdir" "$T/app_pc" | grep -q "received 7"
+# 2. CMake package
+mkdir "$T/cm"
+cat > "$T/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(app C)
+find_package(fold REQUIRED)
+add_executable(app_cm ../app.c)
+target_link_libraries(app_cm PRIVATE fold::fold)
+add_executable(app_static ../app.c)
+target_link_libraries(app_static PRIVATE fold::fold_static)
+CM
+cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" >/dev/null
+cmake --build "$T/cm/b" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$T/cm/b/app_cm" | grep -q "received 7"
+"$T/cm/b/app_static" | grep -q "received 7"
+# 3. the shared library exports the API and nothing internal
+if nm -D --defined-only "$libdir/libfold.so" | awk '{print $3}' | grep -v '^fold_' | grep -v '^_' ; then
+  echo "libfold.so exports symbols outside the fold_ namespace" >&2; exit 1
+fi
+if nm -D --defined-only "$libdir/libfold.so" | awk '{print $3}' | grep '^fold__'; then
+  echo "libfold.so exports internal fold__ symbols" >&2; exit 1
+fi
+echo "install test: pkg-config, find_package (shared and static) and exports all good"
