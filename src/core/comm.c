@@ -79,7 +79,8 @@ void fold__comm_free(fold_comm *c) {
     c->boot_release(c->boot);
   free(c->peer_tp);
   free(c->lost);
-  free(c->lost_why);
+  fold__lost_notes_free(c);
+  free(c->user_ops);
   free(c);
 }
 

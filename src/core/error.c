@@ -83,14 +83,39 @@ int fold__comm_fail(fold_comm *c, int status, const char *fmt, ...) {
   return status;
 }
 
+/* One note per lost peer: a list, because few peers are ever lost and a
+ * table per rank would cost O(n) on each of n simulated ranks. */
+struct fold__lost_note {
+  struct fold__lost_note *next;
+  int peer;
+  char why[96];
+};
+
+const char *fold__lost_why(const fold_comm *c, int p) {
+  for (const struct fold__lost_note *n = c->lost_notes; n; n = n->next)
+    if (n->peer == p) return n->why;
+  return "gone";
+}
+
+void fold__lost_notes_free(fold_comm *c) {
+  while (c->lost_notes) {
+    struct fold__lost_note *n = c->lost_notes;
+    c->lost_notes = n->next;
+    free(n);
+  }
+}
+
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
   if (p < 0 || p >= c->size || c->lost[p])
     return;
-  if (c->lost_why == NULL)
-    c->lost_why = calloc((size_t)c->size, sizeof *c->lost_why);
   c->lost[p] = 1;
-  if (c->lost_why)
-    snprintf(c->lost_why[p], sizeof c->lost_why[p], "%s", why ? why : "gone");
+  struct fold__lost_note *note = malloc(sizeof *note);
+  if (note) {
+    note->peer = p;
+    snprintf(note->why, sizeof note->why, "%s", why ? why : "gone");
+    note->next = c->lost_notes;
+    c->lost_notes = note;
+  }
   FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   int needed = pending;
   for (fold_request *r = c->posted_head; r && !needed; r = r->next)

@@ -107,7 +107,7 @@ struct fold_comm {
   /* peers known to be gone (left or died): lost[p] != 0; the first reason
    * per peer is kept for messages. See fold__peer_lost. */
   uint8_t *lost;
-  char (*lost_why)[96];
+  struct fold__lost_note *lost_notes; /* why each lost peer went, newest first */
   /* configuration */
   int64_t timeout_ns;   /* FOLD_TIMEOUT */
   int log_level;        /* FOLD_DEBUG */
@@ -116,8 +116,10 @@ struct fold_comm {
   void *clock_ctx;
   /* simulated communicators are driven by the simulator, not by waits */
   int (*sim_drive)(fold_comm *c, fold_request *until); /* NULL unless sim */
-  /* collective sequence number (issue 3) */
+  /* collectives: sequence number, user ops (op/op.c), algorithm choice */
   uint32_t coll_seq;
+  struct fold__user_op *user_ops;
+  int nuser_ops;
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -147,6 +149,9 @@ int fold__comm_fail(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRI
  * naming p; operations with other peers go on, so a peer that finished and
  * left early does not break the rest. Owner thread only. */
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
+/* Why peer p was lost ("gone" if it is not known). */
+const char *fold__lost_why(const fold_comm *c, int p);
+void fold__lost_notes_free(fold_comm *c);
 /* The status every operation returns once comm failed (0 if not failed). */
 static inline int fold__comm_failed(const fold_comm *c) {
   return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;

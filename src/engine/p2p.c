@@ -105,6 +105,8 @@ int fold_test(fold_request *req, int *done) {
   fold_comm *c = req->comm;
   *done = 0;
   int st = fold__req_done(req) ? 0 : fold__progress(c);
+  if (!fold__req_done(req) && !st && c->sim_drive)
+    st = c->sim_drive(c, NULL) < 0 ? fold__comm_failed(c) : 0; /* one simulator event */
   if (!fold__req_done(req)) {
     if (!st)
       return FOLD_OK;

@@ -149,7 +149,7 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
   c->posted_tail = r;
   if (c->lost[r->peer])
     return fold__comm_fail(c, FOLD_EPEER, "rank %d: receive from peer rank %d, which is lost (%s)", c->rank,
-                           r->peer, c->lost_why ? c->lost_why[r->peer] : "gone");
+                           r->peer, fold__lost_why(c, r->peer));
   return FOLD_OK;
 }
 
@@ -181,7 +181,7 @@ int fold__send_post(fold_comm *c, fold_request *r) {
     return send_to_self(c, r);
   if (c->lost[r->peer]) {
     st = fold__comm_fail(c, FOLD_EPEER, "rank %d: send to peer rank %d, which is lost (%s)", c->rank, r->peer,
-                         c->lost_why ? c->lost_why[r->peer] : "gone");
+                         fold__lost_why(c, r->peer));
     fold__req_complete(r, st);
     return st;
   }

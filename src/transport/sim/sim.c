@@ -1,0 +1,210 @@
+/* sim.c — the simulated transport: messages become timed events on the virtual clock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/sim/sim.h"
+
+static const fold__tp_ops sim_ops;
+
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+
+/* ---- the sender's list of messages whose send request is pending ---------- */
+
+static void sending_link(fold__sim_tp *tp, fold__sim_msg *m) {
+  m->prev = NULL;
+  m->next = tp->sending;
+  if (tp->sending)
+    tp->sending->prev = m;
+  tp->sending = m;
+}
+
+static void sending_unlink(fold__sim_tp *tp, fold__sim_msg *m) {
+  if (m->prev)
+    m->prev->next = m->next;
+  else
+    tp->sending = m->next;
+  if (m->next)
+    m->next->prev = m->prev;
+  m->prev = m->next = NULL;
+}
+
+/* Complete every send request this rank still has in flight with status and
+ * drop the references; the messages themselves stay on the wire. */
+static void sending_fail_all(fold__sim_tp *tp, int status) {
+  while (tp->sending) {
+    fold__sim_msg *m = tp->sending;
+    sending_unlink(tp, m);
+    fold_request *r = m->sreq;
+    m->sreq = NULL;
+    fold__req_complete(r, status);
+    fold__req_unref(r);
+  }
+}
+
+/* ---- vtable ----------------------------------------------------------------- */
+
+fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank) {
+  fold__sim_tp *tp = calloc(1, sizeof *tp);
+  if (tp == NULL)
+    return NULL;
+  tp->base.ops = &sim_ops;
+  tp->sim = sim;
+  tp->rank = rank;
+  return tp;
+}
+
+/* Post a message: compute when it leaves and arrives (the cost model in
+ * sim.h), copy the payload, and schedule the two events. The link state is
+ * updated only once nothing can fail any more. */
+static int sim_isend(fold__tp *tp_, fold_request *r) {
+  fold__sim_tp *tp = (fold__sim_tp *)tp_;
+  struct fold_sim *sim = tp->sim;
+  fold_comm *c = tp->base.comm;
+  const int s = tp->rank, d = r->peer;
+  if (d < 0 || d >= sim->n || d == s)
+    return fold__error(c, FOLD_EINTERNAL, "rank %d: simulated send to invalid peer %d", s, d);
+  if (sim->comms[d] == NULL) {
+    /* the peer was destroyed with fold_comm_destroy: it is lost */
+    fold__peer_lost(c, d, 1, "destroyed with fold_comm_destroy");
+    int st = fold__comm_failed(c);
+    return st ? st : FOLD_EPEER;
+  }
+  if (r->bytes > SIZE_MAX - sizeof(fold__sim_msg))
+    return fold__error(c, FOLD_ENOMEM, "rank %d: simulated message of %zu bytes to rank %d is too large", s,
+                       r->bytes, d);
+  fold__sim_msg *m = malloc(sizeof *m + r->bytes);
+  if (m == NULL || fold__sim_heap_reserve(&sim->heap, 2) != FOLD_OK) {
+    free(m);
+    return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory buffering %zu bytes to rank %d", s, r->bytes, d);
+  }
+  m->src = s;
+  m->dst = d;
+  m->ctx = r->ctx;
+  m->tag = r->tag;
+  m->bytes = r->bytes;
+  if (r->bytes)
+    memcpy(m->data, r->buf, r->bytes);
+
+  const fold_sim_params *p = &sim->p;
+  double t0 = dmax(dmax(sim->now, sim->busy[s]), dmax(sim->out_free[s], sim->in_free[d] - p->latency));
+  double xfer = (double)r->bytes * p->byte_time;
+  double sent = t0 + xfer;
+  double arrive = t0 + p->latency + xfer;
+  /* In exact arithmetic arrive >= in_free[d] (the previous arrival at d)
+   * because t0 >= in_free[d] - latency; rounding may break that by an ulp,
+   * and then a later message could overtake an earlier one of the same
+   * pair. Clamping keeps the order without changing the model. */
+  if (arrive < sim->in_free[d])
+    arrive = sim->in_free[d];
+  sim->out_free[s] = sent;
+  sim->in_free[d] = arrive;
+
+  fold__req_ref(r);
+  m->sreq = r;
+  sending_link(tp, m);
+  /* SEND_DONE first: at equal times it must run before ARRIVE frees m. */
+  fold__sim_heap_push(&sim->heap, sent, FOLD__SIM_EV_SEND_DONE, s, m);
+  fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, d, m);
+  FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, arrive %.9g", sim->now,
+              r->bytes, d, r->ctx, r->tag, t0, arrive);
+  return FOLD_OK;
+}
+
+/* Everything happens in events; polling has nothing to move. */
+static int sim_poll(fold__tp *tp) { return fold__comm_failed(tp->comm); }
+
+/* Never called for simulated communicators (fold__wait_req uses sim_drive);
+ * must not sleep in real time if it ever is. */
+static int sim_wait(fold__tp *tp, int64_t timeout_ns) { return 0; }
+
+/* The simulator delivers every payload eagerly, so it never creates
+ * rendezvous records; comm.c may still call this with r == NULL to free one. */
+static int sim_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
+  free(u);
+  return r ? fold__error(tp->comm, FOLD_EINTERNAL, "rank %d: simulated transport asked to pull", tp->comm->rank)
+           : FOLD_OK;
+}
+
+static void sim_shutdown(fold__tp *tp_, int status) { sending_fail_all((fold__sim_tp *)tp_, status); }
+
+/* The rank is going away (fold_sim_destroy or fold_comm_destroy): its pending
+ * send requests become invalid; their messages still arrive. */
+static void sim_destroy(fold__tp *tp_) {
+  fold__sim_tp *tp = (fold__sim_tp *)tp_;
+  sending_fail_all(tp, FOLD_EABORTED);
+  if (tp->sim->tps[tp->rank] == tp)
+    tp->sim->tps[tp->rank] = NULL;
+  free(tp);
+}
+
+static const fold__tp_ops sim_ops = {
+    .name = "sim",
+    .kind = FOLD__TP_KIND_SIM,
+    .isend = sim_isend,
+    .poll = sim_poll,
+    .wait = sim_wait,
+    .pull = sim_pull,
+    .shutdown = sim_shutdown,
+    .joined = NULL,
+    .destroy = sim_destroy,
+};
+
+/* ---- events -------------------------------------------------------------------- */
+
+/* The message is at d: hand it to the oldest matching posted receive, else
+ * queue it as unexpected (the transport delivery contract). */
+static void deliver(fold_comm *c, fold__sim_msg *m) {
+  fold_request *r = fold__match_posted(c, m->src, m->ctx, m->tag);
+  if (r) {
+    fold__recv_fill(r, m->data, m->bytes);
+    return;
+  }
+  fold__unexp *u = fold__unexp_new(m->src, m->ctx, m->tag, m->bytes, m->bytes);
+  if (u == NULL) {
+    fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory queueing %zu bytes from rank %d", c->rank, m->bytes,
+                    m->src);
+    return;
+  }
+  if (m->bytes)
+    memcpy(u->data, m->data, m->bytes);
+  fold__deliver_unexp(c, u);
+}
+
+int fold__sim_step(struct fold_sim *sim) {
+  fold__sim_ev ev;
+  if (!fold__sim_heap_pop(&sim->heap, &ev))
+    return 0;
+  if (ev.t > sim->now) /* events are never scheduled in the past */
+    sim->now = ev.t;
+  fold_comm *touched = NULL;
+  fold__sim_msg *m = ev.ptr;
+  switch (ev.kind) {
+  case FOLD__SIM_EV_SEND_DONE:
+    touched = sim->comms[m->src];
+    if (m->sreq) { /* NULL if the sender failed or was destroyed meanwhile */
+      sending_unlink(sim->tps[m->src], m);
+      fold_request *r = m->sreq;
+      m->sreq = NULL;
+      fold__req_complete(r, FOLD_OK);
+      fold__req_unref(r);
+    }
+    break;
+  case FOLD__SIM_EV_ARRIVE:
+    touched = sim->comms[m->dst];
+    /* a destroyed or failed receiver drops what arrives */
+    if (touched && !fold__comm_failed(touched))
+      deliver(touched, m);
+    free(m);
+    break;
+  case FOLD__SIM_EV_WAKE:
+    touched = sim->comms[ev.rank];
+    break;
+  default:
+    break;
+  }
+  /* Let tasks (collective state machines) react at this virtual time; what
+   * they post is scheduled from now on. */
+  if (touched)
+    fold__progress(touched);
+  return 1;
+}

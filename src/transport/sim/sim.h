@@ -1,0 +1,89 @@
+/* sim.h — the simulated network: the world shared by sim.c (transport
+ * vtable, event processing) and sim_api.c (public fold_sim_* calls), plus
+ * the hooks other parts of fold use on simulated communicators.
+ *
+ * Model (docs/simulator.md): one global virtual clock in double seconds;
+ * every rank s has an outgoing link free from out_free[s], an incoming link
+ * free from in_free[d], and a CPU busy until busy[s] (fold__sim_charge). A
+ * message of b bytes posted by s at virtual time t to d starts at
+ *   T0 = max(t, busy[s], out_free[s], in_free[d] - latency),
+ * completes the send at T0 + b*byte_time and arrives at
+ *   T0 + latency + b*byte_time.
+ * The payload is copied at post time. Events are ordered by (time, global
+ * sequence number), so equal inputs give bit-identical times. */
+#ifndef FOLD_SIM_H
+#define FOLD_SIM_H
+
+#include "core/internal.h"
+#include "transport/sim/sim_heap.h"
+#include "transport/transport.h"
+
+/* Event kinds in the heap. */
+enum {
+  FOLD__SIM_EV_SEND_DONE = 1, /* ptr = message: its send request completes */
+  FOLD__SIM_EV_ARRIVE = 2,    /* ptr = message: delivered to the destination */
+  FOLD__SIM_EV_WAKE = 3       /* rank: run progress (timers, end of busy time) */
+};
+
+/* A message in flight. Both of its events point at it; SEND_DONE always
+ * runs first (its time is never later and it was pushed first), ARRIVE
+ * frees it. */
+typedef struct fold__sim_msg {
+  struct fold__sim_msg *prev, *next; /* sender's list while sreq != NULL */
+  fold_request *sreq;  /* send request (one reference held), NULL once done */
+  int src, dst, ctx, tag;
+  size_t bytes;
+  unsigned char data[]; /* the payload, copied at post time */
+} fold__sim_msg;
+
+/* The transport instance of one rank. */
+typedef struct fold__sim_tp {
+  fold__tp base;
+  struct fold_sim *sim;
+  int rank;
+  fold__sim_msg *sending; /* messages whose send request is not yet complete */
+} fold__sim_tp;
+
+struct fold_sim {
+  int n;
+  fold_sim_params p;
+  double now;              /* virtual time of the event being / last run */
+  fold__sim_heap heap;
+  fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
+  fold__sim_tp **tps;
+  double *out_free, *in_free, *busy;
+  int running;             /* an event loop is on the stack (no reentry) */
+  int alive;               /* comms not yet destroyed */
+};
+
+/* ---- sim.c ---------------------------------------------------------------- */
+/* The transport instance for rank `rank` of sim (not yet attached). */
+fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank);
+/* Pop and run the earliest event: advance the clock to it, deliver or
+ * complete, then let the touched communicator progress. Returns 1 if an event
+ * ran, 0 if the queue is empty. */
+int fold__sim_step(struct fold_sim *sim);
+
+/* ---- hooks for the rest of fold (sim_api.c) ----------------------------------- */
+/* 1 if c is a simulated communicator. */
+int fold__sim_is(const fold_comm *c);
+/* Charge `seconds` of local work to c's rank (reductions: bytes * op_time):
+ * its CPU is busy until max(now, busy) + seconds; postings it makes are
+ * delayed until then, a blocking wait on it returns no earlier, and a wake-up
+ * at that time lets the run's final time include the work. No-op on a
+ * non-simulated communicator or for seconds <= 0. */
+void fold__sim_charge(fold_comm *c, double seconds);
+/* Seconds per byte reduced (params.op_time) of c's simulator; 0 if c is not
+ * simulated. */
+double fold__sim_op_time(const fold_comm *c);
+/* Timers: make the simulator run fold__progress(c) at virtual time t_ns
+ * (nanoseconds, as fold__now returns; a time in the past means now). At that
+ * event fold__now(c) >= t_ns holds. Returns 0, FOLD_ENOMEM, or FOLD_EINVAL if
+ * c is not simulated. */
+int fold__sim_wake_at(fold_comm *c, int64_t t_ns);
+/* fold_comm_destroy on a simulated communicator (called by comm.c): frees
+ * the rank and detaches it from its simulator; peers that need it later see
+ * it as lost (FOLD_EPEER). fold_sim_destroy frees the others. Returns 0. */
+int fold__sim_comm_destroy(fold_comm *c);
+
+#endif /* FOLD_SIM_H */

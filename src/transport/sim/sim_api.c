@@ -1,0 +1,320 @@
+/* sim_api.c — the public fold_sim_* calls, the virtual clock and the simulator's hooks for the engine. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/sim/sim.h"
+
+/* How many stuck ranks a deadlock message names before "and N more". */
+#define SIM_STUCK_LIST 8
+
+static int sim_drive(fold_comm *c, fold_request *until);
+
+/* ---- the virtual clock ------------------------------------------------------- */
+
+/* fold__now() on a simulated communicator: the virtual time in ns, rounded
+ * to nearest so that a timer scheduled for t_ns (fold__sim_wake_at) reads
+ * exactly t_ns when it fires. */
+static int64_t sim_clock(void *ctx) {
+  const struct fold_sim *sim = ctx;
+  double x = sim->now * 1e9; /* >= 0: time starts at 0 and never goes back */
+  int64_t i = (int64_t)x;
+  return x - (double)i >= 0.5 ? i + 1 : i;
+}
+
+static struct fold_sim *sim_of(const fold_comm *c) {
+  return (c && c->sim_drive == sim_drive) ? (struct fold_sim *)c->clock_ctx : NULL;
+}
+
+int fold__sim_is(const fold_comm *c) { return sim_of(c) != NULL; }
+
+/* ---- deadlock reports --------------------------------------------------------- */
+
+static const char *ctx_name(int ctx) {
+  switch (ctx) {
+  case FOLD__CTX_P2P: return "";
+  case FOLD__CTX_COLL: return " (collective)";
+  default: return " (library)";
+  }
+}
+
+/* Append to buf what rank c is stuck on. */
+static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *c) {
+  if (len >= cap)
+    return len;
+  const fold_request *r = c->posted_head;
+  int w;
+  if (r)
+    w = snprintf(buf + len, cap - len, "%srank %d (receive from rank %d, tag %d%s)", len ? ", " : "", c->rank,
+                 r->peer, r->tag, ctx_name(r->ctx));
+  else
+    w = snprintf(buf + len, cap - len, "%srank %d (an unfinished collective)", len ? ", " : "", c->rank);
+  return w < 0 ? len : len + (size_t)w;
+}
+
+/* List the ranks with pending operations (a posted receive or an active
+ * task) into buf. O(n): only called once nothing more can happen. Returns
+ * how many ranks are stuck. */
+static int describe_stuck(const struct fold_sim *sim, char *buf, size_t cap) {
+  int stuck = 0;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < sim->n; i++) {
+    const fold_comm *c = sim->comms[i];
+    if (c == NULL || fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL))
+      continue;
+    if (stuck++ < SIM_STUCK_LIST)
+      len = describe_rank(buf, cap, len, c);
+  }
+  if (stuck > SIM_STUCK_LIST && len < cap)
+    snprintf(buf + len, cap - len, " and %d more", stuck - SIM_STUCK_LIST);
+  return stuck;
+}
+
+/* ---- driving the simulator -------------------------------------------------------- */
+
+/* The engine's hook (fold_comm.sim_drive), called by fold__wait_req instead
+ * of sleeping: run events in time order until `until` completes, then on
+ * until this rank's charged work is over (busy time), so that a blocking call
+ * returns when the rank could really go on. Fails c with FOLD_ETIMEDOUT,
+ * naming the stuck ranks, if the event queue drains first (deadlock) or the
+ * next event lies beyond FOLD_TIMEOUT of virtual time.
+ * until == NULL asks for one step without blocking (fold_test): run at most
+ * one event and return 0 (or c's failure status). */
+static int sim_drive(fold_comm *c, fold_request *until) {
+  struct fold_sim *sim = c->clock_ctx;
+  if (sim->running)
+    return fold__comm_fail(c, FOLD_EINTERNAL,
+                           "rank %d: blocking wait inside a simulator event (tasks must not block)", c->rank);
+  if (until == NULL) {
+    sim->running = 1;
+    fold__sim_step(sim);
+    sim->running = 0;
+    return fold__comm_failed(c);
+  }
+  sim->running = 1;
+  double deadline = sim->now + (double)c->timeout_ns / 1e9;
+  int st = fold__progress(c);
+  while (!fold__req_done(until) && st == 0) {
+    const fold__sim_ev *next = fold__sim_heap_peek(&sim->heap);
+    if (next == NULL || next->t > deadline)
+      break;
+    fold__sim_step(sim);
+    st = fold__comm_failed(c);
+  }
+  if (fold__req_done(until)) {
+    while (sim->now < sim->busy[c->rank] && fold__sim_step(sim)) {
+    }
+    sim->running = 0;
+    return FOLD_OK;
+  }
+  sim->running = 0;
+  if (st)
+    return st;
+  char who[FOLD__ERRLEN / 2], list[FOLD__ERRLEN / 2 + 64];
+  list[0] = '\0';
+  if (describe_stuck(sim, who, sizeof who) > 0)
+    snprintf(list, sizeof list, "; ranks waiting: %s", who);
+  char what[96];
+  if (until->kind == FOLD__REQ_RECV || until->kind == FOLD__REQ_SEND)
+    snprintf(what, sizeof what, "a %s rank %d (tag %d)", until->kind == FOLD__REQ_RECV ? "receive from" : "send to",
+             until->peer, until->tag);
+  else
+    snprintf(what, sizeof what, "a collective");
+  if (fold__sim_heap_peek(&sim->heap) == NULL)
+    return fold__comm_fail(c, FOLD_ETIMEDOUT, "rank %d: simulated deadlock at t = %.9g s: %s can never complete%s",
+                           c->rank, sim->now, what, list);
+  return fold__comm_fail(c, FOLD_ETIMEDOUT,
+                         "rank %d: %s not complete within %.3g s of virtual time (FOLD_TIMEOUT) at t = %.9g s%s",
+                         c->rank, what, (double)c->timeout_ns / 1e9, sim->now, list);
+}
+
+int fold_sim_run(fold_sim *sim) {
+  if (sim == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_run: sim is NULL");
+  if (sim->running)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_run: called while the simulator is running");
+  sim->running = 1;
+  /* Tasks started by the program since the last run may not have posted
+   * anything yet: step every rank once, in rank order (deterministic). */
+  for (int i = 0; i < sim->n; i++)
+    if (sim->comms[i])
+      fold__progress(sim->comms[i]);
+  while (fold__sim_step(sim)) {
+  }
+  sim->running = 0;
+  char who[FOLD__ERRLEN / 2];
+  int stuck = describe_stuck(sim, who, sizeof who);
+  if (stuck == 0)
+    return FOLD_OK;
+  /* Report, but do not fail the ranks: the program may post what they wait
+   * for and run again. */
+  for (int i = 0; i < sim->n; i++) {
+    fold_comm *c = sim->comms[i];
+    if (c && !fold__comm_failed(c) && (c->posted_head || c->tasks)) {
+      char mine[FOLD__ERRLEN / 4];
+      describe_rank(mine, sizeof mine, 0, c);
+      fold__error(c, FOLD_ETIMEDOUT, "fold_sim_run: deadlock at t = %.9g s: %s can never complete", sim->now,
+                  mine);
+    }
+  }
+  return fold__error(NULL, FOLD_ETIMEDOUT, "fold_sim_run: deadlock at t = %.9g s: %d rank%s wait%s forever: %s",
+                     sim->now, stuck, stuck == 1 ? "" : "s", stuck == 1 ? "s" : "", who);
+}
+
+double fold_sim_time(const fold_sim *sim) { return sim ? sim->now : 0.0; }
+
+/* ---- hooks for the rest of fold ------------------------------------------------------ */
+
+void fold__sim_charge(fold_comm *c, double seconds) {
+  struct fold_sim *sim = sim_of(c);
+  if (sim == NULL || !(seconds > 0))
+    return;
+  double *busy = &sim->busy[c->rank];
+  *busy = (*busy > sim->now ? *busy : sim->now) + seconds;
+  /* Wake the rank when its work is done so that the clock reaches that time
+   * even if nothing else happens (the final reduction of a collective). */
+  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+    fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator event", c->rank);
+}
+
+double fold__sim_op_time(const fold_comm *c) {
+  struct fold_sim *sim = sim_of(c);
+  return sim ? sim->p.op_time : 0.0;
+}
+
+int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
+  struct fold_sim *sim = sim_of(c);
+  if (sim == NULL)
+    return FOLD_EINVAL;
+  /* division (correctly rounded) then llround in sim_clock gives back t_ns
+   * exactly for any t_ns below 2^51 ns (26 days) */
+  double t = (double)t_ns / 1e9;
+  if (t < sim->now)
+    t = sim->now;
+  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+    return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
+  return FOLD_OK;
+}
+
+int fold__sim_comm_destroy(fold_comm *c) {
+  struct fold_sim *sim = sim_of(c);
+  if (sim == NULL) { /* not ours after all: the ordinary path */
+    fold__comm_free(c);
+    return FOLD_OK;
+  }
+  if (sim->running)
+    return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running",
+                       c->rank);
+  const int d = c->rank;
+  sim->comms[d] = NULL;
+  fold__comm_free(c);
+  /* Peers learn that d is gone: those that wait for it now fail with
+   * FOLD_EPEER; for the others, later sends to or receives from d fail. */
+  for (int i = 0; i < sim->n; i++)
+    if (sim->comms[i])
+      fold__peer_lost(sim->comms[i], d, 0, "destroyed with fold_comm_destroy");
+  return FOLD_OK;
+}
+
+/* ---- create / destroy ------------------------------------------------------------------ */
+
+void fold_sim_params_default(fold_sim_params *p) {
+  if (p == NULL)
+    return;
+  p->latency = 5e-6;
+  p->byte_time = 8e-11;
+  p->op_time = 0.0;
+}
+
+static int param_ok(double x) { return isfinite(x) && x >= 0; }
+
+int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_comm **comms) {
+  if (out)
+    *out = NULL;
+  if (out == NULL || comms == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_create: %s is NULL", out ? "comms" : "sim");
+  if (n < 1)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_create: n = %d, need n >= 1", n);
+  fold_sim_params p;
+  fold_sim_params_default(&p);
+  if (params)
+    p = *params;
+  if (!param_ok(p.latency) || !param_ok(p.byte_time) || !param_ok(p.op_time))
+    return fold__error(NULL, FOLD_EINVAL,
+                       "fold_sim_create: parameters must be finite and >= 0 (latency %g, byte_time %g, op_time %g)",
+                       p.latency, p.byte_time, p.op_time);
+  struct fold_sim *sim = calloc(1, sizeof *sim);
+  if (sim == NULL)
+    return fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory");
+  sim->n = n;
+  sim->p = p;
+  fold__sim_heap_init(&sim->heap);
+  sim->comms = calloc((size_t)n, sizeof *sim->comms);
+  sim->tps = calloc((size_t)n, sizeof *sim->tps);
+  sim->out_free = calloc((size_t)n, sizeof(double));
+  sim->in_free = calloc((size_t)n, sizeof(double));
+  sim->busy = calloc((size_t)n, sizeof(double));
+  int rc = FOLD_OK;
+  if (!sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy)
+    rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for %d ranks", n);
+  for (int i = 0; i < n && rc == FOLD_OK; i++) {
+    fold_comm *c;
+    if ((rc = fold__comm_alloc(i, n, &c)) != FOLD_OK)
+      break;
+    sim->comms[i] = c;
+    c->clock = sim_clock;
+    c->clock_ctx = sim;
+    c->sim_drive = sim_drive;
+    fold__sim_tp *tp = fold__sim_tp_new(sim, i);
+    if (tp == NULL) {
+      rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for rank %d", i);
+      break;
+    }
+    if ((rc = fold__comm_add_tp(c, &tp->base)) != FOLD_OK) {
+      free(tp);
+      break;
+    }
+    sim->tps[i] = tp;
+    /* peer_tp[i] stays NULL: the engine delivers messages to oneself */
+    for (int q = 0; q < n; q++)
+      if (q != i)
+        c->peer_tp[q] = &tp->base;
+  }
+  if (rc != FOLD_OK) {
+    fold_sim_destroy(sim);
+    return rc;
+  }
+  memcpy(comms, sim->comms, (size_t)n * sizeof *comms);
+  FOLD__INFO(sim->comms[0], "simulated world of %d ranks: latency %g s, byte_time %g s, op_time %g s", n,
+             p.latency, p.byte_time, p.op_time);
+  *out = sim;
+  return FOLD_OK;
+}
+
+int fold_sim_destroy(fold_sim *sim) {
+  if (sim == NULL)
+    return FOLD_OK;
+  if (sim->running)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_destroy: called while the simulator is running");
+  /* The ranks first: their transports drop the send references they hold, so
+   * that only the messages themselves are left in the queue. */
+  for (int i = 0; sim->comms && i < sim->n; i++) {
+    fold_comm *c = sim->comms[i];
+    sim->comms[i] = NULL;
+    fold__comm_free(c);
+  }
+  fold__sim_ev ev;
+  while (fold__sim_heap_pop(&sim->heap, &ev))
+    if (ev.kind == FOLD__SIM_EV_ARRIVE) /* each message's last event */
+      free(ev.ptr);
+  fold__sim_heap_fini(&sim->heap);
+  free(sim->comms);
+  free(sim->tps);
+  free(sim->out_free);
+  free(sim->in_free);
+  free(sim->busy);
+  free(sim);
+  return FOLD_OK;
+}

@@ -1,0 +1,18 @@
+# tests/sim.cmake — the simulated network: event heap, cost model, rings at scale.
+fold_add_test_exe(sim_heap_test ${FOLD_TEST_DIR}/sim/sim_heap_test.c)
+add_test(NAME sim_heap COMMAND sim_heap_test)
+set_tests_properties(sim_heap PROPERTIES TIMEOUT 30)
+
+fold_add_test_exe(sim_model_test ${FOLD_TEST_DIR}/sim/sim_model_test.c)
+target_link_libraries(sim_model_test PRIVATE m)
+foreach(case one_message ring_step sender_serialises receiver_serialises order determinism deadlock
+        blocking charge_and_timers destroy_rank virtual_timeout args)
+  add_test(NAME sim_model_${case} COMMAND sim_model_test ${case})
+  set_tests_properties(sim_model_${case} PROPERTIES TIMEOUT 30)
+endforeach()
+
+fold_add_test_exe(sim_ring_test ${FOLD_TEST_DIR}/sim/sim_ring_test.c)
+foreach(n 1 2 64 1024 4096)
+  add_test(NAME sim_ring_${n} COMMAND sim_ring_test ${n})
+  set_tests_properties(sim_ring_${n} PROPERTIES TIMEOUT 60)
+endforeach()
