@@ -183,6 +183,106 @@ FOLD_API int fold_test(fold_request *req, int *done);
  * the operation's status. */
 FOLD_API int fold_wait(fold_request *req);
 
+/* ---- collectives -------------------------------------------------------- */
+/* Every rank of the communicator calls the same collectives in the same
+ * order with the same count, dtype, op and root (MPI's rule). A rank that
+ * differs is detected: every rank involved gets FOLD_EMISMATCH with a message
+ * naming the ranks and the differing values, and the communicator is failed
+ * (its state is no longer trustworthy). Collectives block until this rank's
+ * part is done (its buffers are final); the nonblocking twins fold_i<name>
+ * take a trailing fold_request ** completed by fold_test/fold_wait, and any
+ * number may be outstanding on one communicator (they complete in any order;
+ * all ranks must start them in the same order).
+ * Reductions combine in an order chosen by the algorithm; for a
+ * non-commutative user op the result is x0 op x1 op ... op x(n-1) in rank
+ * order, and only algorithms that keep that order accept it.
+ * Errors: FOLD_EINVAL for bad arguments (NULL buffers with count > 0, root
+ * out of range, bitwise ops on float types, a forced algorithm that cannot
+ * serve the call), otherwise as for point-to-point. */
+
+typedef enum fold_op {
+  FOLD_SUM = 0,
+  FOLD_PROD,
+  FOLD_MIN,
+  FOLD_MAX,
+  FOLD_AVG,   /* sum divided by the rank count (integers: truncated toward zero) */
+  FOLD_BAND,  /* bitwise and: integer types only */
+  FOLD_BOR,   /* bitwise or: integer types only */
+  FOLD_BXOR,  /* bitwise xor: integer types only */
+  FOLD_OP_BUILTIN_COUNT /* not an op; user ops from fold_op_create come after */
+} fold_op;
+
+/* recvbuf = sendbuf(0) op ... op sendbuf(n-1) on every rank.
+ * In place: sendbuf == recvbuf. */
+FOLD_API int fold_allreduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                            fold_comm *comm);
+/* The reduction lands in recvbuf at root only (recvbuf is ignored elsewhere
+ * and may be NULL). In place at the root: sendbuf == recvbuf. */
+FOLD_API int fold_reduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                         int root, fold_comm *comm);
+/* root's buf is copied to buf on every rank. */
+FOLD_API int fold_broadcast(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm);
+/* sendbuf holds n*recvcount elements; rank r receives block r of the
+ * reduction. In place: recvbuf == sendbuf + rank*recvcount*elemsize. */
+FOLD_API int fold_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype,
+                                 fold_op op, fold_comm *comm);
+/* recvbuf (n*sendcount elements) gets rank r's sendbuf at block r on every
+ * rank. In place: sendbuf == recvbuf + rank*sendcount*elemsize. */
+FOLD_API int fold_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype,
+                            fold_comm *comm);
+/* As allgather, but only root receives (recvbuf ignored elsewhere). In place
+ * at root: sendbuf == recvbuf + root*sendcount*elemsize. */
+FOLD_API int fold_gather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root,
+                         fold_comm *comm);
+/* root's sendbuf (n*recvcount elements) is cut in n blocks; rank r receives
+ * block r in recvbuf (sendbuf ignored elsewhere). In place at root:
+ * recvbuf == sendbuf + root*recvcount*elemsize. */
+FOLD_API int fold_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root,
+                          fold_comm *comm);
+/* Block p of sendbuf (count elements each) goes to rank p, landing at block
+ * r (the sender's rank) of its recvbuf. In place is not supported
+ * (sendbuf == recvbuf with count > 0 is FOLD_EINVAL). */
+FOLD_API int fold_alltoall(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm);
+/* Returns once every rank has entered the barrier. */
+FOLD_API int fold_barrier(fold_comm *comm);
+
+FOLD_API int fold_iallreduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                             fold_comm *comm, fold_request **req);
+FOLD_API int fold_ireduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                          int root, fold_comm *comm, fold_request **req);
+FOLD_API int fold_ibroadcast(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm,
+                             fold_request **req);
+FOLD_API int fold_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype,
+                                  fold_op op, fold_comm *comm, fold_request **req);
+FOLD_API int fold_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype,
+                             fold_comm *comm, fold_request **req);
+FOLD_API int fold_igather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root,
+                          fold_comm *comm, fold_request **req);
+FOLD_API int fold_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root,
+                           fold_comm *comm, fold_request **req);
+FOLD_API int fold_ialltoall(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm,
+                            fold_request **req);
+FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
+
+/* Choose algorithms for this rank's later collectives on comm:
+ * "collective=algorithm[,collective=algorithm...]", e.g.
+ * "allreduce=ring,broadcast=binomial"; "collective=auto" restores automatic
+ * selection. The same grammar as the FOLD_ALGO environment variable, which
+ * is read when a communicator is created. Local: every rank must set the
+ * same. Algorithms per collective: docs/collectives.md. Returns FOLD_EINVAL
+ * (nothing changed) for an unknown collective or algorithm. */
+FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
+
+/* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
+ * count elements of dtype, where `in` holds the combined contribution of
+ * lower ranks (MPI_User_function's convention); ctx is passed through.
+ * commutative = 0 restricts the op to order-keeping algorithms. Local: every
+ * rank creates the same ops in the same order. The op lives as long as
+ * comm. Returns FOLD_EINVAL for a NULL op or fn. */
+FOLD_API int fold_op_create(fold_op *op,
+                            void (*fn)(void *inout, const void *in, size_t count, fold_dtype dtype, void *ctx),
+                            void *ctx, int commutative, fold_comm *comm);
+
 /* ---- simulated network ------------------------------------------------- */
 /* n ranks in one process and one thread under a virtual clock. A message of
  * b bytes posted at virtual time t starts when the sender's outgoing link and

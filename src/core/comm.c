@@ -33,6 +33,8 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   c->timeout_ns = fold__env_timeout_ns();
   c->log_level = fold__log_level_env();
   c->clock = fold__clock_mono;
+  memset(c->coll_algo, -1, sizeof c->coll_algo);
+  fold__select_init(c);
   *out = c;
   return FOLD_OK;
 }
@@ -80,6 +82,7 @@ void fold__comm_free(fold_comm *c) {
   free(c->peer_tp);
   free(c->lost);
   fold__lost_notes_free(c);
+  free(c->poison);
   free(c->user_ops);
   free(c);
 }

@@ -105,6 +105,33 @@ void fold__lost_notes_free(fold_comm *c) {
   }
 }
 
+int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
+  if (fold__comm_failed(c))
+    return c->fail_status;
+  size_t len = strlen(msg);
+  if (len > 400) len = 400;
+  char buf[404];
+  int32_t st = status;
+  memcpy(buf, &st, 4);
+  memcpy(buf + 4, msg, len);
+  /* One report per live peer; then flush for a bounded time, so that the
+   * reports leave before the shutdown closes the transports. */
+  fold_request **reqs = calloc((size_t)c->size, sizeof *reqs);
+  for (int p = 0; reqs && p < c->size; p++)
+    if (p != c->rank && !c->lost[p])
+      fold__isend_bytes(c, buf, len + 4, p, FOLD__CTX_SYS, 0, &reqs[p]);
+  int64_t deadline = fold__now(c) + 500000000;
+  for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
+    for (int i = 0; i < c->ntps; i++) c->tps[i]->ops->poll(c->tps[i]);
+    pending = 0;
+    for (int p = 0; p < c->size; p++) pending |= reqs[p] && !fold__req_done(reqs[p]);
+  }
+  fold__comm_fail(c, status, "%s", msg);
+  for (int p = 0; reqs && p < c->size; p++) fold__req_unref(reqs[p]);
+  free(reqs);
+  return status;
+}
+
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
   if (p < 0 || p >= c->size || c->lost[p])
     return;

@@ -21,8 +21,9 @@
 enum {
   FOLD__CTX_P2P = 0,  /* fold_send / fold_recv */
   FOLD__CTX_COLL = 1, /* collectives: tag = collective sequence number */
-  FOLD__CTX_SYS = 2,  /* library control traffic */
-  FOLD__CTX_COUNT = 3
+  FOLD__CTX_SYS = 2,  /* library control traffic (e.g. a mismatch report) */
+  FOLD__CTX_SIG = 3,  /* collective signatures for mismatch detection */
+  FOLD__CTX_COUNT = 4
 };
 
 /* ---- requests ------------------------------------------------------------ */
@@ -120,6 +121,8 @@ struct fold_comm {
   uint32_t coll_seq;
   struct fold__user_op *user_ops;
   int nuser_ops;
+  signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
+  char *poison;              /* a peer's failure report waiting to be acted on */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -152,6 +155,11 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
 /* Why peer p was lost ("gone" if it is not known). */
 const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);
+/* Fail comm like fold__comm_fail, but first tell every peer (a message on
+ * FOLD__CTX_SYS carrying `msg`, flushed for a bounded time) so that they
+ * fail with the same status and text instead of waiting: used when this
+ * rank discovers that the ranks disagree. Returns status. */
+int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg);
 /* The status every operation returns once comm failed (0 if not failed). */
 static inline int fold__comm_failed(const fold_comm *c) {
   return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;
@@ -171,6 +179,8 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
+/* Apply FOLD_ALGO to a new communicator (select/select.c). */
+void fold__select_init(fold_comm *c);
 
 /* ---- time ------------------------------------------------------------------------- */
 int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns */

@@ -1,4 +1,5 @@
 /* progress.c — the progress engine: poll transports, step tasks, wait with deadlines. */
+#include <string.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -51,6 +52,14 @@ static void step_tasks(fold_comm *c) {
   }
 }
 
+/* A peer reported that the ranks disagree: fail with its status and words. */
+static void act_on_poison(fold_comm *c) {
+  int32_t st;
+  memcpy(&st, c->poison, 4);
+  if (st >= 0 || st < FOLD_EINTERNAL) st = FOLD_EMISMATCH;
+  fold__comm_fail(c, st, "rank %d: told by a peer: %s", c->rank, c->poison + 4);
+}
+
 int fold__progress(fold_comm *c) {
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire) && !fold__comm_failed(c))
     fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
@@ -59,6 +68,8 @@ int fold__progress(fold_comm *c) {
     return st;
   for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
     c->tps[i]->ops->poll(c->tps[i]);
+  if (c->poison && !fold__comm_failed(c))
+    act_on_poison(c);
   if (c->tasks && !fold__comm_failed(c))
     step_tasks(c);
   return fold__comm_failed(c);

@@ -108,6 +108,24 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 }
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
+  if (u->ctx == FOLD__CTX_SYS) {
+    /* A peer's failure report. Acted on by the next fold__progress, not
+     * here: failing shuts transports down, and we may be inside one. */
+    if (c->poison == NULL && u->data && u->bytes > 4) {
+      uint32_t st;
+      memcpy(&st, u->data, 4);
+      size_t len = u->bytes - 4 > 400 ? 400 : u->bytes - 4;
+      c->poison = malloc(len + 5);
+      if (c->poison) {
+        memcpy(c->poison, &st, 4);
+        memcpy(c->poison + 4, (char *)u->data + 4, len);
+        c->poison[4 + len] = '\0';
+      }
+    }
+    if (u->tp) u->tp->ops->pull(u->tp, u, NULL);
+    else free(u);
+    return;
+  }
   fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
   if (r) {
     unexp_to_recv(u, r);

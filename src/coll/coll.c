@@ -1,0 +1,365 @@
+/* coll.c — the round executor that runs every collective algorithm, argument checks, mismatch detection. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "select/select.h"
+
+static const char *const coll_names[FOLD__COLL_COUNT] = {
+  "broadcast", "reduce", "allreduce", "reduce_scatter", "allgather", "gather", "scatter", "alltoall", "barrier",
+};
+
+const char *fold__coll_name(fold__coll_kind k) { return (unsigned)k < FOLD__COLL_COUNT ? coll_names[k] : "?"; }
+
+/* ---- emitters ------------------------------------------------------------------- */
+
+static fold__cop *push(fold__coll *co) {
+  if (co->nops == co->cap) {
+    int cap = co->cap ? co->cap * 2 : 8;
+    fold__cop *ops = realloc(co->ops, (size_t)cap * sizeof *ops);
+    if (ops == NULL) {
+      co->failed = FOLD_ENOMEM;
+      return NULL;
+    }
+    co->ops = ops;
+    co->cap = cap;
+  }
+  fold__cop *op = &co->ops[co->nops++];
+  memset(op, 0, sizeof *op);
+  return op;
+}
+
+void fold__co_send(fold__coll *co, int peer, int buf, size_t off, size_t bytes) {
+  fold__cop *op = bytes ? push(co) : NULL;
+  if (op) *op = (fold__cop){.kind = FOLD__OP_SEND, .a_buf = (uint8_t)buf, .a_off = off, .peer = peer, .len = bytes};
+}
+
+void fold__co_recv(fold__coll *co, int peer, int buf, size_t off, size_t bytes) {
+  fold__cop *op = bytes ? push(co) : NULL;
+  if (op)
+    *op = (fold__cop){.kind = FOLD__OP_RECV, .out_buf = (uint8_t)buf, .out_off = off, .peer = peer, .len = bytes};
+}
+
+void fold__co_reduce(fold__coll *co, int out_buf, size_t out_off, int a_buf, size_t a_off, int b_buf, size_t b_off,
+                     size_t count) {
+  fold__cop *op = count ? push(co) : NULL;
+  if (op)
+    *op = (fold__cop){.kind = FOLD__OP_REDUCE, .out_buf = (uint8_t)out_buf, .out_off = out_off,
+                      .a_buf = (uint8_t)a_buf, .a_off = a_off, .b_buf = (uint8_t)b_buf, .b_off = b_off,
+                      .len = count};
+}
+
+void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, size_t src_off, size_t bytes) {
+  if (bytes == 0 || (dst_buf == src_buf && dst_off == src_off)) return;
+  fold__cop *op = push(co);
+  if (op)
+    *op = (fold__cop){.kind = FOLD__OP_COPY, .out_buf = (uint8_t)dst_buf, .out_off = dst_off,
+                      .a_buf = (uint8_t)src_buf, .a_off = src_off, .len = bytes};
+}
+
+/* ---- mismatch check ---------------------------------------------------------------
+ * Every call sends its signature to rank+1 and checks the one from rank-1:
+ * if any two ranks differ, some neighbouring pair differs, so some rank
+ * sees it. The detector tells every rank (fold__comm_fail_and_tell), so all
+ * of them fail with FOLD_EMISMATCH instead of hanging. The check overlaps
+ * the algorithm's rounds; a call completes only once it passed. */
+
+static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t cap) {
+  const char *dt = fold_dtype_name((fold_dtype)s->dtype);
+  const char *name = fold__coll_name((fold__coll_kind)s->coll);
+  switch ((fold__coll_kind)s->coll) {
+  case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier"); break;
+  case FOLD__COLL_BROADCAST:
+  case FOLD__COLL_GATHER:
+  case FOLD__COLL_SCATTER:
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, root=%d)", name, (unsigned long long)s->count, dt, s->root);
+    break;
+  case FOLD__COLL_REDUCE:
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%u, root=%d)", name, (unsigned long long)s->count, dt, s->op,
+             s->root);
+    break;
+  case FOLD__COLL_ALLREDUCE:
+  case FOLD__COLL_REDUCE_SCATTER:
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%u)", name, (unsigned long long)s->count, dt, s->op);
+    break;
+  default:
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s)", name, (unsigned long long)s->count, dt);
+    break;
+  }
+  (void)co;
+}
+
+static int sig_equal(const fold__sig *a, const fold__sig *b) {
+  return a->count == b->count && a->root == b->root && a->op == b->op && a->coll == b->coll && a->dtype == b->dtype;
+}
+
+/* 0 while the left neighbour's signature has not arrived, 1 when it matched,
+ * FOLD_EMISMATCH (everyone told) when it did not. */
+static int sig_check(fold__coll *co) {
+  if (co->sig_checked || co->size == 1) return 1;
+  if (!fold__req_done(co->sig_recv)) return 0;
+  co->sig_checked = 1;
+  int st = co->sig_recv->status;
+  if (st < 0) return st;
+  if (co->sig_recv->got == sizeof co->left_sig && sig_equal(&co->sig, &co->left_sig)) return 1;
+  char mine[160], theirs[160], msg[FOLD__ERRLEN];
+  describe(co, &co->sig, mine, sizeof mine);
+  describe(co, &co->left_sig, theirs, sizeof theirs);
+  int left = (co->rank + co->size - 1) % co->size;
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, mine, left,
+           theirs);
+  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+}
+
+/* ---- executor ---------------------------------------------------------------------- */
+
+static int start_comm_ops(fold__coll *co) {
+  fold_comm *c = co->comm;
+  if (co->reqcap < co->nops) {
+    fold_request **r = realloc(co->reqs, (size_t)co->nops * sizeof *r);
+    if (r == NULL) return FOLD_ENOMEM;
+    co->reqs = r;
+    co->reqcap = co->nops;
+  }
+  co->nreqs = 0;
+  /* receives first, so that eager arrivals land in place */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < co->nops; i++) {
+      fold__cop *op = &co->ops[i];
+      fold_request *r = NULL;
+      int rc = 0;
+      if (pass == 0 && op->kind == FOLD__OP_RECV)
+        rc = fold__irecv_bytes(c, (char *)co->bufs[op->out_buf] + op->out_off, op->len, op->peer, FOLD__CTX_COLL,
+                               co->tag, &r);
+      else if (pass == 1 && op->kind == FOLD__OP_SEND)
+        rc = fold__isend_bytes(c, (char *)co->bufs[op->a_buf] + op->a_off, op->len, op->peer, FOLD__CTX_COLL,
+                               co->tag, &r);
+      else
+        continue;
+      if (rc) return rc;
+      co->reqs[co->nreqs++] = r;
+    }
+  return FOLD_OK;
+}
+
+/* 1 when every request of the round is complete, 0 if not, <0 on failure. */
+static int round_comm_done(fold__coll *co) {
+  for (int i = 0; i < co->nreqs; i++) {
+    if (!fold__req_done(co->reqs[i])) return 0;
+  }
+  int st = FOLD_OK;
+  for (int i = 0; i < co->nreqs; i++) {
+    if (co->reqs[i]->status < 0 && st == FOLD_OK) st = co->reqs[i]->status;
+    if (co->reqs[i]->kind == FOLD__REQ_RECV && co->reqs[i]->status == FOLD_OK &&
+        co->reqs[i]->got != co->reqs[i]->bytes && st == FOLD_OK)
+      st = fold__error(co->comm, FOLD_EMISMATCH,
+                       "%s #%d: rank %d: rank %d sent %zu bytes where %zu were expected (mismatched calls)",
+                       fold__coll_name(co->kind), co->tag, co->rank, co->reqs[i]->peer, co->reqs[i]->got,
+                       co->reqs[i]->bytes);
+    fold__req_unref(co->reqs[i]);
+  }
+  co->nreqs = 0;
+  return st < 0 ? st : 1;
+}
+
+static void run_local_ops(fold__coll *co) {
+  for (int i = 0; i < co->nops; i++) {
+    fold__cop *op = &co->ops[i];
+    if (op->kind == FOLD__OP_REDUCE)
+      fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
+                       (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
+    else if (op->kind == FOLD__OP_COPY)
+      memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
+  }
+  co->nops = 0;
+}
+
+/* The result's last touch: FOLD_AVG divides by the rank count. */
+static void finish_result(fold__coll *co) {
+  if (co->op != FOLD_AVG) return;
+  if (co->kind == FOLD__COLL_ALLREDUCE || (co->kind == FOLD__COLL_REDUCE && co->rank == co->root))
+    fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
+  else if (co->kind == FOLD__COLL_REDUCE_SCATTER)
+    fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
+}
+
+static int coll_step(fold__task *t) {
+  fold__coll *co = (fold__coll *)t;
+  int sc = sig_check(co);
+  if (sc < 0) return sc;
+  if (co->round < 0) /* rounds done; waiting for the signature */
+    return sc ? 1 : 0;
+  for (;;) {
+    if (co->nreqs) {
+      int rc = round_comm_done(co);
+      if (rc <= 0) return rc;
+      run_local_ops(co);
+      co->round++;
+    }
+    if (co->failed) return co->failed;
+    co->nops = 0;
+    if (!co->algo->round(co, co->round)) {
+      finish_result(co);
+      co->round = -1;
+      return sig_check(co) ? 1 : 0;
+    }
+    if (co->failed) return co->failed;
+    int rc = start_comm_ops(co);
+    if (rc) return rc;
+    if (co->nreqs == 0) { /* a round of local ops only */
+      run_local_ops(co);
+      co->round++;
+    }
+  }
+}
+
+static void coll_release(fold__task *t) {
+  fold__coll *co = (fold__coll *)t;
+  for (int i = 0; i < co->nreqs; i++) fold__req_unref(co->reqs[i]);
+  fold__req_unref(co->sig_send);
+  fold__req_unref(co->sig_recv);
+  free(co->bufs[FOLD__B_TMP]);
+  free(co->ops);
+  free(co->reqs);
+  free(co);
+}
+
+/* ---- argument checks ------------------------------------------------------------------ */
+
+static int need(fold_comm *c, const char *opname, const void *buf, const char *which, size_t count) {
+  if (buf == NULL && count > 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: %s is NULL with count %zu", opname, c->rank, which, count);
+  return FOLD_OK;
+}
+
+static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a, size_t esize) {
+  int n = c->size, me = c->rank, rc;
+  size_t count = a->count;
+  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
+               a->kind == FOLD__COLL_SCATTER;
+  if (rooted && (a->root < 0 || a->root >= n))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: root %d is not a rank of this communicator (size %d)", opname, me,
+                       a->root, n);
+  if (count > SIZE_MAX / esize / (size_t)n)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows", opname, me, count);
+  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
+  if (reduces && (rc = fold__op_check(c, opname, a->op, a->dtype))) return rc;
+  int is_root = me == a->root;
+  switch (a->kind) {
+  case FOLD__COLL_BROADCAST: return need(c, opname, a->rbuf, "buf", count);
+  case FOLD__COLL_REDUCE:
+    if ((rc = need(c, opname, a->sbuf, "sendbuf", count))) return rc;
+    return is_root ? need(c, opname, a->rbuf, "recvbuf", count) : FOLD_OK;
+  case FOLD__COLL_GATHER:
+    if ((rc = need(c, opname, a->sbuf, "sendbuf", count))) return rc;
+    return is_root ? need(c, opname, a->rbuf, "recvbuf", count) : FOLD_OK;
+  case FOLD__COLL_SCATTER:
+    if ((rc = need(c, opname, a->rbuf, "recvbuf", count))) return rc;
+    return is_root ? need(c, opname, a->sbuf, "sendbuf", count) : FOLD_OK;
+  case FOLD__COLL_ALLTOALL:
+    if (a->sbuf == a->rbuf && count > 0)
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: in-place alltoall is not supported (sendbuf == recvbuf)",
+                         opname, me);
+    /* fall through */
+  case FOLD__COLL_ALLREDUCE:
+  case FOLD__COLL_REDUCE_SCATTER:
+  case FOLD__COLL_ALLGATHER:
+    if ((rc = need(c, opname, a->sbuf, "sendbuf", count))) return rc;
+    return need(c, opname, a->rbuf, "recvbuf", count);
+  default: return FOLD_OK;
+  }
+}
+
+static int detect_in_place(const fold__coll_args *a, int me, size_t esize) {
+  const char *s = a->sbuf, *r = a->rbuf;
+  size_t block = a->count * esize;
+  switch (a->kind) {
+  case FOLD__COLL_ALLREDUCE:
+  case FOLD__COLL_REDUCE: return s == r && s != NULL;
+  case FOLD__COLL_ALLGATHER: return r != NULL && s == r + (size_t)me * block;
+  case FOLD__COLL_GATHER: return me == a->root && r != NULL && s == r + (size_t)me * block;
+  case FOLD__COLL_REDUCE_SCATTER: return s != NULL && r == s + (size_t)me * block;
+  case FOLD__COLL_SCATTER: return me == a->root && s != NULL && r == s + (size_t)me * block;
+  default: return 0;
+  }
+}
+
+/* ---- start ------------------------------------------------------------------------------- */
+
+int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req) {
+  int rc;
+  if (req) *req = NULL;
+  if ((rc = fold__check_comm(c))) return rc;
+  if (atomic_load_explicit(&c->abort_req, memory_order_acquire)) fold__progress(c);
+  if ((rc = fold__comm_failed(c))) return rc;
+  fold_dtype dtype = a->kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
+  size_t esize = fold_dtype_size(dtype);
+  if (esize == 0) return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
+  if ((rc = check_args(c, opname, a, esize))) return rc;
+  const fold__algo *algo = NULL;
+  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
+  int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
+  if ((rc = fold__select(c, a->kind, a->count * esize, commutative, &algo, opname))) return rc;
+
+  fold__coll *co = calloc(1, sizeof *co);
+  fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
+  if (r == NULL) {
+    free(co);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", opname, c->rank);
+  }
+  co->comm = c;
+  co->algo = algo;
+  co->kind = a->kind;
+  co->rank = c->rank;
+  co->size = c->size;
+  co->sbuf = a->sbuf;
+  co->rbuf = a->rbuf;
+  co->count = a->kind == FOLD__COLL_BARRIER ? 0 : a->count;
+  co->dtype = dtype;
+  co->esize = esize;
+  co->op = reduces ? a->op : FOLD_SUM;
+  co->root = a->root;
+  co->in_place = detect_in_place(a, c->rank, esize);
+  co->tag = (int)(c->coll_seq++ & 0x7fffffff);
+  co->bufs[FOLD__B_SEND] = (void *)a->sbuf;
+  co->bufs[FOLD__B_RECV] = a->rbuf;
+  co->task.step = coll_step;
+  co->task.release = coll_release;
+  co->task.req = r;
+  r->task = &co->task;
+
+  if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
+    co->bufs[FOLD__B_TMP] = malloc(co->tmp_bytes);
+    if (co->bufs[FOLD__B_TMP] == NULL)
+      rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu bytes of scratch", opname, c->rank,
+                       co->tmp_bytes);
+  }
+  if (rc == FOLD_OK && c->size > 1) {
+    int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
+                 a->kind == FOLD__COLL_SCATTER;
+    co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .op = (uint16_t)(reduces ? a->op : 0),
+                          .coll = (uint8_t)a->kind, .dtype = (uint8_t)dtype};
+    int right = (c->rank + 1) % c->size, left = (c->rank + c->size - 1) % c->size;
+    rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
+    if (rc == FOLD_OK)
+      rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, right, FOLD__CTX_SIG, co->tag, &co->sig_send);
+  }
+  if (rc != FOLD_OK) {
+    fold__req_unref(r); /* releases co */
+    return rc;
+  }
+  fold__task_start(c, &co->task);
+  *req = r;
+  return FOLD_OK;
+}
+
+int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a) {
+  fold_request *r;
+  int rc = fold__coll_start(c, opname, a, &r);
+  if (rc) return rc;
+  fold__wait_req(c, r, opname);
+  rc = r->status;
+  fold__req_unref(r);
+  return rc;
+}

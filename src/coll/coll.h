@@ -1,0 +1,127 @@
+/* coll.h — one collective call in flight, the algorithm interface, and the round executor. */
+#ifndef FOLD_COLL_H
+#define FOLD_COLL_H
+
+#include "core/internal.h"
+#include "op/op.h"
+
+/* The collectives, in the order of the FOLD_ALGO grammar's names. */
+typedef enum {
+  FOLD__COLL_BROADCAST = 0,
+  FOLD__COLL_REDUCE,
+  FOLD__COLL_ALLREDUCE,
+  FOLD__COLL_REDUCE_SCATTER,
+  FOLD__COLL_ALLGATHER,
+  FOLD__COLL_GATHER,
+  FOLD__COLL_SCATTER,
+  FOLD__COLL_ALLTOALL,
+  FOLD__COLL_BARRIER,
+  FOLD__COLL_COUNT
+} fold__coll_kind;
+
+/* Buffers an op refers to. */
+enum { FOLD__B_SEND = 0, FOLD__B_RECV = 1, FOLD__B_TMP = 2, FOLD__B_COUNT = 3 };
+
+/* One step of a round. Offsets and lengths are bytes except `count`. */
+enum { FOLD__OP_SEND = 1, FOLD__OP_RECV, FOLD__OP_REDUCE, FOLD__OP_COPY };
+typedef struct fold__cop {
+  uint8_t kind;
+  uint8_t out_buf, a_buf, b_buf; /* reduce: out = a op b (a = lower ranks); copy: out <- a; send: a; recv: out */
+  int peer;
+  size_t out_off, a_off, b_off;
+  size_t len;                    /* bytes for send/recv/copy, elements for reduce */
+} fold__cop;
+
+/* What every rank checks against its left neighbour's call. */
+typedef struct fold__sig {
+  uint64_t count;
+  int32_t root;
+  uint16_t op;
+  uint8_t coll;
+  uint8_t dtype;
+} fold__sig;
+
+typedef struct fold__coll fold__coll;
+
+/* An algorithm: a pure description of its rounds.
+ *  init(co):  check that it can serve the call (e.g. refuse a
+ *             non-commutative op: FOLD_EINVAL with a message), set
+ *             co->tmp_bytes and any per-call numbers in co->u/co->v.
+ *  round(co, k): emit round k's ops with fold__co_send/recv/reduce/copy;
+ *             return 1 if round k exists (it may be empty), 0 when k is past
+ *             the last round. Rounds run one after another: every send and
+ *             receive of a round is started, and when all are complete the
+ *             round's local ops run in order. */
+typedef struct fold__algo {
+  const char *name;
+  int (*init)(fold__coll *co);
+  int (*round)(fold__coll *co, int k);
+  int noncommutative_ok; /* keeps rank order for non-commutative ops */
+} fold__algo;
+
+struct fold__coll {
+  fold__task task;
+  fold_comm *comm;
+  const fold__algo *algo;
+  fold__coll_kind kind;
+  int rank, size;
+  const void *sbuf;
+  void *rbuf;
+  size_t count;      /* the call's count argument */
+  fold_dtype dtype;
+  size_t esize;
+  fold_op op;
+  int root;
+  int in_place;
+  int tag;           /* sequence number of this call */
+  void *bufs[FOLD__B_COUNT];
+  size_t tmp_bytes;  /* set by init */
+  size_t u[8];       /* algorithm's per-call numbers */
+  int v[8];
+  /* executor state */
+  int round;
+  fold__cop *ops;
+  int nops, cap;
+  fold_request **reqs;
+  int nreqs, reqcap;
+  int failed;
+  /* mismatch check: our signature, and the one from rank-1 */
+  fold__sig sig, left_sig;
+  fold_request *sig_send, *sig_recv;
+  int sig_checked;
+};
+
+/* Emitters for round functions. Zero-length sends and receives are
+ * dropped (both sides compute the same lengths). */
+void fold__co_send(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
+void fold__co_recv(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
+void fold__co_reduce(fold__coll *co, int out_buf, size_t out_off, int a_buf, size_t a_off, int b_buf, size_t b_off,
+                     size_t count);
+void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, size_t src_off, size_t bytes);
+
+/* Arguments of a call, validated by the public entry points. */
+typedef struct fold__coll_args {
+  fold__coll_kind kind;
+  const void *sbuf;
+  void *rbuf;
+  size_t count;
+  fold_dtype dtype;
+  fold_op op;
+  int root;
+} fold__coll_args;
+
+/* Validate, choose the algorithm, start the call. On success *req is the
+ * request to wait on; on failure *req is NULL and the error is returned. */
+int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
+/* Start and wait: the blocking form. */
+int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a);
+
+/* The algorithm table of a collective (src/coll/<name>/<name>.c). */
+typedef struct fold__algo_table {
+  const char *coll_name;
+  const fold__algo *const *algos; /* NULL-terminated */
+} fold__algo_table;
+extern const fold__algo_table fold__algo_tables[FOLD__COLL_COUNT];
+const char *fold__coll_name(fold__coll_kind k);
+
+#endif

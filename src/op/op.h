@@ -1,0 +1,43 @@
+/* op.h — reduction kernels (datatype x op) and user-defined ops. */
+#ifndef FOLD_OP_H
+#define FOLD_OP_H
+
+#include "core/internal.h"
+
+/* A user op made by fold_op_create. */
+typedef struct fold__user_op {
+  void (*fn)(void *inout, const void *in, size_t count, fold_dtype dtype, void *ctx);
+  void *ctx;
+  int commutative;
+} fold__user_op;
+
+/* FOLD_EINVAL (with a message naming `what`) unless op is a valid op for
+ * dtype on comm: builtins with bitwise ops on integer types only, or a user
+ * op created on comm. */
+int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype);
+
+/* 1 if op may combine in any order. */
+int fold__op_commutative(const fold_comm *c, fold_op op);
+
+/* inout[i] = in[i] op inout[i] for count elements; `in` is the contribution
+ * of the lower ranks (it matters for user ops only). FOLD_AVG sums here;
+ * fold__op_finish divides. float16/bfloat16 go through float32, rounded
+ * once per call. */
+void fold__op_reduce(const fold_comm *c, fold_op op, fold_dtype dtype, void *inout, const void *in,
+                     size_t count);
+
+/* out[i] = a[i] op b[i], a being the lower ranks' part; out may alias a or b. */
+void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dtype, void *out, const void *a,
+                      const void *b, size_t count);
+
+/* The last step of a reduction over n ranks: FOLD_AVG divides by n;
+ * other ops do nothing. */
+void fold__op_finish(fold_op op, fold_dtype dtype, void *buf, size_t count, int n);
+
+/* Half-precision conversions (round to nearest even), exposed for tests. */
+float fold__f16_to_f32(uint16_t h);
+uint16_t fold__f32_to_f16(float f);
+float fold__bf16_to_f32(uint16_t h);
+uint16_t fold__f32_to_bf16(float f);
+
+#endif

@@ -1,0 +1,10 @@
+# tests/coll.cmake — collectives: the verification matrix, one test per collective.
+fold_add_test_exe(coll_matrix coll/coll_matrix.c coll/coll_ref.c check.c)
+set(FOLD_MATRIX_ARGS "")
+if(FOLD_SANITIZE)
+  set(FOLD_MATRIX_ARGS --quick) # sanitizers run 5-20x slower: sample rank counts and pairs
+endif()
+foreach(c broadcast reduce allreduce reduce_scatter allgather gather scatter alltoall barrier)
+  add_test(NAME coll_matrix_${c} COMMAND coll_matrix --coll ${c} ${FOLD_MATRIX_ARGS})
+  set_tests_properties(coll_matrix_${c} PROPERTIES TIMEOUT 1200)
+endforeach()
