@@ -65,8 +65,17 @@ void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, siz
  * of them fail with FOLD_EMISMATCH instead of hanging. The check overlaps
  * the algorithm's rounds; a call completes only once it passed. */
 
+static const char *op_name(unsigned op, char *tmp, size_t cap) {
+  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+  if (op < FOLD_OP_BUILTIN_COUNT) return names[op];
+  snprintf(tmp, cap, "user#%u", op - FOLD_OP_BUILTIN_COUNT);
+  return tmp;
+}
+
 static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t cap) {
   const char *dt = fold_dtype_name((fold_dtype)s->dtype);
+  char ot[16];
+  const char *opn = op_name(s->op, ot, sizeof ot);
   const char *name = fold__coll_name((fold__coll_kind)s->coll);
   switch ((fold__coll_kind)s->coll) {
   case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier"); break;
@@ -76,12 +85,12 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
     snprintf(buf, cap, "%s(count=%llu, dtype=%s, root=%d)", name, (unsigned long long)s->count, dt, s->root);
     break;
   case FOLD__COLL_REDUCE:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%u, root=%d)", name, (unsigned long long)s->count, dt, s->op,
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, root=%d)", name, (unsigned long long)s->count, dt, opn,
              s->root);
     break;
   case FOLD__COLL_ALLREDUCE:
   case FOLD__COLL_REDUCE_SCATTER:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%u)", name, (unsigned long long)s->count, dt, s->op);
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s)", name, (unsigned long long)s->count, dt, opn);
     break;
   default:
     snprintf(buf, cap, "%s(count=%llu, dtype=%s)", name, (unsigned long long)s->count, dt);

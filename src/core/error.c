@@ -105,7 +105,16 @@ void fold__lost_notes_free(fold_comm *c) {
   }
 }
 
-int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
+void fold__poll_transports(fold_comm *c) {
+  c->in_poll++;
+  for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
+    c->tps[i]->ops->poll(c->tps[i]);
+  c->in_poll--;
+}
+
+/* Tell every live peer `msg` with `status`, flush for a bounded time, then
+ * fail with `self_msg`. */
+static int tell_then_fail(fold_comm *c, int status, const char *msg, const char *self_msg) {
   if (fold__comm_failed(c))
     return c->fail_status;
   size_t len = strlen(msg);
@@ -121,32 +130,70 @@ int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
     if (p != c->rank && !c->lost[p])
       fold__isend_bytes(c, buf, len + 4, p, FOLD__CTX_SYS, 0, &reqs[p]);
   int64_t deadline = fold__now(c) + 500000000;
+  c->telling = 1; /* while flushing, a peer going away must not override our cause */
   for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
-    for (int i = 0; i < c->ntps; i++) c->tps[i]->ops->poll(c->tps[i]);
+    fold__poll_transports(c);
     pending = 0;
     for (int p = 0; p < c->size; p++) pending |= reqs[p] && !fold__req_done(reqs[p]);
   }
-  fold__comm_fail(c, status, "%s", msg);
+  c->telling = 0;
+  fold__comm_fail(c, status, "%s", self_msg);
   for (int p = 0; reqs && p < c->size; p++) fold__req_unref(reqs[p]);
   free(reqs);
   return status;
 }
 
+int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
+  return tell_then_fail(c, status, msg, msg);
+}
+
+void fold__comm_act_on_poison(fold_comm *c) {
+  int32_t st;
+  memcpy(&st, c->poison, 4);
+  if (st >= 0 || st < FOLD_EINTERNAL) st = FOLD_EMISMATCH;
+  char self[FOLD__ERRLEN];
+  snprintf(self, sizeof self, "rank %d: told by a peer: %s", c->rank, c->poison + 4);
+  /* Pass the report on before failing: whoever sees this rank go then has
+   * the report first (messages between a pair stay in order), so the cause
+   * reaches every rank even when failures cascade faster than the
+   * reporter's own messages. Inside a transport's poll nothing may be sent. */
+  if (c->in_poll)
+    fold__comm_fail(c, st, "%s", self);
+  else
+    tell_then_fail(c, st, c->poison + 4, self);
+}
+
+int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
+  if (!c->poison && !fold__comm_failed(c))
+    fold__poll_transports(c);
+  if (c->poison && !fold__comm_failed(c))
+    fold__comm_act_on_poison(c);
+  return fold__comm_fail(c, FOLD_EPEER, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p,
+                         fold__lost_why(c, p));
+}
+
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
-  if (p < 0 || p >= c->size || c->lost[p])
+  if (p < 0 || p >= c->size || fold__comm_failed(c))
     return;
-  c->lost[p] = 1;
-  struct fold__lost_note *note = malloc(sizeof *note);
-  if (note) {
-    note->peer = p;
-    snprintf(note->why, sizeof note->why, "%s", why ? why : "gone");
-    note->next = c->lost_notes;
-    c->lost_notes = note;
+  if (!c->lost[p]) {
+    c->lost[p] = 1;
+    struct fold__lost_note *note = malloc(sizeof *note);
+    if (note) {
+      note->peer = p;
+      snprintf(note->why, sizeof note->why, "%s", why ? why : "gone");
+      note->next = c->lost_notes;
+      c->lost_notes = note;
+    }
+    FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   }
-  FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   int needed = pending;
   for (fold_request *r = c->posted_head; r && !needed; r = r->next)
     needed = r->peer == p;
-  if (needed)
-    fold__comm_fail(c, FOLD_EPEER, "rank %d: peer rank %d lost (%s)", c->rank, p, why ? why : "gone");
+  if (!needed || c->telling)
+    return;
+  if (c->in_poll) { /* decided by fold__progress once the poll is over */
+    c->lost_fail_pending = 1 + p;
+    return;
+  }
+  fold__fail_for_lost(c, p, "needs");
 }

@@ -123,6 +123,9 @@ struct fold_comm {
   int nuser_ops;
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
   char *poison;              /* a peer's failure report waiting to be acted on */
+  int telling;               /* fold__comm_fail_and_tell is flushing its reports */
+  int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
+  int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -155,11 +158,19 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
 /* Why peer p was lost ("gone" if it is not known). */
 const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);
+/* Fail with the status and text a peer reported (c->poison). */
+void fold__comm_act_on_poison(fold_comm *c);
 /* Fail comm like fold__comm_fail, but first tell every peer (a message on
  * FOLD__CTX_SYS carrying `msg`, flushed for a bounded time) so that they
  * fail with the same status and text instead of waiting: used when this
  * rank discovers that the ranks disagree. Returns status. */
 int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg);
+/* An operation needs lost peer p: fail comm, giving a peer's report of why
+ * it failed if one came (after collecting what the transports hold),
+ * else FOLD_EPEER "<what> peer rank p". Never inside a transport's poll. */
+int fold__fail_for_lost(fold_comm *c, int p, const char *what);
+/* Poll every transport once (no task steps), marking that we are inside. */
+void fold__poll_transports(fold_comm *c);
 /* The status every operation returns once comm failed (0 if not failed). */
 static inline int fold__comm_failed(const fold_comm *c) {
   return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;

@@ -26,7 +26,9 @@ void fold__task_start(fold_comm *c, fold__task *t) {
    * (which matters most in the simulator, where only waits drive ranks). */
   int rc = t->step(t);
   if (rc != 0 || fold__comm_failed(c)) {
-    fold__req_complete(t->req, rc > 0 ? FOLD_OK : rc < 0 ? rc : fold__comm_failed(c));
+    /* once the communicator failed, its cause is every operation's */
+    int st = fold__comm_failed(c);
+    fold__req_complete(t->req, st ? st : rc > 0 ? FOLD_OK : rc);
     return;
   }
   t->next = c->tasks;
@@ -48,16 +50,9 @@ static void step_tasks(fold_comm *c) {
     }
     *pp = t->next;
     t->next = NULL;
-    fold__req_complete(t->req, rc > 0 ? FOLD_OK : rc);
+    int st = fold__comm_failed(c);
+    fold__req_complete(t->req, st ? st : rc > 0 ? FOLD_OK : rc);
   }
-}
-
-/* A peer reported that the ranks disagree: fail with its status and words. */
-static void act_on_poison(fold_comm *c) {
-  int32_t st;
-  memcpy(&st, c->poison, 4);
-  if (st >= 0 || st < FOLD_EINTERNAL) st = FOLD_EMISMATCH;
-  fold__comm_fail(c, st, "rank %d: told by a peer: %s", c->rank, c->poison + 4);
 }
 
 int fold__progress(fold_comm *c) {
@@ -66,10 +61,14 @@ int fold__progress(fold_comm *c) {
   int st = fold__comm_failed(c);
   if (st)
     return st;
-  for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
-    c->tps[i]->ops->poll(c->tps[i]);
+  fold__poll_transports(c);
   if (c->poison && !fold__comm_failed(c))
-    act_on_poison(c);
+    fold__comm_act_on_poison(c);
+  if (c->lost_fail_pending && !fold__comm_failed(c)) {
+    int p = c->lost_fail_pending - 1;
+    c->lost_fail_pending = 0;
+    fold__fail_for_lost(c, p, "needs");
+  }
   if (c->tasks && !fold__comm_failed(c))
     step_tasks(c);
   return fold__comm_failed(c);

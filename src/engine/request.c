@@ -166,8 +166,7 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
     c->posted_head = r;
   c->posted_tail = r;
   if (c->lost[r->peer])
-    return fold__comm_fail(c, FOLD_EPEER, "rank %d: receive from peer rank %d, which is lost (%s)", c->rank,
-                           r->peer, fold__lost_why(c, r->peer));
+    return fold__fail_for_lost(c, r->peer, "receive from");
   return FOLD_OK;
 }
 
@@ -198,8 +197,7 @@ int fold__send_post(fold_comm *c, fold_request *r) {
   if (r->peer == c->rank)
     return send_to_self(c, r);
   if (c->lost[r->peer]) {
-    st = fold__comm_fail(c, FOLD_EPEER, "rank %d: send to peer rank %d, which is lost (%s)", c->rank, r->peer,
-                         fold__lost_why(c, r->peer));
+    st = fold__fail_for_lost(c, r->peer, "send to");
     fold__req_complete(r, st);
     return st;
   }

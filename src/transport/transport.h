@@ -34,7 +34,8 @@ typedef struct fold__tp_ops {
    * the send cannot start (r is left incomplete; the caller reports). */
   int (*isend)(fold__tp *tp, fold_request *r);
   /* Non-blocking progress: move bytes, deliver arrivals, complete sends,
-   * notice lost peers (then fold__comm_fail(FOLD_EPEER, naming the rank)).
+   * notice lost peers (then fold__peer_lost(), after delivering everything
+   * the peer sent first).
    * Returns 0 or the communicator's failure status. */
   int (*poll)(fold__tp *tp);
   /* Sleep until this transport may have something new, or timeout_ns

@@ -51,6 +51,7 @@ typedef struct inproc_tp {
 } inproc_tp;
 
 static const fold__tp_ops inproc_ops;
+static int inproc_poll(fold__tp *tp);
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -237,8 +238,11 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
     if (m->sreq)
       fold__req_unref(r);
     free(m);
+    /* Whatever the peer sent before it went (a report of why it failed, in
+     * particular) comes first. */
+    inproc_poll(tp);
     fold__peer_lost(c, r->peer, 1, gone == LEFT ? "destroyed its communicator" : "failed");
-    return FOLD_EPEER;
+    return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
   }
   if (eager) {
     fold__req_complete(r, FOLD_OK);

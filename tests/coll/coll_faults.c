@@ -1,0 +1,235 @@
+/* coll_faults.c — mismatched calls, bad arguments, algorithm specs, outstanding nonblocking calls, lost ranks. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fold.h"
+
+#define N 4
+static fold_comm *comms[N];
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- mismatches: one rank (the "odd" one) calls something else ---- */
+
+typedef struct {
+  int kind; /* which mismatch */
+  int rank;
+  int rc;
+  char msg[512];
+  double secs;
+} mm_arg;
+
+enum { MM_COLL, MM_COUNT, MM_DTYPE, MM_OP, MM_ROOT, MM_GATHER_ROOTS, MM_KINDS };
+static const char *mm_names[] = {"collective", "count", "dtype", "op", "root", "gather roots"};
+static const char *mm_want[] = {"broadcast", "count=", "dtype=", "op=", "root=", "root="};
+
+static void *mm_rank(void *p) {
+  mm_arg *a = p;
+  fold_comm *c = comms[a->rank];
+  int odd = a->rank == 2;
+  float buf[64] = {0}, out[64 * N];
+  double t0 = now_s();
+  switch (a->kind) {
+  case MM_COLL:
+    a->rc = odd ? fold_broadcast(buf, 16, FOLD_FLOAT32, 0, c) : fold_allreduce(buf, out, 16, FOLD_FLOAT32, FOLD_SUM, c);
+    break;
+  case MM_COUNT: a->rc = fold_allreduce(buf, out, odd ? 8 : 16, FOLD_FLOAT32, FOLD_SUM, c); break;
+  case MM_DTYPE: a->rc = fold_allreduce(buf, out, 16, odd ? FOLD_INT32 : FOLD_FLOAT32, FOLD_SUM, c); break;
+  case MM_OP: a->rc = fold_allreduce(buf, out, 16, FOLD_FLOAT32, odd ? FOLD_MAX : FOLD_SUM, c); break;
+  case MM_ROOT: a->rc = fold_broadcast(buf, 16, FOLD_FLOAT32, odd ? 1 : 0, c); break;
+  case MM_GATHER_ROOTS: /* everyone names itself root: nobody sends to anybody who expects it */
+    a->rc = fold_gather(buf, out, 4, FOLD_FLOAT32, a->rank, c);
+    break;
+  }
+  a->secs = now_s() - t0;
+  snprintf(a->msg, sizeof a->msg, "%s", fold_comm_last_error(c));
+  return NULL;
+}
+
+static void mismatches(void) {
+  for (int kind = 0; kind < MM_KINDS; kind++) {
+    setenv("FOLD_TIMEOUT", "20", 1);
+    CHECK_OK(fold_comm_init_threads(N, comms), NULL);
+    pthread_t th[N];
+    mm_arg a[N];
+    for (int r = 0; r < N; r++) {
+      a[r] = (mm_arg){.kind = kind, .rank = r};
+      pthread_create(&th[r], NULL, mm_rank, &a[r]);
+    }
+    for (int r = 0; r < N; r++) pthread_join(th[r], NULL);
+    for (int r = 0; r < N; r++) {
+      /* A rank may also have finished its own part before the report came
+       * (e.g. a broadcast root); then its next call must report it. */
+      int rc = a[r].rc;
+      if (rc == FOLD_OK) {
+        rc = fold_barrier(comms[r]);
+        snprintf(a[r].msg, sizeof a[r].msg, "%s", fold_comm_last_error(comms[r]));
+      }
+      CHECK(rc == FOLD_EMISMATCH, "%s mismatch: rank %d got %s (%s)", mm_names[kind], r, fold_strerror(rc), a[r].msg);
+      CHECK(a[r].secs < 10.0, "%s mismatch: rank %d took %.1f s", mm_names[kind], r, a[r].secs);
+      CHECK(strstr(a[r].msg, "rank") && strstr(a[r].msg, mm_want[kind]), "%s mismatch: rank %d message lacks \"%s\": %s",
+            mm_names[kind], r, mm_want[kind], a[r].msg);
+    }
+    if (kind == MM_COUNT) printf("example mismatch report: %s\n", a[0].msg);
+    for (int r = 0; r < N; r++) fold_comm_destroy(comms[r]);
+    unsetenv("FOLD_TIMEOUT");
+  }
+}
+
+/* ---- several nonblocking collectives outstanding at once ---- */
+
+static void *nb_rank(void *p) {
+  int r = (int)(intptr_t)p;
+  fold_comm *c = comms[r];
+  enum { K = 3, CNT = 5000 };
+  static float in[N][K][CNT], out[N][K][CNT];
+  int64_t b = r == 1 ? 77 : 0, g[N], mine = 100 + r;
+  fold_request *req[K + 3];
+  for (int k = 0; k < K; k++) {
+    for (int i = 0; i < CNT; i++) in[r][k][i] = (float)(r + k + i % 7);
+    CHECK_OK(fold_iallreduce(in[r][k], out[r][k], CNT, FOLD_FLOAT32, FOLD_SUM, c, &req[k]), c);
+  }
+  CHECK_OK(fold_ibroadcast(&b, 1, FOLD_INT64, 1, c, &req[K]), c);
+  CHECK_OK(fold_iallgather(&mine, g, 1, FOLD_INT64, c, &req[K + 1]), c);
+  CHECK_OK(fold_ibarrier(c, &req[K + 2]), c);
+  for (int k = K + 2; k >= 0; k--) CHECK_OK(fold_wait(req[k]), c); /* in reverse order */
+  for (int k = 0; k < K; k++)
+    for (int i = 0; i < CNT; i += 97) {
+      float want = 0;
+      for (int q = 0; q < N; q++) want += (float)(q + k + i % 7);
+      CHECK(out[r][k][i] == want, "rank %d iallreduce %d element %d: %g vs %g", r, k, i, out[r][k][i], want);
+    }
+  CHECK(b == 77, "rank %d ibroadcast got %lld", r, (long long)b);
+  for (int q = 0; q < N; q++) CHECK(g[q] == 100 + q, "rank %d iallgather block %d = %lld", r, q, (long long)g[q]);
+  /* fold_test completes a collective too */
+  fold_request *t;
+  float x = 1, y = 0;
+  CHECK_OK(fold_iallreduce(&x, &y, 1, FOLD_FLOAT32, FOLD_SUM, c, &t), c);
+  int done = 0;
+  for (long spins = 0; !done && spins < 100000000; spins++) CHECK_OK(fold_test(t, &done), c);
+  CHECK(done && y == N, "rank %d fold_test: done %d y %g", r, done, y);
+  return NULL;
+}
+
+static void outstanding(void) {
+  CHECK_OK(fold_comm_init_threads(N, comms), NULL);
+  pthread_t th[N];
+  for (int r = 0; r < N; r++) pthread_create(&th[r], NULL, nb_rank, (void *)(intptr_t)r);
+  for (int r = 0; r < N; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < N; r++) fold_comm_destroy(comms[r]);
+}
+
+/* ---- bad arguments: FOLD_EINVAL with a message, no communication ---- */
+
+static void bad_args(void) {
+  fold_comm *c;
+  CHECK_OK(fold_comm_init_threads(1, &c), NULL);
+  float f[4] = {0}, g[4];
+  fold_request *r = (fold_request *)f;
+  CHECK_RC(fold_allreduce(NULL, g, 4, FOLD_FLOAT32, FOLD_SUM, c), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "sendbuf is NULL"), "msg: %s", fold_comm_last_error(c));
+  CHECK_RC(fold_allreduce(f, g, 4, FOLD_FLOAT32, FOLD_BXOR, c), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "bitwise"), "msg: %s", fold_comm_last_error(c));
+  CHECK_RC(fold_allreduce(f, g, 4, (fold_dtype)99, FOLD_SUM, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_allreduce(f, g, 4, FOLD_FLOAT32, (fold_op)77, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_broadcast(f, 4, FOLD_FLOAT32, 1, c), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "root 1"), "msg: %s", fold_comm_last_error(c));
+  CHECK_RC(fold_reduce(f, g, 4, FOLD_FLOAT32, FOLD_SUM, -1, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_reduce(f, NULL, 4, FOLD_FLOAT32, FOLD_SUM, 0, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_alltoall(f, f, 1, FOLD_FLOAT32, c), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "in-place alltoall"), "msg: %s", fold_comm_last_error(c));
+  CHECK_RC(fold_allgather(f, NULL, 1, FOLD_FLOAT32, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_scatter(NULL, g, 1, FOLD_FLOAT32, 0, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_gather(f, g, SIZE_MAX / 2, FOLD_FLOAT32, 0, c), FOLD_EINVAL, c);
+  CHECK_RC(fold_iallreduce(f, g, 4, FOLD_FLOAT32, FOLD_SUM, c, NULL), FOLD_EINVAL, c);
+  CHECK_RC(fold_iallreduce(NULL, g, 4, FOLD_FLOAT32, FOLD_SUM, c, &r), FOLD_EINVAL, c);
+  CHECK(r == NULL, "failed start left *req set");
+  CHECK_RC(fold_barrier(NULL), FOLD_EINVAL, NULL);
+  /* the communicator is still fine */
+  CHECK_OK(fold_allreduce(f, g, 4, FOLD_FLOAT32, FOLD_SUM, c), c);
+  CHECK_OK(fold_allreduce(NULL, NULL, 0, FOLD_FLOAT32, FOLD_SUM, c), c);
+  fold_comm_destroy(c);
+}
+
+/* ---- the algorithm grammar ---- */
+
+/* A non-commutative op: the higher rank's value wins. */
+static void keep_upper(void *inout, const void *in, size_t count, fold_dtype dt, void *ctx) {
+  (void)inout, (void)in, (void)count, (void)dt, (void)ctx;
+}
+
+static void specs(void) {
+  fold_comm *c;
+  CHECK_OK(fold_comm_init_threads(1, &c), NULL);
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=ring,broadcast=binomial"), c);
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=auto"), c);
+  CHECK_OK(fold_comm_set_algo(c, ""), c);
+  CHECK_RC(fold_comm_set_algo(c, "allreduce=carrier_pigeon"), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "carrier_pigeon"), "msg: %s", fold_comm_last_error(c));
+  CHECK_RC(fold_comm_set_algo(c, "allsmash=ring"), FOLD_EINVAL, c);
+  CHECK_RC(fold_comm_set_algo(c, "allreduce"), FOLD_EINVAL, c);
+  CHECK_RC(fold_comm_set_algo(c, "barrier=dissemination,allreduce=nope"), FOLD_EINVAL, c);
+  CHECK_RC(fold_comm_set_algo(c, NULL), FOLD_EINVAL, c);
+  CHECK_RC(fold_comm_set_algo(NULL, "allreduce=ring"), FOLD_EINVAL, NULL);
+  fold_comm_destroy(c);
+  /* FOLD_ALGO applies at creation: ring refuses a non-commutative op, so the
+   * refusal proves the variable took effect */
+  setenv("FOLD_ALGO", "allreduce=ring", 1);
+  CHECK_OK(fold_comm_init_threads(1, &c), NULL);
+  unsetenv("FOLD_ALGO");
+  fold_op nc;
+  CHECK_OK(fold_op_create(&nc, keep_upper, NULL, 0, c), c);
+  int64_t x = 1, y;
+  CHECK_RC(fold_allreduce(&x, &y, 1, FOLD_INT64, nc, c), FOLD_EINVAL, c);
+  CHECK(strstr(fold_comm_last_error(c), "ring"), "msg: %s", fold_comm_last_error(c));
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=auto"), c);
+  CHECK_OK(fold_allreduce(&x, &y, 0, FOLD_INT64, nc, c), c);
+  fold_comm_destroy(c);
+}
+
+/* ---- a rank lost in the middle of a collective ---- */
+
+static void *lost_rank(void *p) {
+  int r = (int)(intptr_t)p;
+  static float buf[N][1 << 16];
+  if (r == 3) {
+    usleep(200000);
+    fold_comm_destroy(comms[3]);
+    return NULL;
+  }
+  int rc = fold_allreduce(buf[r], buf[r], 1 << 16, FOLD_FLOAT32, FOLD_SUM, comms[r]);
+  CHECK(rc == FOLD_EPEER, "rank %d: allreduce with a lost rank returned %s", r, fold_strerror(rc));
+  CHECK(strstr(fold_comm_last_error(comms[r]), "lost"), "rank %d msg: %s", r, fold_comm_last_error(comms[r]));
+  return NULL;
+}
+
+static void lost(void) {
+  setenv("FOLD_TIMEOUT", "20", 1);
+  CHECK_OK(fold_comm_init_threads(N, comms), NULL);
+  unsetenv("FOLD_TIMEOUT");
+  double t0 = now_s();
+  pthread_t th[N];
+  for (int r = 0; r < N; r++) pthread_create(&th[r], NULL, lost_rank, (void *)(intptr_t)r);
+  for (int r = 0; r < N; r++) pthread_join(th[r], NULL);
+  CHECK(now_s() - t0 < 5.0, "lost rank noticed after %.1f s", now_s() - t0);
+  for (int r = 0; r < 3; r++) fold_comm_destroy(comms[r]);
+}
+
+int main(void) {
+  setenv("FOLD_DEBUG", "NONE", 0);
+  mismatches();
+  outstanding();
+  bad_args();
+  specs();
+  lost();
+  return check_report("coll_faults");
+}
