@@ -285,10 +285,12 @@ FOLD_API int fold_op_create(fold_op *op,
 
 /* ---- simulated network ------------------------------------------------- */
 /* n ranks in one process and one thread under a virtual clock. A message of
- * b bytes posted at virtual time t starts when the sender's outgoing link and
- * the receiver's incoming link are free, occupies each for b*byte_time, and
- * arrives latency + b*byte_time after it started (Hockney / LogGP, links
- * serialised per rank). Deterministic: the same program gives the same times.
+ * b bytes posted at virtual time t leaves when the sender's outgoing link is
+ * free, occupies it for b*byte_time (then the send completes), and arrives
+ * latency + b*byte_time after it left, or b*byte_time after the previous
+ * arrival at the receiver if that is later (Hockney / LogGP; full-duplex
+ * links, each serialised on its own, a switch that buffers; docs/simulator.md).
+ * Deterministic: the same program gives the same times.
  * Nonblocking calls started on every rank complete by running the simulator;
  * a blocking call (or fold_wait) on a simulated communicator runs the
  * simulator until that operation completes. */

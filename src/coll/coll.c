@@ -5,6 +5,7 @@
 
 #include "coll/coll.h"
 #include "select/select.h"
+#include "transport/sim/sim.h"
 
 static const char *const coll_names[FOLD__COLL_COUNT] = {
   "broadcast", "reduce", "allreduce", "reduce_scatter", "allgather", "gather", "scatter", "alltoall", "barrier",
@@ -173,14 +174,19 @@ static int round_comm_done(fold__coll *co) {
 }
 
 static void run_local_ops(fold__coll *co) {
+  /* In the simulator, reducing costs op_time (gamma) per byte of virtual time. */
+  double gamma = fold__sim_op_time(co->comm), busy = 0;
   for (int i = 0; i < co->nops; i++) {
     fold__cop *op = &co->ops[i];
-    if (op->kind == FOLD__OP_REDUCE)
+    if (op->kind == FOLD__OP_REDUCE) {
       fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
                        (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
+      busy += gamma * (double)(op->len * co->esize);
+    }
     else if (op->kind == FOLD__OP_COPY)
       memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
   }
+  if (busy > 0) fold__sim_charge(co->comm, busy);
   co->nops = 0;
 }
 
@@ -339,7 +345,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   r->task = &co->task;
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
-    co->bufs[FOLD__B_TMP] = malloc(co->tmp_bytes);
+    co->bufs[FOLD__B_TMP] = calloc(1, co->tmp_bytes); /* defined bytes, even for a barrier's token */
     if (co->bufs[FOLD__B_TMP] == NULL)
       rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu bytes of scratch", opname, c->rank,
                        co->tmp_bytes);

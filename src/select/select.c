@@ -8,28 +8,28 @@
  * MPI decision rules (few steps for small messages, little data per rank
  * for large ones); retuned by measurement in docs/performance.md. */
 static const fold__rule default_rules[] = {
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 12288, 0, "binomial"},
-  {FOLD__COLL_BROADCAST, 0, 7, 0, 0, 0, "binomial"},
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 524288, 0, "scatter_allgather"},
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 0, 0, "pipeline"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 2048, 0, "binomial"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 1, "rabenseifner"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 2048, 0, "recursive_doubling"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 524288, 1, "rabenseifner"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 1, "ring_segmented"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 0, "recursive_doubling"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 524288, 1, "recursive_halving"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 1, "ring"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 0, "pairwise"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 8192, 0, "recursive_doubling"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 65536, 0, "bruck"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 0, 0, "ring"},
-  {FOLD__COLL_GATHER, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_SCATTER, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_ALLTOALL, 8, 0, 0, 256, 0, "bruck"},
-  {FOLD__COLL_ALLTOALL, 0, 0, 0, 0, 0, "pairwise"},
-  {FOLD__COLL_BARRIER, 0, 0, 0, 0, 0, "dissemination"},
+  {FOLD__COLL_BROADCAST, 0, 0, 0, 12288, 0, 0, "binomial"},
+  {FOLD__COLL_BROADCAST, 0, 7, 0, 0, 0, 0, "binomial"},
+  {FOLD__COLL_BROADCAST, 0, 0, 0, 524288, 0, 0, "scatter_allgather"},
+  {FOLD__COLL_BROADCAST, 0, 0, 0, 0, 0, 0, "pipeline"},
+  {FOLD__COLL_REDUCE, 0, 0, 0, 2048, 0, 0, "binomial"},
+  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 1, 0, "rabenseifner"},
+  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 0, 0, "binomial"},
+  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 2048, 0, 0, "recursive_doubling"},
+  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 524288, 1, 0, "rabenseifner"},
+  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 1, 0, "ring_segmented"},
+  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 0, 0, "recursive_doubling"},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 524288, 1, 0, "recursive_halving"},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 1, 0, "ring"},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 0, 0, "pairwise"},
+  {FOLD__COLL_ALLGATHER, 0, 0, 0, 8192, 0, 1, "recursive_doubling"},
+  {FOLD__COLL_ALLGATHER, 0, 0, 0, 65536, 0, 0, "bruck"},
+  {FOLD__COLL_ALLGATHER, 0, 0, 0, 0, 0, 0, "ring"},
+  {FOLD__COLL_GATHER, 0, 0, 0, 0, 0, 0, "binomial"},
+  {FOLD__COLL_SCATTER, 0, 0, 0, 0, 0, 0, "binomial"},
+  {FOLD__COLL_ALLTOALL, 8, 0, 0, 256, 0, 0, "bruck"},
+  {FOLD__COLL_ALLTOALL, 0, 0, 0, 0, 0, 0, "pairwise"},
+  {FOLD__COLL_BARRIER, 0, 0, 0, 0, 0, 0, "dissemination"},
 };
 
 int fold__algo_index(fold__coll_kind kind, const char *name, size_t len) {
@@ -46,6 +46,7 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
     if (r->coll != kind || c->size < r->min_ranks || (r->max_ranks && c->size > r->max_ranks)) continue;
     if (bytes < r->min_bytes || (r->max_bytes && bytes > r->max_bytes)) continue;
     if (r->commutative_only && !commutative) continue;
+    if (r->pof2_only && (c->size & (c->size - 1))) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
     if (k >= 0 && (commutative || algos[k]->noncommutative_ok)) return algos[k];
   }

@@ -11,6 +11,7 @@ typedef struct fold__rule {
   int min_ranks, max_ranks;
   size_t min_bytes, max_bytes; /* bytes of the call's count argument (per block for block collectives) */
   int commutative_only;        /* the rule applies to commutative ops only */
+  int pof2_only;               /* the rule applies to power-of-two rank counts only */
   const char *algo;
 } fold__rule;
 

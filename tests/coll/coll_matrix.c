@@ -365,7 +365,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--verbose")) opt_verbose = 1;
     else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
       nn = 0;
-      for (char *s = strtok(argv[++i], ","); s && nn < 32; s = strtok(NULL, ",")) ns[nn++] = atoi(s);
+      for (char *s = strtok(argv[++i], ","); s && nn < 32; s = strtok(NULL, ",")) {
+        ns[nn] = atoi(s);
+        if (ns[nn] < 1 || ns[nn] > 64) {
+          fprintf(stderr, "coll_matrix: --n takes rank counts from 1 to 64, not %s\n", s);
+          return 2;
+        }
+        nn++;
+      }
     }
   }
   if (opt_quick && nn == 12) { int q[] = {1, 2, 3, 5, 8, 17}; nn = 6; memcpy(ns, q, sizeof q); }

@@ -26,11 +26,22 @@
  *                message: a second one to skip r-1's own block would cost
  *                an alpha to save a B)
  * Cost, n a power of two: log2(n) alpha + (n-1)/n S beta, S = n*B.
- * Otherwise the round-j exchange that matters is the one of the group with
- * the most doubled-up ranks, 2^j + min(2^j, rem) blocks, and the unfold
- * moves all of S:
- *   (L+2) alpha + (pof2 + c + n) B beta,  c = sum_{j<L} min(2^j, rem),
- * which comes to 2 S to 2.4 S beta: ring or bruck suit large non-power-of-two calls. */
+ * Otherwise ranks start at different times (the fold) and send different
+ * amounts, and the time is the longest chain of waits. A chain starts at a
+ * new rank x (after x's fold if x < rem), at each exchange either stays
+ * (waiting for its own send of its group) or crosses to the partner (alpha
+ * more), and ends at a doubled rank y < rem, which then unfolds. Its exact
+ * value in the simulator's model:
+ *   max over x of  [x < rem] (alpha + B beta)
+ *                  + (1 + max_{y < rem} popcount(x ^ y)) alpha
+ *                  + (n + sum_{j<L} blocks of x's aligned group of 2^j) B beta.
+ * Its two ends, single chains and so lower bounds; the larger of the two is
+ * within 10% of the maximum (checked for n <= 1500, B from 1 byte to 1 MiB):
+ *   latency-bound:   (L + 1 + [2 rem > pof2]) alpha + (2n - 1) B beta
+ *   bandwidth-bound: (2 + h) alpha + (pof2 + c + n) B beta,
+ *                    c = sum_{j<L} min(2^j, rem), h = floor(log2(rem+1)), h = 0 for rem = 1
+ * The second is 2 S to 2.4 S beta. Bruck needs fewer (or as many) rounds
+ * and S beta, so it is the better choice for any non-power-of-two n. */
 
 static int rd_init(fold__coll *co) {
   co->tmp_bytes = 0;
