@@ -86,14 +86,17 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
     memcpy(m->data, r->buf, r->bytes);
 
   const fold_sim_params *p = &sim->p;
-  double t0 = dmax(dmax(sim->now, sim->busy[s]), dmax(sim->out_free[s], sim->in_free[d] - p->latency));
+  /* Each link serialises on its own (full-duplex links, a switch that
+   * buffers): the message leaves when the sender's out-link is free and
+   * arrives once it crossed (latency + b*beta) and the receiver's in-link
+   * has taken it (b*beta after the previous arrival). A message waiting
+   * for a busy receiver does not hold the sender's link, so a small message
+   * behind a large one never delays the sender's next message. */
+  double t0 = dmax(dmax(sim->now, sim->busy[s]), sim->out_free[s]);
   double xfer = (double)r->bytes * p->byte_time;
   double sent = t0 + xfer;
-  double arrive = t0 + p->latency + xfer;
-  /* In exact arithmetic arrive >= in_free[d] (the previous arrival at d)
-   * because t0 >= in_free[d] - latency; rounding may break that by an ulp,
-   * and then a later message could overtake an earlier one of the same
-   * pair. Clamping keeps the order without changing the model. */
+  double arrive = dmax(t0 + p->latency + xfer, sim->in_free[d] + xfer);
+  /* Rounding must never let a later message of a pair overtake an earlier one. */
   if (arrive < sim->in_free[d])
     arrive = sim->in_free[d];
   sim->out_free[s] = sent;
