@@ -1,0 +1,940 @@
+/* store_tcp.c — the tcp rendezvous store: a one-thread epoll server and its blocking client. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "bootstrap/store.h"
+#include "core/internal.h"
+
+#define SRV_AUTH_TIMEOUT_NS (10LL * 1000000000)
+#define SRV_MAX_PENDING 256         /* connections still in the handshake */
+#define SRV_MAX_CONNS 8192          /* authenticated connections */
+#define SRV_OUT_HIGH (256 * 1024)   /* stop parsing a client's requests above this much queued output */
+#define SRV_STORE_MAX (256LL << 20) /* total bytes of keys + values held */
+#define SRV_BUCKETS 4096
+#define CLI_IO_GRACE_NS (5LL * 1000000000) /* a reply may lag the wait it answers by this much */
+#define CLI_GET_SLICE_MS 60000u            /* re-ask at least this often during long waits */
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ns(int64_t ns) {
+  struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* ======================================================================
+ * server
+ * ====================================================================== */
+
+typedef struct entry {
+  struct entry *next;
+  size_t klen, vlen;
+  uint8_t *val;
+  char key[]; /* klen bytes + NUL */
+} entry;
+
+enum { C_AUTH = 0, C_READY = 1, C_PARKED = 2 };
+
+typedef struct conn {
+  struct conn *prev, *next;
+  int fd;
+  int state;
+  uint32_t mask; /* events registered with epoll */
+  fold__auth_srv auth;
+  uint8_t *in; /* FOLD__STORE_FRAME_MAX bytes, allocated once authenticated */
+  size_t in_len;
+  uint8_t *out;
+  size_t out_len, out_off, out_cap;
+  char park_key[FOLD__STORE_KEY_MAX + 1]; /* the key a parked GET waits for */
+  int64_t park_deadline;
+  int runnable; /* has buffered requests to look at again */
+  char peer[80];
+} conn;
+
+struct fold__store_srv {
+  pthread_t thread;
+  int lfd, efd, wake;
+  fold__store_srv_cfg cfg;
+  int log_level;
+  conn *conns;
+  conn *dead; /* closed during this loop turn; freed at its end */
+  int npending, nready;
+  entry *buckets[SRV_BUCKETS];
+  long long stored_bytes;
+  atomic_long rejected;
+  atomic_int clients; /* authenticated connections, for linger() */
+  atomic_int stop;
+};
+
+/* Tags for the two fds that are not connections. */
+static char tag_listen, tag_wake;
+
+#define SWARN(s, ...) do { if ((s)->log_level >= FOLD__LOG_WARN) fold__log(FOLD__LOG_WARN, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
+#define SINFO(s, ...) do { if ((s)->log_level >= FOLD__LOG_INFO) fold__log(FOLD__LOG_INFO, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
+
+static uint32_t hash_key(const char *k, size_t n) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (uint8_t)k[i]) * 16777619u;
+  return h % SRV_BUCKETS;
+}
+
+static entry **find_slot(fold__store_srv *s, const char *k, size_t n) {
+  entry **pp = &s->buckets[hash_key(k, n)];
+  while (*pp && !((*pp)->klen == n && memcmp((*pp)->key, k, n) == 0))
+    pp = &(*pp)->next;
+  return pp;
+}
+
+/* Store a copy of val under key; 0 or -1 when the store is full or out of memory. */
+static int table_set(fold__store_srv *s, const char *k, size_t kn, const uint8_t *val, size_t vn) {
+  entry **pp = find_slot(s, k, kn);
+  entry *e = *pp;
+  long long old = e ? (long long)e->vlen : 0;
+  if (s->stored_bytes - old + (long long)vn + (e ? 0 : (long long)kn) > SRV_STORE_MAX)
+    return -1;
+  uint8_t *copy = malloc(vn ? vn : 1);
+  if (copy == NULL)
+    return -1;
+  memcpy(copy, val, vn);
+  if (e == NULL) {
+    e = malloc(sizeof *e + kn + 1);
+    if (e == NULL) {
+      free(copy);
+      return -1;
+    }
+    memcpy(e->key, k, kn);
+    e->key[kn] = '\0';
+    e->klen = kn;
+    e->vlen = 0;
+    e->val = NULL;
+    e->next = NULL;
+    *pp = e;
+    s->stored_bytes += (long long)kn;
+  }
+  free(e->val);
+  s->stored_bytes += (long long)vn - (long long)e->vlen;
+  e->val = copy;
+  e->vlen = vn;
+  return 0;
+}
+
+static void table_del(fold__store_srv *s, const char *k, size_t kn) {
+  entry **pp = find_slot(s, k, kn);
+  entry *e = *pp;
+  if (e == NULL)
+    return;
+  *pp = e->next;
+  s->stored_bytes -= (long long)(e->klen + e->vlen);
+  free(e->val);
+  free(e);
+}
+
+static void set_mask(fold__store_srv *s, conn *c, uint32_t mask) {
+  if (mask == c->mask)
+    return;
+  struct epoll_event ev = {.events = mask, .data.ptr = c};
+  epoll_ctl(s->efd, EPOLL_CTL_MOD, c->fd, &ev);
+  c->mask = mask;
+}
+
+/* Close c now; free it at the end of the loop turn, because events for it
+ * may still sit in the batch epoll_wait returned (fd < 0 marks it dead). */
+static void conn_close(fold__store_srv *s, conn *c) {
+  epoll_ctl(s->efd, EPOLL_CTL_DEL, c->fd, NULL);
+  close(c->fd);
+  c->fd = -1;
+  if (c->state == C_AUTH)
+    s->npending--;
+  else
+    atomic_store(&s->clients, --s->nready);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  /* c->next is kept: loops that read it before closing c stay valid */
+  c->prev = s->dead;
+  s->dead = c;
+}
+
+static void free_dead(fold__store_srv *s) {
+  while (s->dead) {
+    conn *c = s->dead;
+    s->dead = c->prev;
+    free(c->in);
+    free(c->out);
+    free(c);
+  }
+}
+
+static void conn_reject(fold__store_srv *s, conn *c, const char *why) {
+  atomic_fetch_add(&s->rejected, 1);
+  SWARN(s, "store: closing connection from %s%s%s: %s", c->peer, c->auth.claim[0] ? " claiming " : "",
+        c->auth.claim, why);
+  conn_close(s, c);
+}
+
+/* Queue a reply; 0, or -1 when out of memory (the caller closes c). */
+static int reply(conn *c, int type, const void *val, size_t vlen) {
+  size_t need = FOLD__STORE_HDR + vlen;
+  if (c->out_off == c->out_len)
+    c->out_off = c->out_len = 0;
+  if (c->out_len + need > c->out_cap) {
+    size_t cap = c->out_cap ? c->out_cap : 4096;
+    while (cap < c->out_len + need)
+      cap *= 2;
+    uint8_t *p = realloc(c->out, cap);
+    if (p == NULL)
+      return -1;
+    c->out = p, c->out_cap = cap;
+  }
+  fold__store_put_header(c->out + c->out_len, type, 0, vlen);
+  if (vlen)
+    memcpy(c->out + c->out_len + FOLD__STORE_HDR, val, vlen);
+  c->out_len += need;
+  return 0;
+}
+
+/* Send queued output; 0 ok (maybe partial), -1 connection gone. */
+static int flush_out(conn *c) {
+  while (c->out_off < c->out_len) {
+    ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      c->out_off += (size_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return 0;
+    return -1;
+  }
+  c->out_off = c->out_len = 0;
+  return 0;
+}
+
+/* Wake parked GETs waiting for key (just set). */
+static void wake_parked(fold__store_srv *s, const char *k, size_t kn, const entry *e) {
+  for (conn *c = s->conns; c; c = c->next) {
+    if (c->state != C_PARKED || strlen(c->park_key) != kn || memcmp(c->park_key, k, kn) != 0)
+      continue;
+    if (reply(c, FOLD__ST_VALUE, e->val, e->vlen) < 0)
+      continue; /* stays parked; answered NOTFOUND at its deadline */
+    c->state = C_READY;
+    c->runnable = 1;
+  }
+}
+
+/* Apply one request; 0 or -1 (close c). */
+static int apply(fold__store_srv *s, conn *c, const fold__store_frame *f) {
+  const char *k = (const char *)f->key;
+  entry *e;
+  switch (f->type) {
+  case FOLD__ST_SET:
+    if (table_set(s, k, f->klen, f->val, f->vlen) < 0)
+      return reply(c, FOLD__ST_ERR, NULL, 0);
+    if (reply(c, FOLD__ST_OK, NULL, 0) < 0)
+      return -1;
+    wake_parked(s, k, f->klen, *find_slot(s, k, f->klen));
+    return 0;
+  case FOLD__ST_GET: {
+    e = *find_slot(s, k, f->klen);
+    if (e)
+      return reply(c, FOLD__ST_VALUE, e->val, e->vlen);
+    uint32_t ms = (uint32_t)f->val[0] | (uint32_t)f->val[1] << 8 | (uint32_t)f->val[2] << 16 |
+                  (uint32_t)f->val[3] << 24;
+    if (ms == 0)
+      return reply(c, FOLD__ST_NOTFOUND, NULL, 0);
+    memcpy(c->park_key, k, f->klen);
+    c->park_key[f->klen] = '\0';
+    c->park_deadline = mono_ns() + (int64_t)ms * 1000000;
+    c->state = C_PARKED;
+    return 0;
+  }
+  case FOLD__ST_ADD: {
+    uint64_t d = 0;
+    for (int i = 7; i >= 0; i--)
+      d = d << 8 | f->val[i];
+    e = *find_slot(s, k, f->klen);
+    uint64_t cur = 0;
+    if (e && e->vlen != 8)
+      return reply(c, FOLD__ST_ERR, NULL, 0);
+    if (e)
+      for (int i = 7; i >= 0; i--)
+        cur = cur << 8 | e->val[i];
+    cur += d; /* unsigned: wraps instead of overflowing */
+    uint8_t v[8];
+    for (int i = 0; i < 8; i++)
+      v[i] = (uint8_t)(cur >> (8 * i));
+    if (table_set(s, k, f->klen, v, 8) < 0)
+      return reply(c, FOLD__ST_ERR, NULL, 0);
+    if (reply(c, FOLD__ST_VALUE, v, 8) < 0)
+      return -1;
+    wake_parked(s, k, f->klen, *find_slot(s, k, f->klen));
+    return 0;
+  }
+  case FOLD__ST_DEL:
+    table_del(s, k, f->klen);
+    return reply(c, FOLD__ST_OK, NULL, 0);
+  default:
+    return -1; /* the parser lets no other type through */
+  }
+}
+
+/* Parse and apply buffered requests while the client is not parked and its
+ * output is not backed up; then set the epoll interest. 0 or -1 (closed). */
+static int conn_run(fold__store_srv *s, conn *c) {
+  c->runnable = 0;
+  for (;;) {
+    size_t off = 0;
+    const char *why = NULL;
+    while (c->state == C_READY && c->out_len - c->out_off < SRV_OUT_HIGH) {
+      fold__store_frame f;
+      int n = fold__store_parse_frame(c->in + off, c->in_len - off, 0, &f);
+      if (n == 0)
+        break;
+      if (n < 0) {
+        why = f.why;
+        break;
+      }
+      if (apply(s, c, &f) < 0) {
+        why = "out of memory";
+        break;
+      }
+      off += (size_t)n;
+    }
+    if (off > 0) {
+      memmove(c->in, c->in + off, c->in_len - off);
+      c->in_len -= off;
+    }
+    if (why) {
+      conn_reject(s, c, why);
+      return -1;
+    }
+    if (flush_out(c) < 0) {
+      conn_close(s, c);
+      return -1;
+    }
+    /* Stopped only by the output mark, and the output just drained? */
+    fold__store_frame f;
+    if (!(c->state == C_READY && c->out_len - c->out_off < SRV_OUT_HIGH &&
+          fold__store_parse_frame(c->in, c->in_len, 0, &f) > 0))
+      break;
+  }
+  uint32_t mask = 0;
+  if (c->state == C_READY && c->out_len - c->out_off < SRV_OUT_HIGH && c->in_len < FOLD__STORE_FRAME_MAX)
+    mask |= EPOLLIN;
+  if (c->out_off < c->out_len)
+    mask |= EPOLLOUT;
+  set_mask(s, c, mask);
+  return 0;
+}
+
+static void conn_readable(fold__store_srv *s, conn *c) {
+  while (c->in_len < FOLD__STORE_FRAME_MAX) {
+    ssize_t r = recv(c->fd, c->in + c->in_len, FOLD__STORE_FRAME_MAX - c->in_len, MSG_DONTWAIT);
+    if (r > 0) {
+      c->in_len += (size_t)r;
+      continue;
+    }
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      break;
+    SINFO(s, "store: client %s (%s) left", c->peer, c->auth.claim);
+    conn_close(s, c);
+    return;
+  }
+  conn_run(s, c);
+}
+
+static void conn_auth_step(fold__store_srv *s, conn *c, int64_t now) {
+  int rc = fold__auth_srv_step(&c->auth, c->fd, &s->cfg.key, now);
+  if (rc == 0) {
+    set_mask(s, c, (uint32_t)fold__auth_srv_events(&c->auth));
+    return;
+  }
+  if (rc < 0) {
+    conn_reject(s, c, rc == FOLD_ETIMEDOUT ? "handshake timed out"
+                      : rc == FOLD_EPEER   ? "closed during the handshake"
+                      : rc == FOLD_EAUTH   ? "authentication failed (wrong job token, or not a fold client)"
+                                           : "handshake I/O error");
+    return;
+  }
+  if (strncmp(c->auth.claim, "store ", 6) != 0) {
+    conn_reject(s, c, "claim is not a store client");
+    return;
+  }
+  if (s->nready >= SRV_MAX_CONNS) {
+    conn_reject(s, c, "too many store clients");
+    return;
+  }
+  c->in = malloc(FOLD__STORE_FRAME_MAX);
+  if (c->in == NULL) {
+    conn_reject(s, c, "out of memory");
+    return;
+  }
+  s->npending--;
+  atomic_store(&s->clients, ++s->nready);
+  c->state = C_READY;
+  SINFO(s, "store: %s authenticated from %s", c->auth.claim, c->peer);
+  conn_readable(s, c); /* the client may have sent a request already */
+}
+
+static void srv_accept(fold__store_srv *s) {
+  for (;;) {
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        SWARN(s, "store: accept failed: %s", strerror(errno));
+      return;
+    }
+    char addr[64] = "?";
+    int port = 0;
+    if (sa.ss_family == AF_INET) {
+      struct sockaddr_in *a = (struct sockaddr_in *)&sa;
+      inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr);
+      port = ntohs(a->sin_port);
+    } else if (sa.ss_family == AF_INET6) {
+      struct sockaddr_in6 *a = (struct sockaddr_in6 *)&sa;
+      inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
+      port = ntohs(a->sin6_port);
+    }
+    if (s->npending >= SRV_MAX_PENDING) {
+      atomic_fetch_add(&s->rejected, 1);
+      SWARN(s, "store: refusing connection from %s:%d: too many unauthenticated connections", addr, port);
+      close(fd);
+      continue;
+    }
+    conn *c = calloc(1, sizeof *c);
+    int64_t now = mono_ns();
+    if (c == NULL || fold__auth_srv_start(&c->auth, now + s->cfg.auth_timeout_ns) < 0) {
+      free(c);
+      close(fd);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->fd = fd;
+    c->state = C_AUTH;
+    snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
+    c->mask = (uint32_t)fold__auth_srv_events(&c->auth);
+    struct epoll_event ev = {.events = c->mask, .data.ptr = c};
+    if (epoll_ctl(s->efd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+      free(c);
+      close(fd);
+      continue;
+    }
+    c->next = s->conns;
+    if (s->conns)
+      s->conns->prev = c;
+    s->conns = c;
+    s->npending++;
+    conn_auth_step(s, c, now);
+  }
+}
+
+/* Handshake deadlines and parked GETs that ran out; returns ms to the next. */
+static int srv_timers(fold__store_srv *s) {
+  int64_t now = mono_ns(), next = now + 1000000000;
+  for (conn *c = s->conns, *n; c; c = n) {
+    n = c->next;
+    if (c->state == C_AUTH) {
+      if (now > c->auth.deadline_ns)
+        conn_auth_step(s, c, now);
+      else if (c->auth.deadline_ns < next)
+        next = c->auth.deadline_ns;
+    } else if (c->state == C_PARKED) {
+      if (now >= c->park_deadline) {
+        c->state = C_READY;
+        if (reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0) {
+          conn_close(s, c);
+          continue;
+        }
+        conn_run(s, c);
+      } else if (c->park_deadline < next) {
+        next = c->park_deadline;
+      }
+    }
+  }
+  int64_t ms = (next - now + 999999) / 1000000;
+  return ms < 1 ? 1 : (int)ms;
+}
+
+static void *srv_main(void *arg) {
+  fold__store_srv *s = arg;
+  struct epoll_event evs[64];
+  while (!atomic_load(&s->stop)) {
+    int timeout = srv_timers(s);
+    int n = epoll_wait(s->efd, evs, 64, timeout);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      SWARN(s, "store: epoll_wait failed: %s; server stops", strerror(errno));
+      break;
+    }
+    int64_t now = mono_ns();
+    for (int i = 0; i < n; i++) {
+      void *p = evs[i].data.ptr;
+      if (p == &tag_wake)
+        continue;
+      if (p == &tag_listen) {
+        srv_accept(s);
+        continue;
+      }
+      conn *c = p;
+      if (c->fd < 0)
+        continue; /* closed earlier in this batch */
+      if (c->state == C_AUTH) {
+        conn_auth_step(s, c, now);
+        continue;
+      }
+      if ((evs[i].events & (EPOLLERR | EPOLLHUP)) && !(evs[i].events & EPOLLIN)) {
+        conn_close(s, c);
+        continue;
+      }
+      if (evs[i].events & EPOLLOUT) {
+        if (flush_out(c) < 0) {
+          conn_close(s, c);
+          continue;
+        }
+        if (conn_run(s, c) < 0)
+          continue;
+      }
+      if (evs[i].events & EPOLLIN)
+        conn_readable(s, c);
+    }
+    /* Clients woken by a SET/ADD have a reply queued and maybe more
+     * requests buffered. conn_run closes at most c itself, whose next
+     * pointer stays valid until free_dead. */
+    for (int again = 1; again;) {
+      again = 0;
+      for (conn *c = s->conns, *nx; c; c = nx) {
+        nx = c->next;
+        if (c->runnable) {
+          again = 1;
+          conn_run(s, c);
+        }
+      }
+    }
+    free_dead(s);
+  }
+  return NULL;
+}
+
+int fold__store_srv_start(const fold__store_srv_cfg *cfg, fold__store_srv **out, int *port_out, int *os_errno) {
+  *out = NULL;
+  if (os_errno)
+    *os_errno = 0;
+  const char *host = cfg->host ? cfg->host : "127.0.0.1";
+  char portstr[16];
+  snprintf(portstr, sizeof portstr, "%d", cfg->port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+  struct addrinfo *res = NULL;
+  int gai = getaddrinfo(host, portstr, &hints, &res);
+  if (gai != 0)
+    return fold__error(NULL, FOLD_EINVAL, "store server: cannot resolve \"%s\": %s", host, gai_strerror(gai));
+  int lfd = -1, err = 0;
+  for (struct addrinfo *ai = res; ai && lfd < 0; ai = ai->ai_next) {
+    lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (lfd < 0) {
+      err = errno;
+      continue;
+    }
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 1024) < 0) {
+      err = errno;
+      close(lfd);
+      lfd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (lfd < 0) {
+    if (os_errno)
+      *os_errno = err;
+    return fold__error(NULL, FOLD_ESYS, "store server: cannot listen on %s:%d: %s", host, cfg->port, strerror(err));
+  }
+  fold__store_srv *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    close(lfd);
+    return fold__error(NULL, FOLD_ENOMEM, "store server: out of memory");
+  }
+  s->lfd = lfd;
+  s->cfg = *cfg;
+  s->cfg.host = NULL; /* not kept: the caller's string */
+  if (s->cfg.auth_timeout_ns <= 0)
+    s->cfg.auth_timeout_ns = SRV_AUTH_TIMEOUT_NS;
+  s->log_level = fold__log_level_env();
+  s->efd = epoll_create1(EPOLL_CLOEXEC);
+  s->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  struct epoll_event lev = {.events = EPOLLIN, .data.ptr = &tag_listen};
+  struct epoll_event wev = {.events = EPOLLIN, .data.ptr = &tag_wake};
+  if (s->efd < 0 || s->wake < 0 || epoll_ctl(s->efd, EPOLL_CTL_ADD, lfd, &lev) < 0 ||
+      epoll_ctl(s->efd, EPOLL_CTL_ADD, s->wake, &wev) < 0) {
+    err = errno;
+    goto fail;
+  }
+  struct sockaddr_storage sa;
+  socklen_t sl = sizeof sa;
+  int port = cfg->port;
+  if (getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0)
+    port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                          : ((struct sockaddr_in *)&sa)->sin_port);
+  if ((err = pthread_create(&s->thread, NULL, srv_main, s)) != 0)
+    goto fail;
+  if (port_out)
+    *port_out = port;
+  *out = s;
+  return 0;
+fail:
+  if (s->efd >= 0)
+    close(s->efd);
+  if (s->wake >= 0)
+    close(s->wake);
+  close(lfd);
+  free(s);
+  return fold__error(NULL, FOLD_ESYS, "store server: setup failed: %s", strerror(err));
+}
+
+void fold__store_srv_stop(void *arg) {
+  fold__store_srv *s = arg;
+  if (s == NULL)
+    return;
+  atomic_store(&s->stop, 1);
+  uint64_t one = 1;
+  if (write(s->wake, &one, sizeof one) < 0) {
+    /* the eventfd cannot be full after one write; the 1 s timer still ends the loop */
+  }
+  pthread_join(s->thread, NULL);
+  while (s->conns)
+    conn_close(s, s->conns);
+  free_dead(s);
+  for (int b = 0; b < SRV_BUCKETS; b++)
+    for (entry *e = s->buckets[b], *n; e; e = n) {
+      n = e->next;
+      free(e->val);
+      free(e);
+    }
+  close(s->lfd);
+  close(s->efd);
+  close(s->wake);
+  free(s);
+}
+
+void fold__store_srv_linger(fold__store_srv *s, int64_t deadline) {
+  if (s == NULL)
+    return;
+  while (atomic_load(&s->clients) > 0 && mono_ns() < deadline)
+    sleep_ns(5 * 1000000LL);
+}
+
+long fold__store_srv_rejected(fold__store_srv *s) { return atomic_load(&s->rejected); }
+
+/* ======================================================================
+ * client
+ * ====================================================================== */
+
+typedef struct tcp_store {
+  fold__store base;
+  int fd;
+  char where[300]; /* "tcp://host:port" for messages */
+} tcp_store;
+
+static int cli_wait(int fd, short ev, int64_t deadline) {
+  for (;;) {
+    int64_t left = deadline - mono_ns();
+    if (left <= 0)
+      return FOLD_ETIMEDOUT;
+    struct pollfd p = {.fd = fd, .events = ev};
+    int r = poll(&p, 1, (int)((left + 999999) / 1000000));
+    if (r > 0)
+      return 0;
+    if (r < 0 && errno != EINTR)
+      return FOLD_ESYS;
+  }
+}
+
+static int cli_lost(tcp_store *t, int rc, const char *what) {
+  if (rc == FOLD_ETIMEDOUT)
+    return fold__error(NULL, FOLD_ETIMEDOUT, "store %s did not answer (%s)", t->where, what);
+  return fold__error(NULL, rc == FOLD_ESYS ? FOLD_ESYS : FOLD_EPEER, "store %s: connection lost (%s)", t->where,
+                     what);
+}
+
+static int cli_send(tcp_store *t, const uint8_t *p, size_t n, int64_t deadline) {
+  while (n > 0) {
+    ssize_t w = send(t->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      p += w, n -= (size_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      int rc = cli_wait(t->fd, POLLOUT, deadline);
+      if (rc < 0)
+        return cli_lost(t, rc, "sending");
+      continue;
+    }
+    return cli_lost(t, FOLD_EPEER, w < 0 ? strerror(errno) : "send");
+  }
+  return 0;
+}
+
+static int cli_recv(tcp_store *t, uint8_t *p, size_t n, int64_t deadline) {
+  while (n > 0) {
+    ssize_t r = recv(t->fd, p, n, MSG_DONTWAIT);
+    if (r > 0) {
+      p += r, n -= (size_t)r;
+      continue;
+    }
+    if (r == 0)
+      return cli_lost(t, FOLD_EPEER, "closed by the server");
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      int rc = cli_wait(t->fd, POLLIN, deadline);
+      if (rc < 0)
+        return cli_lost(t, rc, "waiting for a reply");
+      continue;
+    }
+    return cli_lost(t, FOLD_EPEER, strerror(errno));
+  }
+  return 0;
+}
+
+/* One request/reply. The value of a VALUE reply goes to buf (at most cap
+ * bytes, the rest is read and dropped), its length to *len. Returns the
+ * reply type or a negative code. */
+static int cli_call(tcp_store *t, int type, const char *key, const void *val, size_t vlen, void *buf,
+                    size_t cap, size_t *len, int64_t io_deadline) {
+  size_t klen = strlen(key);
+  if (!fold__store_key_ok(key, klen) || vlen > FOLD__STORE_VAL_MAX)
+    return fold__error(NULL, FOLD_EINVAL, "store: bad key \"%.40s\" or value of %zu bytes", key, vlen);
+  if (t->fd < 0)
+    return fold__error(NULL, FOLD_EPEER, "store %s: connection already lost", t->where);
+  uint8_t hdr[FOLD__STORE_HDR];
+  fold__store_put_header(hdr, type, klen, vlen);
+  int rc = cli_send(t, hdr, sizeof hdr, io_deadline);
+  if (rc == 0)
+    rc = cli_send(t, (const uint8_t *)key, klen, io_deadline);
+  if (rc == 0 && vlen)
+    rc = cli_send(t, val, vlen, io_deadline);
+  if (rc == 0)
+    rc = cli_recv(t, hdr, sizeof hdr, io_deadline);
+  if (rc < 0)
+    goto lost;
+  fold__store_frame f;
+  if (fold__store_parse_frame(hdr, sizeof hdr, 1, &f) < 0) {
+    rc = fold__error(NULL, FOLD_EAUTH, "store %s: malformed reply (%s)", t->where, f.why);
+    goto lost;
+  }
+  size_t n = (size_t)hdr[4] | (size_t)hdr[5] << 8 | (size_t)hdr[6] << 16 | (size_t)hdr[7] << 24;
+  uint8_t sink[512];
+  size_t got = 0;
+  while (got < n) { /* n <= 64 KiB: checked by the parser */
+    size_t chunk;
+    uint8_t *dst;
+    if (got < cap) {
+      chunk = (n < cap ? n : cap) - got;
+      dst = (uint8_t *)buf + got;
+    } else {
+      chunk = n - got < sizeof sink ? n - got : sizeof sink;
+      dst = sink;
+    }
+    if ((rc = cli_recv(t, dst, chunk, io_deadline)) < 0)
+      goto lost;
+    got += chunk;
+  }
+  if (len)
+    *len = n;
+  return hdr[0];
+lost:
+  /* The stream position is unknown now: never reuse the connection. */
+  close(t->fd);
+  t->fd = -1;
+  return rc;
+}
+
+static int64_t io_deadline(int64_t deadline) {
+  int64_t now = mono_ns();
+  return (deadline > now ? deadline : now) + CLI_IO_GRACE_NS;
+}
+
+static int tcp_set(fold__store *s, const char *key, const void *val, size_t len, int64_t deadline) {
+  tcp_store *t = (tcp_store *)s;
+  int rc = cli_call(t, FOLD__ST_SET, key, val, len, NULL, 0, NULL, io_deadline(deadline));
+  if (rc == FOLD__ST_ERR)
+    return fold__error(NULL, FOLD_ENOMEM, "store %s: refused to hold key %s (store full)", t->where, key);
+  return rc < 0 ? rc : 0;
+}
+
+static int tcp_get(fold__store *s, const char *key, void *buf, size_t cap, size_t *len, int64_t deadline) {
+  tcp_store *t = (tcp_store *)s;
+  for (;;) {
+    int64_t left = deadline - mono_ns();
+    uint32_t ms = left <= 0 ? 0 : (uint32_t)((left + 999999) / 1000000);
+    if (ms > CLI_GET_SLICE_MS)
+      ms = CLI_GET_SLICE_MS;
+    uint8_t w[4] = {(uint8_t)ms, (uint8_t)(ms >> 8), (uint8_t)(ms >> 16), (uint8_t)(ms >> 24)};
+    int rc = cli_call(t, FOLD__ST_GET, key, w, 4, buf, cap, len, mono_ns() + (int64_t)ms * 1000000 + CLI_IO_GRACE_NS);
+    if (rc == FOLD__ST_VALUE)
+      return 0;
+    if (rc < 0)
+      return rc;
+    if (rc != FOLD__ST_NOTFOUND)
+      return fold__error(NULL, FOLD_EINTERNAL, "store %s: unexpected reply %d to GET", t->where, rc);
+    if (mono_ns() >= deadline)
+      return FOLD_ETIMEDOUT;
+  }
+}
+
+static int tcp_add(fold__store *s, const char *key, int64_t delta, int64_t *total, int64_t deadline) {
+  tcp_store *t = (tcp_store *)s;
+  uint8_t d[8], v[8];
+  for (int i = 0; i < 8; i++)
+    d[i] = (uint8_t)((uint64_t)delta >> (8 * i));
+  size_t len = 0;
+  int rc = cli_call(t, FOLD__ST_ADD, key, d, 8, v, 8, &len, io_deadline(deadline));
+  if (rc < 0)
+    return rc;
+  if (rc != FOLD__ST_VALUE || len != 8)
+    return fold__error(NULL, FOLD_EINVAL, "store %s: key %s is not a counter", t->where, key);
+  uint64_t x = 0;
+  for (int i = 7; i >= 0; i--)
+    x = x << 8 | v[i];
+  if (total)
+    *total = (int64_t)x;
+  return 0;
+}
+
+static int tcp_del(fold__store *s, const char *key, int64_t deadline) {
+  int rc = cli_call((tcp_store *)s, FOLD__ST_DEL, key, NULL, 0, NULL, 0, NULL, io_deadline(deadline));
+  return rc < 0 ? rc : 0;
+}
+
+static void tcp_close(fold__store *s) {
+  tcp_store *t = (tcp_store *)s;
+  if (t->fd >= 0)
+    close(t->fd);
+  free(t);
+}
+
+static const fold__store_ops tcp_ops = {tcp_set, tcp_get, tcp_add, tcp_del, tcp_close};
+
+/* Connect to one address with a deadline; fd or -errno. */
+static int connect_one(const struct addrinfo *ai, int64_t deadline) {
+  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -errno;
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+    if (errno != EINPROGRESS) {
+      int e = errno;
+      close(fd);
+      return -e;
+    }
+    int rc = cli_wait(fd, POLLOUT, deadline);
+    int err = 0;
+    socklen_t sl = sizeof err;
+    if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
+      close(fd);
+      return rc == FOLD_ETIMEDOUT ? -ETIMEDOUT : -(err ? err : EIO);
+    }
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, const char *claim,
+                         int64_t deadline, fold__store **out) {
+  *out = NULL;
+  tcp_store *t = calloc(1, sizeof *t);
+  if (t == NULL)
+    return fold__error(NULL, FOLD_ENOMEM, "out of memory opening store");
+  t->base.ops = &tcp_ops;
+  t->base.kind = FOLD__STORE_TCP;
+  t->fd = -1;
+  snprintf(t->where, sizeof t->where, strchr(u->host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", u->host, u->port);
+  char portstr[16];
+  snprintf(portstr, sizeof portstr, "%d", u->port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+  int64_t backoff = 10 * 1000000LL;
+  int last_err = 0, rc = 0;
+  /* The server (rank 0 or foldrun) may not be up yet: retry until the
+   * deadline. Resolution is retried too (a name may appear late in DNS). */
+  for (;;) {
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(u->host, portstr, &hints, &res);
+    if (gai != 0) {
+      last_err = 0;
+      rc = fold__error(NULL, FOLD_EINVAL, "store %s: cannot resolve host: %s", t->where, gai_strerror(gai));
+    }
+    for (struct addrinfo *ai = res; ai && t->fd < 0; ai = ai->ai_next) {
+      int fd = connect_one(ai, mono_ns() + 2000000000LL < deadline ? mono_ns() + 2000000000LL : deadline);
+      if (fd < 0) {
+        last_err = -fd;
+        continue;
+      }
+      rc = fold__auth_client(fd, key, claim, deadline > mono_ns() + 1000000000LL ? deadline : mono_ns() + 1000000000LL);
+      if (rc == 0) {
+        t->fd = fd;
+        break;
+      }
+      close(fd);
+      freeaddrinfo(res);
+      char where[300];
+      snprintf(where, sizeof where, "%s", t->where);
+      free(t);
+      if (rc == FOLD_EAUTH)
+        return fold__error(NULL, FOLD_EAUTH,
+                           "store %s: authentication as \"%s\" failed (FOLD_JOB_TOKEN differs, or the port "
+                           "serves another job)", where, claim);
+      return fold__error(NULL, rc, "store %s: handshake as \"%s\" failed: %s", where, claim, fold_strerror(rc));
+    }
+    if (res)
+      freeaddrinfo(res);
+    if (t->fd >= 0)
+      break;
+    if (mono_ns() + backoff >= deadline) {
+      char where[300];
+      snprintf(where, sizeof where, "%s", t->where);
+      free(t);
+      if (gai != 0)
+        return rc;
+      return fold__error(NULL, FOLD_ETIMEDOUT, "store %s unreachable: %s", where,
+                         last_err ? strerror(last_err) : "no address");
+    }
+    sleep_ns(backoff);
+    if (backoff < 200 * 1000000LL)
+      backoff *= 2;
+  }
+  *out = &t->base;
+  return 0;
+}

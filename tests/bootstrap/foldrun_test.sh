@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# foldrun_test.sh — foldrun: usage errors, environment, output prefixes, exit status, failure lines, kill grace, signal forwarding.
+# Usage: foldrun_test.sh FOLDRUN CASE
+set -u
+F=$1 CASE=$2
+T=$(mktemp -d /tmp/foldrun-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # check DESCRIPTION COMMAND...: count a failure when COMMAND fails
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what" >&2; fails=$((fails + 1)); fi
+}
+now() { date +%s.%N; }
+elapsed_between() { # elapsed_between T0 LO HI: LO <= now-T0 < HI
+  awk -v a="$1" -v b="$(now)" -v lo="$2" -v hi="$3" 'BEGIN { d = b - a; exit !(d >= lo && d < hi) }'
+}
+
+case "$CASE" in
+usage)
+  "$F" > "$T/o" 2> "$T/e"; check "no arguments -> 2" test $? -eq 2
+  check "usage printed" grep -q "usage: foldrun -n N" "$T/e"
+  "$F" -n 0 true 2> "$T/e"; check "-n 0 -> 2" test $? -eq 2
+  "$F" -n x true 2> "$T/e"; check "-n x -> 2" test $? -eq 2
+  "$F" -n 2 2> "$T/e"; check "no program -> 2" test $? -eq 2
+  "$F" -n 2 --transport bogus true 2> "$T/e"; check "bad transport -> 2" test $? -eq 2
+  "$F" -n 2 --timeout -1 true 2> "$T/e"; check "bad timeout -> 2" test $? -eq 2
+  "$F" -n 2 --bogus true 2> "$T/e"; check "unknown option -> 2" test $? -eq 2
+  "$F" --help > "$T/o"; check "--help -> 0" test $? -eq 0
+  "$F" -n 2 /nonexistent/prog 2> "$T/e"; check "missing program -> 127" test $? -eq 127
+  ;;
+env)
+  # options after the program belong to the program ('+' in getopt)
+  "$F" -n 3 --transport tcp --timeout 7 -- sh -c 'echo "$FOLD_RANK $FOLD_SIZE $FOLD_STORE $FOLD_TRANSPORT $FOLD_TIMEOUT ${#FOLD_JOB_TOKEN} $0 $1"' arg0 -n > "$T/o"
+  check "exit 0" test $? -eq 0
+  for r in 0 1 2; do
+    check "rank $r env" grep -Eq "^\[$r\] $r 3 tcp://127\.0\.0\.1:[0-9]+ tcp 7 64 arg0 -n$" "$T/o"
+  done
+  check "one token for all" test "$(cut -d' ' -f4 "$T/o" | sort -u | wc -l)" -eq 1
+  FOLD_RANK=9 FOLD_TRANSPORT=shm "$F" -n 1 sh -c 'echo "$FOLD_RANK ${FOLD_TRANSPORT:-unset}"' > "$T/o"
+  check "inherited FOLD_RANK replaced, FOLD_TRANSPORT kept without --transport" grep -qx "\[0\] 0 shm" "$T/o"
+  ;;
+prefix)
+  "$F" -n 3 sh -c 'echo "out $FOLD_RANK"; echo "err $FOLD_RANK" >&2; printf "a b"; sleep 0.1; printf " c\nno newline $FOLD_RANK"' > "$T/o" 2> "$T/e"
+  check "exit 0" test $? -eq 0
+  for r in 0 1 2; do
+    check "stdout rank $r" grep -qx "\[$r\] out $r" "$T/o"
+    check "stderr rank $r" grep -qx "\[$r\] err $r" "$T/e"
+    check "line split across writes joined, rank $r" grep -qx "\[$r\] a b c" "$T/o"
+    check "partial last line flushed, rank $r" grep -qx "\[$r\] no newline $r" "$T/o"
+  done
+  check "stdout has only stdout" test "$(grep -c err "$T/o")" -eq 0
+  check "every line prefixed" test "$(grep -cv '^\[[0-2]\] ' "$T/o")" -eq 0
+  # many lines from many ranks: none lost, none mixed
+  "$F" -n 4 sh -c 'i=0; while [ $i -lt 500 ]; do echo "line $FOLD_RANK $i"; i=$((i+1)); done' > "$T/o"
+  check "2000 lines" test "$(wc -l < "$T/o")" -eq 2000
+  check "no mixed lines" test "$(grep -Evc '^\[([0-3])\] line \1 [0-9]+$' "$T/o")" -eq 0
+  ;;
+exitcode)
+  t0=$(now)
+  "$F" -n 3 sh -c 'if [ "$FOLD_RANK" = 2 ]; then sleep 0.2; exit 3; fi; exec sleep 30' 2> "$T/e"
+  st=$?
+  check "exit status of the failed rank (3), got $st" test $st -eq 3
+  check "failure line" test "$(tail -n 1 "$T/e")" = "foldrun: rank 2 exited with status 3"
+  check "exactly one foldrun line" test "$(grep -c '^foldrun:' "$T/e")" -eq 1
+  check "others stopped promptly" elapsed_between "$t0" 0 3
+  "$F" -n 4 true; check "all succeed -> 0" test $? -eq 0
+  ;;
+sigkill)
+  "$F" -n 3 sh -c 'if [ "$FOLD_RANK" = 1 ]; then kill -9 $$; fi; exec sleep 30' 2> "$T/e"
+  st=$?
+  check "non-zero exit ($st)" test $st -ne 0
+  check "failure line names the signal" test "$(tail -n 1 "$T/e")" = "foldrun: rank 1 killed by signal 9 (SIGKILL)"
+  check "exactly one foldrun line" test "$(grep -c '^foldrun:' "$T/e")" -eq 1
+  ;;
+grace)
+  # rank 1 ignores SIGTERM: it is killed after the 3 s grace
+  t0=$(now)
+  "$F" -n 2 sh -c 'if [ "$FOLD_RANK" = 0 ]; then sleep 0.3; exit 1; fi; trap "" TERM; exec sleep 30' 2> "$T/e"
+  check "non-zero exit" test $? -ne 0
+  check "SIGKILL after ~3 s" elapsed_between "$t0" 2.9 6
+  check "failure line names rank 0" test "$(tail -n 1 "$T/e")" = "foldrun: rank 0 exited with status 1"
+  ;;
+forward)
+  # a background job of a script starts with SIGINT ignored: give foldrun the default
+  for sig in TERM INT HUP; do
+    rm -f "$T/o" "$T/e" # the previous round's "ready" lines must not count
+    env --default-signal=INT,TERM,HUP "$F" -n 2 sh -c 'trap "echo got $0; kill \$! 2>/dev/null; exit 0" '$sig'; echo ready; sleep 30 & wait' $sig > "$T/o" 2> "$T/e" &
+    pid=$!
+    for _ in $(seq 100); do [ "$(grep -c ready "$T/o" 2>/dev/null)" = 2 ] && break; sleep 0.05; done
+    kill -$sig $pid
+    wait $pid
+    st=$?
+    check "SIG$sig: ranks exit 0 -> foldrun 0 (got $st)" test $st -eq 0
+    check "SIG$sig forwarded to rank 0" grep -qx "\[0\] got $sig" "$T/o"
+    check "SIG$sig forwarded to rank 1" grep -qx "\[1\] got $sig" "$T/o"
+    [ $fails -eq 0 ] || { echo "--- stdout:"; cat "$T/o"; echo "--- stderr:"; cat "$T/e"; }
+  done
+  # default action: ranks die of the forwarded signal, foldrun reports it
+  rm -f "$T/o" "$T/e"
+  env --default-signal=TERM "$F" -n 2 sh -c 'echo ready; exec sleep 30' > "$T/o" 2> "$T/e" &
+  pid=$!
+  for _ in $(seq 100); do [ "$(grep -c ready "$T/o" 2>/dev/null)" = 2 ] && break; sleep 0.05; done
+  kill -TERM $pid
+  wait $pid
+  check "killed ranks -> non-zero" test $? -ne 0
+  check "report names SIGTERM" grep -Eq "^foldrun: rank [01] killed by signal 15 \(SIGTERM\)$" "$T/e"
+  ;;
+*)
+  echo "unknown case $CASE" >&2; exit 2 ;;
+esac
+[ $fails -eq 0 ] && echo "foldrun_test $CASE: all checks passed"
+[ $fails -eq 0 ]

@@ -1,0 +1,452 @@
+/* foldrun.c — local launcher: serves a store, starts N ranks, prefixes their output, and stops the job on the first failure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "bootstrap/auth.h"
+#include "bootstrap/store.h"
+#include "core/internal.h"
+
+#define LINE_MAX_BYTES 65536     /* a longer line is split */
+#define KILL_GRACE_NS (3LL * 1000000000)
+#define DRAIN_NS (1LL * 1000000000) /* after the last rank exits, wait this long for grandchildren's output */
+
+extern char **environ;
+
+typedef struct stream {
+  int fd;      /* read end, -1 once closed */
+  int out;     /* 1 or 2 */
+  char *buf;
+  size_t len;
+} stream;
+
+typedef struct rank_proc {
+  pid_t pid;
+  int alive;
+  int status;
+  stream s[2]; /* stdout, stderr */
+} rank_proc;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--] program [args...]\n"
+          "Starts N ranks of program on this host. Each rank gets FOLD_RANK, FOLD_SIZE, FOLD_STORE and\n"
+          "FOLD_JOB_TOKEN (and FOLD_TRANSPORT / FOLD_TIMEOUT when given); fold_init() reads them.\n"
+          "Output lines are prefixed with \"[rank] \". When a rank fails, the others are stopped\n"
+          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits non-zero.\n");
+}
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return; /* our stdout is gone: nothing sensible left to do with the text */
+    p += w, n -= (size_t)w;
+  }
+}
+
+/* Emit one line (without its newline) of rank r with the prefix, as one write. */
+static void emit(int out, int r, const char *line, size_t n) {
+  char head[32];
+  int hn = snprintf(head, sizeof head, "[%d] ", r);
+  char *tmp = malloc((size_t)hn + n + 1);
+  if (tmp == NULL) {
+    write_all(out, head, (size_t)hn);
+    write_all(out, line, n);
+    write_all(out, "\n", 1);
+    return;
+  }
+  memcpy(tmp, head, (size_t)hn);
+  memcpy(tmp + hn, line, n);
+  tmp[(size_t)hn + n] = '\n';
+  write_all(out, tmp, (size_t)hn + n + 1);
+  free(tmp);
+}
+
+/* Read what is available; emit whole lines; at EOF flush the partial line. */
+static void pump(stream *s, int r) {
+  for (;;) {
+    if (s->len == LINE_MAX_BYTES) {
+      emit(s->out, r, s->buf, s->len);
+      s->len = 0;
+    }
+    ssize_t n = read(s->fd, s->buf + s->len, LINE_MAX_BYTES - s->len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return;
+    if (n <= 0) {
+      if (s->len)
+        emit(s->out, r, s->buf, s->len);
+      s->len = 0;
+      close(s->fd);
+      s->fd = -1;
+      return;
+    }
+    size_t start = 0, end = s->len + (size_t)n;
+    for (size_t i = s->len; i < end; i++)
+      if (s->buf[i] == '\n') {
+        emit(s->out, r, s->buf + start, i - start);
+        start = i + 1;
+      }
+    memmove(s->buf, s->buf + start, end - start);
+    s->len = end - start;
+  }
+}
+
+/* Full path of prog (searched in PATH if it has no '/'), or NULL. */
+static char *find_program(const char *prog) {
+  if (strchr(prog, '/'))
+    return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
+  const char *path = getenv("PATH");
+  if (path == NULL)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path;;) {
+    const char *e = strchr(p, ':');
+    size_t dl = e ? (size_t)(e - p) : strlen(p);
+    char *full = malloc(dl + strlen(prog) + 2);
+    if (full == NULL)
+      return NULL;
+    snprintf(full, dl + strlen(prog) + 2, "%.*s/%s", (int)dl, dl ? p : ".", prog);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+      return full;
+    free(full);
+    if (e == NULL)
+      return NULL;
+    p = e + 1;
+  }
+}
+
+/* The children's environment: ours without the FOLD_* that we set, plus ours. */
+static char **make_env(char **extra, int nextra) {
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  char **env = calloc(n + (size_t)nextra + 1, sizeof *env);
+  if (env == NULL)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int replaced = 0;
+    for (int j = 0; j < nextra && !replaced; j++) {
+      size_t nl = (size_t)(strchr(extra[j], '=') - extra[j]) + 1;
+      replaced = strncmp(environ[i], extra[j], nl) == 0;
+    }
+    if (!replaced)
+      env[k++] = environ[i];
+  }
+  for (int j = 0; j < nextra; j++)
+    env[k++] = extra[j];
+  env[k] = NULL;
+  return env;
+}
+
+static void describe_failure(int r, int status, char *buf, size_t cap) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char *abbrev = sigabbrev_np(sig);
+    snprintf(buf, cap, "foldrun: rank %d killed by signal %d (SIG%s)", r, sig, abbrev ? abbrev : "?");
+  } else {
+    snprintf(buf, cap, "foldrun: rank %d exited with status %d", r, WEXITSTATUS(status));
+  }
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {{"np", required_argument, NULL, 'n'},
+                                       {"transport", required_argument, NULL, 't'},
+                                       {"timeout", required_argument, NULL, 'T'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  long n = 0;
+  const char *transport = NULL, *timeout = NULL;
+  int o;
+  while ((o = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
+    char *end = NULL;
+    switch (o) {
+    case 'n':
+      n = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end != '\0' || n < 1 || n > 65536) {
+        fprintf(stderr, "foldrun: -n wants a rank count in 1..65536, not \"%s\"\n", optarg);
+        usage(stderr);
+        return 2;
+      }
+      break;
+    case 't':
+      if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "shm") != 0 && strcmp(optarg, "tcp") != 0) {
+        fprintf(stderr, "foldrun: --transport wants auto, shm or tcp, not \"%s\"\n", optarg);
+        usage(stderr);
+        return 2;
+      }
+      transport = optarg;
+      break;
+    case 'T': {
+      double s = strtod(optarg, &end);
+      if (*optarg == '\0' || *end != '\0' || !(s > 0 && s < 1e7)) {
+        fprintf(stderr, "foldrun: --timeout wants a positive number of seconds, not \"%s\"\n", optarg);
+        usage(stderr);
+        return 2;
+      }
+      timeout = optarg;
+      break;
+    }
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (n == 0 || optind >= argc) {
+    fprintf(stderr, "foldrun: %s\n", n == 0 ? "-n N is required" : "no program given");
+    usage(stderr);
+    return 2;
+  }
+  char **prog_argv = argv + optind;
+  char *prog = find_program(prog_argv[0]);
+  if (prog == NULL) {
+    fprintf(stderr, "foldrun: %s: command not found or not executable\n", prog_argv[0]);
+    return 127;
+  }
+
+  /* Signals arrive through a signalfd; block them before the server thread
+   * exists so that it inherits the mask and never takes one. */
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  /* A signal ignored when we start (nohup, a background job of a script)
+   * stays ignored, for us and the ranks: it is neither caught nor forwarded. */
+  static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; i++) {
+    struct sigaction sa;
+    if (sigaction(forwarded[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+      sigaddset(&set, forwarded[i]);
+  }
+  sigprocmask(SIG_BLOCK, &set, &old);
+  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);
+
+  uint8_t raw[32];
+  char token[65];
+  if (sfd < 0 || RAND_bytes(raw, sizeof raw) != 1) {
+    fprintf(stderr, "foldrun: setup failed (%s)\n", sfd < 0 ? strerror(errno) : "no random bytes");
+    return 1;
+  }
+  for (int i = 0; i < 32; i++)
+    snprintf(token + 2 * i, 3, "%02x", raw[i]);
+  fold__store_srv_cfg cfg = {.host = "127.0.0.1", .port = 0, .log_rank = -1};
+  fold__auth_key_derive(&cfg.key, token, NULL);
+  fold__store_srv *srv = NULL;
+  int port = 0;
+  if (fold__store_srv_start(&cfg, &srv, &port, NULL) < 0) {
+    fprintf(stderr, "foldrun: %s\n", fold_comm_last_error(NULL));
+    return 1;
+  }
+
+  char e_rank[32], e_size[32], e_store[64], e_token[96], e_tp[64], e_to[64];
+  char *extra[6];
+  int nextra = 0;
+  snprintf(e_size, sizeof e_size, "FOLD_SIZE=%ld", n);
+  snprintf(e_store, sizeof e_store, "FOLD_STORE=tcp://127.0.0.1:%d", port);
+  snprintf(e_token, sizeof e_token, "FOLD_JOB_TOKEN=%s", token);
+  extra[nextra++] = e_rank; /* filled per rank */
+  extra[nextra++] = e_size;
+  extra[nextra++] = e_store;
+  extra[nextra++] = e_token;
+  if (transport) {
+    snprintf(e_tp, sizeof e_tp, "FOLD_TRANSPORT=%s", transport);
+    extra[nextra++] = e_tp;
+  }
+  if (timeout) {
+    snprintf(e_to, sizeof e_to, "FOLD_TIMEOUT=%s", timeout);
+    extra[nextra++] = e_to;
+  }
+  snprintf(e_rank, sizeof e_rank, "FOLD_RANK=0");
+  char **env = make_env(extra, nextra);
+  rank_proc *rp = calloc((size_t)n, sizeof *rp);
+  struct pollfd *pfd = calloc((size_t)(2 * n + 1), sizeof *pfd);
+  stream **pst = calloc((size_t)(2 * n + 1), sizeof *pst); /* pfd[i] reads pst[i] */
+  int *pr = calloc((size_t)(2 * n + 1), sizeof *pr);       /* ... of rank pr[i] */
+  if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL) {
+    fprintf(stderr, "foldrun: out of memory\n");
+    return 1;
+  }
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+  int failed = 0, exit_code = 0, alive = 0;
+  int64_t kill_at = 0;
+  char failure[160] = "";
+  for (long r = 0; r < n && !failed; r++) {
+    int pipes[2][2];
+    if (pipe2(pipes[0], O_CLOEXEC) < 0 || pipe2(pipes[1], O_CLOEXEC) < 0) {
+      fprintf(stderr, "foldrun: cannot start rank %ld: %s\n", r, strerror(errno));
+      failed = 1, exit_code = 1;
+      break;
+    }
+    snprintf(e_rank, sizeof e_rank, "FOLD_RANK=%ld", r); /* env[] points at e_rank */
+    pid_t pid = fork();
+    if (pid == 0) {
+      /* Only async-signal-safe calls from here to exec. */
+      dup2(pipes[0][1], 1);
+      dup2(pipes[1][1], 2);
+      if (r != 0 && devnull >= 0)
+        dup2(devnull, 0);
+      struct sigaction dfl = {.sa_handler = SIG_DFL};
+      sigaction(SIGPIPE, &dfl, NULL);
+      prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive foldrun */
+      sigprocmask(SIG_SETMASK, &old, NULL);
+      execve(prog, prog_argv, env);
+      static const char msg[] = "foldrun: exec failed\n";
+      if (write(2, msg, sizeof msg - 1) < 0) {
+      }
+      _exit(127);
+    }
+    close(pipes[0][1]);
+    close(pipes[1][1]);
+    if (pid < 0) {
+      close(pipes[0][0]);
+      close(pipes[1][0]);
+      fprintf(stderr, "foldrun: cannot start rank %ld: %s\n", r, strerror(errno));
+      failed = 1, exit_code = 1;
+      break;
+    }
+    rp[r].pid = pid;
+    rp[r].alive = 1;
+    alive++;
+    for (int k = 0; k < 2; k++) {
+      rp[r].s[k].fd = pipes[k][0];
+      rp[r].s[k].out = k + 1;
+      rp[r].s[k].buf = malloc(LINE_MAX_BYTES);
+      fcntl(pipes[k][0], F_SETFL, O_NONBLOCK);
+      if (rp[r].s[k].buf == NULL) {
+        fprintf(stderr, "foldrun: out of memory\n");
+        return 1;
+      }
+    }
+  }
+  if (failed) { /* could not start every rank: stop those that run */
+    for (long r = 0; r < n; r++)
+      if (rp[r].alive)
+        kill(rp[r].pid, SIGTERM);
+    kill_at = mono_ns() + KILL_GRACE_NS;
+  }
+
+  int64_t drain_until = 0;
+  for (;;) {
+    int open_streams = 0;
+    for (long r = 0; r < n; r++)
+      open_streams += (rp[r].s[0].fd >= 0) + (rp[r].s[1].fd >= 0);
+    if (alive == 0) {
+      if (open_streams == 0)
+        break;
+      if (drain_until == 0)
+        drain_until = mono_ns() + DRAIN_NS;
+      else if (mono_ns() >= drain_until)
+        break;
+    }
+    int np = 0;
+    pfd[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    for (long r = 0; r < n; r++)
+      for (int k = 0; k < 2; k++)
+        if (rp[r].s[k].fd >= 0) {
+          pst[np] = &rp[r].s[k];
+          pr[np] = (int)r;
+          pfd[np++] = (struct pollfd){.fd = rp[r].s[k].fd, .events = POLLIN};
+        }
+    int64_t wake = drain_until ? drain_until : kill_at;
+    int ms = -1;
+    if (wake) {
+      int64_t left = wake - mono_ns();
+      ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+    }
+    int ready = poll(pfd, (nfds_t)np, ms);
+    if (ready < 0 && errno != EINTR)
+      break;
+    for (int i = 1; ready > 0 && i < np; i++)
+      if (pfd[i].revents)
+        pump(pst[i], pr[i]);
+    if (kill_at && mono_ns() >= kill_at) {
+      for (long r = 0; r < n; r++)
+        if (rp[r].alive)
+          kill(rp[r].pid, SIGKILL);
+      kill_at = 0;
+    }
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+      if (si.ssi_signo == SIGCHLD)
+        continue;
+      /* Forward: the ranks decide how to stop; their exits drive ours. */
+      for (long r = 0; r < n; r++)
+        if (rp[r].alive)
+          kill(rp[r].pid, (int)si.ssi_signo);
+    }
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      long r = 0;
+      while (r < n && rp[r].pid != pid)
+        r++;
+      if (r == n || !rp[r].alive)
+        continue;
+      rp[r].alive = 0;
+      rp[r].status = status;
+      alive--;
+      int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+      if (bad && !failed) {
+        failed = 1;
+        describe_failure((int)r, status, failure, sizeof failure);
+        exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        for (long q = 0; q < n; q++)
+          if (rp[q].alive)
+            kill(rp[q].pid, SIGTERM);
+        kill_at = mono_ns() + KILL_GRACE_NS;
+      }
+    }
+    if (alive == 0)
+      kill_at = 0;
+  }
+  /* Whatever grandchildren still hold a pipe: flush what we have. */
+  for (long r = 0; r < n; r++)
+    for (int k = 0; k < 2; k++) {
+      if (rp[r].s[k].fd >= 0 && rp[r].s[k].len)
+        emit(rp[r].s[k].out, (int)r, rp[r].s[k].buf, rp[r].s[k].len);
+      if (rp[r].s[k].fd >= 0)
+        close(rp[r].s[k].fd);
+      free(rp[r].s[k].buf);
+    }
+  if (failure[0]) {
+    char line[192];
+    int ln = snprintf(line, sizeof line, "%s\n", failure);
+    write_all(2, line, (size_t)ln);
+  }
+  fold__store_srv_stop(srv);
+  free(rp);
+  free(pfd);
+  free(pst);
+  free(pr);
+  free(env);
+  free(prog);
+  return failed && exit_code == 0 ? 1 : exit_code;
+}
