@@ -1,0 +1,639 @@
+/* shm.c — the shared-memory transport: ranks are processes on one host.
+ *
+ * Each rank owns a segment (shm_seg.c) with one inbound ring per peer; a
+ * send streams a header (ctx, tag, length) and then the payload into the
+ * receiver's ring for this rank, in chunks, so messages of any size (also
+ * larger than the ring, also > 2 GiB) flow with the sender copying in and
+ * the receiver copying out at the same time.
+ *
+ * Receiving. The header is matched at once (fold__match_posted). A matched
+ * message is copied straight from the ring into the user's buffer. An
+ * unmatched one is buffered in an unexpected record of exactly the
+ * advertised length (capped at MSG_MAX: the peer proved job membership
+ * through the authenticated store, so the length is trusted that far) and
+ * handed to the engine with fold__deliver_unexp once complete; if a
+ * matching receive is posted while a large one is still streaming, the
+ * bytes so far are copied over and the rest goes straight to the user.
+ * Why buffer rather than pause the ring until the receive is posted: the
+ * ring from one peer is a single FIFO, so pausing it for tag A would also
+ * hold back tag B behind it, and an application that waits for B first
+ * would deadlock. The cost is memory for unexpected large messages, the
+ * same as any eager protocol.
+ *
+ * Waiting. poll() never blocks. wait() sleeps on the futex doorbell of the
+ * own segment: poll() reads the doorbell sequence first, wait() announces
+ * `sleeping` and sleeps only while the sequence is unchanged, and a sender
+ * bumps the sequence after publishing and calls FUTEX_WAKE only when the
+ * owner announced sleeping; so no wake-up is lost and an awake receiver
+ * costs the sender one atomic add. A producer that finds a ring full sets
+ * the ring's `blocked` flag; the consumer rings the producer's doorbell
+ * after freeing space.
+ *
+ * Loss. Peers are watched through pidfds (readable once the process has
+ * exited, zombies included) and the `gone` flags a peer sets when it
+ * destroys its communicator, checked every CHECK_NS and at least every
+ * SLEEP_CAP_NS while sleeping. A lost peer's ring is drained first, then
+ * fold__peer_lost decides whether anything still needed it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/shm/shm_ring.h"
+#include "transport/shm/shm_seg.h"
+
+#define MSG_MAGIC 0x47534d46u        /* "FMSG" */
+#define EAGER_MAX (64u << 10)         /* unexpected messages up to this are "eager" */
+#define MSG_MAX (1ull << 40)          /* 1 TiB: larger lengths are refused */
+#define CHECK_NS 10000000             /* liveness check period: 10 ms */
+#define SLEEP_CAP_NS 50000000         /* longest futex sleep: 50 ms */
+#define YIELD_AFTER_NS 2000           /* oversubscribed: idle this long, then yield */
+
+/* The frame of a message in a ring; the payload follows. */
+typedef struct msg_hdr {
+  uint32_t magic;
+  int32_t ctx;
+  int32_t tag;
+  uint32_t zero;
+  uint64_t bytes;
+} msg_hdr;
+_Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
+
+typedef struct shm_peer {
+  int rank, pid, pidfd;
+  int live;                      /* 0 once lost */
+  char why[64];                  /* how it was lost */
+  fold__shm_map map;             /* its header page and the slot we write */
+  fold__ring out;                /* producer side of map.slot */
+  fold__ring in;                 /* consumer side of our slot for it */
+  /* sends to this peer, oldest first (we hold a reference on each) */
+  fold_request *sq_head, *sq_tail;
+  int sq_hdr_done;               /* the head's frame header is in the ring */
+  /* the message being received from this peer */
+  int rx_active;
+  int rx_ctx, rx_tag;
+  uint64_t rx_bytes, rx_off;
+  fold_request *rx_req;          /* matched receive (referenced), or */
+  fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
+} shm_peer;
+
+typedef struct shm_tp {
+  fold__tp base;
+  fold__shm_map own;
+  uint64_t own_ring;             /* ring size of the own segment */
+  shm_peer *peers;               /* c->size entries; connected ones have map.hdr */
+  int *watch;                    /* ranks of connected peers */
+  int nwatch;
+  struct pollfd *pfd;            /* scratch for the pidfd check */
+  int *pfd_rank;
+  uint32_t bell_seen;            /* doorbell sequence read at the start of poll */
+  int more;                      /* poll stopped early: wait must not sleep */
+  int moved;                     /* poll moved bytes or completed something */
+  int oversub;                   /* more local ranks than CPUs we may run on */
+  int64_t idle_since;            /* first poll of the current idle stretch, or 0 */
+  int64_t next_check;            /* next liveness check (fold__now) */
+  int down, down_status;         /* shut down (fail-stop) */
+} shm_tp;
+
+static const fold__tp_ops shm_ops;
+
+/* ---- doorbell ---------------------------------------------------------- */
+
+static void futex_wake_all(_Atomic uint32_t *word) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Shared (not PRIVATE) futex: the word lives in memory mapped by several
+ * processes. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* Tell the owner of h that something changed. The seq_cst add and load pair
+ * with the owner's seq_cst store of `sleeping` and load of `bell` in
+ * shm_wait: at least one side sees the other's write. */
+static void ring_bell(fold__shm_hdr *h) {
+  atomic_fetch_add_explicit(&h->bell, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst))
+    futex_wake_all(&h->bell);
+}
+
+static size_t chunk_of(const fold__ring *r) { return (size_t)(r->size / 4); }
+
+static int corrupt(shm_tp *t, shm_peer *p, const char *what) {
+  fold_comm *c = t->base.comm;
+  return fold__comm_fail(c, FOLD_EINTERNAL, "rank %d: shared-memory %s peer rank %d is corrupt", c->rank, what,
+                         p->rank);
+}
+
+/* ---- sending ----------------------------------------------------------- */
+
+/* Stream queued sends to p until the queue is empty or the ring is full.
+ * Returns 0 or the communicator's failure status. */
+static int push(shm_tp *t, shm_peer *p) {
+  size_t chunk = chunk_of(&p->out);
+  int wrote = 0;
+  while (p->sq_head) {
+    fold_request *r = p->sq_head;
+    size_t need = 0; /* ring too full: bytes that must be free to go on */
+    if (!p->sq_hdr_done) {
+      msg_hdr h = {MSG_MAGIC, r->ctx, r->tag, 0, (uint64_t)r->bytes};
+      int64_t w = fold__ring_write_all(&p->out, &h, sizeof h);
+      if (w < 0)
+        return corrupt(t, p, "ring to");
+      if (w == 0)
+        need = sizeof h; /* headers go in whole */
+      else {
+        p->sq_hdr_done = 1;
+        r->tp_off = 0;
+        wrote = t->moved = 1;
+      }
+    }
+    while (!need && r->tp_off < r->bytes) {
+      size_t n = r->bytes - r->tp_off;
+      if (n > chunk)
+        n = chunk;
+      int64_t w = fold__ring_write(&p->out, (const char *)r->buf + r->tp_off, n);
+      if (w < 0)
+        return corrupt(t, p, "ring to");
+      if (w == 0) {
+        need = 1;
+        break;
+      }
+      r->tp_off += (size_t)w;
+      wrote = t->moved = 1;
+      if ((size_t)w == chunk) { /* let a sleeping receiver start on it while we copy on */
+        ring_bell(p->map.hdr);
+        wrote = 0;
+      }
+    }
+    if (!need) {
+      p->sq_head = r->next;
+      if (p->sq_head == NULL)
+        p->sq_tail = NULL;
+      r->next = NULL;
+      p->sq_hdr_done = 0;
+      fold__req_complete(r, FOLD_OK);
+      fold__req_unref(r);
+      continue;
+    }
+    int64_t space = fold__ring_block(&p->out, need);
+    if (space < 0)
+      return corrupt(t, p, "ring to");
+    if (space == 0)
+      break; /* the receiver rings our doorbell once it frees space */
+  }
+  if (wrote)
+    ring_bell(p->map.hdr);
+  return 0;
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+/* A frame header arrived from p: check it and find where its payload goes. */
+static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
+  fold_comm *c = t->base.comm;
+  if (h->magic != MSG_MAGIC || h->zero != 0 || h->ctx < 0 || h->ctx >= FOLD__CTX_COUNT || h->tag < 0 ||
+      h->bytes > MSG_MAX)
+    return fold__comm_fail(c, FOLD_EINTERNAL,
+                           "rank %d: corrupt message header from peer rank %d (ctx %d, tag %d, %llu bytes)",
+                           c->rank, p->rank, (int)h->ctx, (int)h->tag, (unsigned long long)h->bytes);
+  p->rx_active = 1;
+  p->rx_ctx = h->ctx;
+  p->rx_tag = h->tag;
+  p->rx_bytes = h->bytes;
+  p->rx_off = 0;
+  p->rx_req = NULL;
+  p->rx_unexp = NULL;
+  fold_request *r = fold__match_posted(c, p->rank, h->ctx, h->tag);
+  if (r) {
+    if (h->bytes > r->bytes) {
+      fold__recv_too_small(r, (size_t)h->bytes); /* completes r; the payload is skipped */
+    } else {
+      fold__req_ref(r);
+      p->rx_req = r;
+    }
+    return 0;
+  }
+  p->rx_unexp = fold__unexp_new(p->rank, h->ctx, h->tag, (size_t)h->bytes, (size_t)h->bytes);
+  if (p->rx_unexp == NULL)
+    return fold__comm_fail(c, FOLD_ENOMEM,
+                           "rank %d: out of memory buffering an unexpected message of %llu bytes from peer rank %d "
+                           "(tag %d)",
+                           c->rank, (unsigned long long)h->bytes, p->rank, (int)h->tag);
+  return 0;
+}
+
+/* A receive may have been posted for the large unexpected message still
+ * streaming from p: move what arrived so far and stream the rest there. */
+static void rx_upgrade(shm_tp *t, shm_peer *p) {
+  fold_request *r = fold__match_posted(t->base.comm, p->rank, p->rx_ctx, p->rx_tag);
+  if (r == NULL)
+    return;
+  fold__unexp *u = p->rx_unexp;
+  p->rx_unexp = NULL;
+  FOLD__TRACE(t->base.comm, "shm: receive posted for a message streaming in from rank %d (tag %d): %llu of %llu "
+              "bytes were buffered", p->rank, p->rx_tag, (unsigned long long)p->rx_off,
+              (unsigned long long)p->rx_bytes);
+  if (p->rx_bytes > r->bytes) {
+    fold__recv_too_small(r, (size_t)p->rx_bytes);
+  } else {
+    memcpy(r->buf, u->data, (size_t)p->rx_off);
+    fold__req_ref(r);
+    p->rx_req = r;
+  }
+  free(u); /* fold__unexp_new makes one allocation (as the engine frees it) */
+}
+
+static void rx_finish(shm_tp *t, shm_peer *p) {
+  fold_request *r = p->rx_req;
+  fold__unexp *u = p->rx_unexp;
+  p->rx_active = 0;
+  p->rx_req = NULL;
+  p->rx_unexp = NULL;
+  if (r) {
+    r->got = (size_t)p->rx_bytes;
+    fold__req_complete(r, FOLD_OK);
+    fold__req_unref(r);
+  } else if (u) {
+    fold__deliver_unexp(t->base.comm, u);
+  }
+}
+
+/* Receive from p's ring until it is empty or `budget` bytes were taken.
+ * Returns 0 or the communicator's failure status. */
+static int drain(shm_tp *t, shm_peer *p, uint64_t budget) {
+  size_t chunk = chunk_of(&p->in);
+  uint64_t got = 0, unwoken = 0;
+  if (p->rx_active && p->rx_unexp && p->rx_bytes > EAGER_MAX)
+    rx_upgrade(t, p);
+  for (;;) {
+    if (!p->rx_active) {
+      msg_hdr h;
+      int64_t k = fold__ring_read_all(&p->in, &h, sizeof h);
+      if (k < 0)
+        return corrupt(t, p, "ring from");
+      if (k == 0)
+        break;
+      got += sizeof h;
+      unwoken += sizeof h;
+      int rc = rx_start(t, p, &h);
+      if (rc)
+        return rc;
+    }
+    int stalled = 0;
+    while (p->rx_off < p->rx_bytes) {
+      uint64_t n = p->rx_bytes - p->rx_off;
+      if (n > chunk)
+        n = chunk;
+      char *dst = p->rx_req     ? (char *)p->rx_req->buf + p->rx_off
+                  : p->rx_unexp ? (char *)p->rx_unexp->data + p->rx_off
+                                : NULL; /* too small: skip */
+      int64_t k = fold__ring_read(&p->in, dst, (size_t)n);
+      if (k < 0)
+        return corrupt(t, p, "ring from");
+      if (k == 0) {
+        stalled = 1;
+        break;
+      }
+      p->rx_off += (uint64_t)k;
+      got += (uint64_t)k;
+      unwoken += (uint64_t)k;
+      if (unwoken >= chunk) { /* a blocked sender may refill while we copy on */
+        if (fold__ring_unblock_needed(&p->in))
+          ring_bell(p->map.hdr);
+        unwoken = 0;
+      }
+      if (got >= budget)
+        break;
+    }
+    if (stalled)
+      break;
+    if (p->rx_off == p->rx_bytes)
+      rx_finish(t, p);
+    if (got >= budget) {
+      t->more = 1; /* fairness: let other peers and tasks run, then come back */
+      break;
+    }
+  }
+  if (got)
+    t->moved = 1;
+  if (unwoken && fold__ring_unblock_needed(&p->in))
+    ring_bell(p->map.hdr);
+  return 0;
+}
+
+/* ---- loss of peers --------------------------------------------------------- */
+
+/* p exited or left: deliver what it committed to the ring, then let the
+ * engine decide whether anything still needs it. */
+static int peer_lost(shm_tp *t, shm_peer *p, const char *why) {
+  fold_comm *c = t->base.comm;
+  p->live = 0;
+  snprintf(p->why, sizeof p->why, "%s", why);
+  int rc = drain(t, p, UINT64_MAX);
+  if (rc)
+    return rc;
+  /* A peer killed before the bootstrap finished never unlinked its segment. */
+  shm_unlink(p->map.name);
+  /* Needed: a send still queued to p, or a receive p was filling. A
+   * partial message nobody asked for yet is dropped: a receive posted for
+   * it later finds p lost. */
+  int pending = p->sq_head != NULL || p->rx_req != NULL;
+  if (!pending && p->rx_active) {
+    free(p->rx_unexp);
+    p->rx_unexp = NULL;
+    p->rx_active = 0;
+  }
+  fold__peer_lost(c, p->rank, pending, p->why);
+  return fold__comm_failed(c);
+}
+
+static int check_peers(shm_tp *t) {
+  fold_comm *c = t->base.comm;
+  int64_t now = fold__now(c);
+  if (now < t->next_check)
+    return 0;
+  t->next_check = now + CHECK_NS;
+  int nf = 0;
+  char why[64];
+  for (int i = 0; i < t->nwatch; i++) {
+    shm_peer *p = &t->peers[t->watch[i]];
+    if (!p->live)
+      continue;
+    if (atomic_load_explicit(&p->map.hdr->gone, memory_order_acquire) ||
+        atomic_load_explicit(&p->in.ctl->producer_gone, memory_order_acquire)) {
+      snprintf(why, sizeof why, "process %d left: communicator destroyed", p->pid);
+      int rc = peer_lost(t, p, why);
+      if (rc)
+        return rc;
+    } else if (p->pidfd >= 0) {
+      t->pfd[nf].fd = p->pidfd;
+      t->pfd[nf].events = POLLIN;
+      t->pfd[nf].revents = 0;
+      t->pfd_rank[nf++] = p->rank;
+    } else if (kill(p->pid, 0) != 0 && errno == ESRCH) {
+      snprintf(why, sizeof why, "process %d exited", p->pid);
+      int rc = peer_lost(t, p, why);
+      if (rc)
+        return rc;
+    }
+  }
+  if (nf == 0 || poll(t->pfd, (nfds_t)nf, 0) <= 0)
+    return 0;
+  for (int i = 0; i < nf; i++) {
+    if (t->pfd[i].revents == 0)
+      continue;
+    shm_peer *p = &t->peers[t->pfd_rank[i]];
+    snprintf(why, sizeof why, "process %d exited", p->pid);
+    int rc = peer_lost(t, p, why);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* ---- the vtable ------------------------------------------------------------- */
+
+static void tp_free(shm_tp *t) {
+  for (int i = 0; t->peers && i < t->base.comm->size; i++) {
+    shm_peer *p = &t->peers[i];
+    if (p->pidfd >= 0)
+      close(p->pidfd);
+    fold__shm_map_release(&p->map);
+  }
+  fold__shm_map_release(&t->own);
+  free(t->peers);
+  free(t->watch);
+  free(t->pfd);
+  free(t->pfd_rank);
+  free(t);
+}
+
+int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, const int *pids,
+                     const int *pidfds, fold__tp **out) {
+  *out = NULL;
+  int n = c->size;
+  shm_tp *t = calloc(1, sizeof *t);
+  if (t) {
+    t->base.ops = &shm_ops;
+    t->base.comm = c;
+    t->own = *own;
+    t->peers = calloc((size_t)n, sizeof *t->peers);
+    t->watch = calloc((size_t)n, sizeof *t->watch);
+    t->pfd = calloc((size_t)n, sizeof *t->pfd);
+    t->pfd_rank = calloc((size_t)n, sizeof *t->pfd_rank);
+  }
+  if (t == NULL || t->peers == NULL || t->watch == NULL || t->pfd == NULL || t->pfd_rank == NULL) {
+    for (int p = 0; p < n; p++) {
+      fold__shm_map_release(&peers[p]);
+      if (pidfds[p] >= 0)
+        close(pidfds[p]);
+    }
+    if (t) {
+      free(t->peers); /* zero-filled: tp_free would take pidfd 0 for real */
+      t->peers = NULL;
+      tp_free(t); /* releases own */
+    } else {
+      fold__shm_map_release(own);
+    }
+    return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory creating the shm transport", c->rank);
+  }
+  t->own_ring = t->own.ring_bytes;
+  uint64_t stride = fold__shm_stride(t->own_ring);
+  int bad = -1;
+  for (int i = 0; i < n; i++) {
+    shm_peer *p = &t->peers[i];
+    p->rank = i;
+    p->pidfd = pidfds[i];
+    if (peers[i].hdr == NULL)
+      continue;
+    p->map = peers[i];
+    p->pid = pids[i];
+    p->live = 1;
+    void *in_slot = (char *)t->own.slot + (uint64_t)i * stride;
+    if (bad < 0 && (fold__ring_attach(&p->out, p->map.slot, p->map.ring_bytes, 1) != 0 ||
+                    fold__ring_attach(&p->in, in_slot, t->own_ring, 0) != 0))
+      bad = i;
+    t->watch[t->nwatch++] = i;
+  }
+  if (bad >= 0) {
+    tp_free(t);
+    return fold__error(c, FOLD_EINTERNAL, "rank %d: shared-memory ring with peer rank %d is corrupt at connect",
+                       c->rank, bad);
+  }
+  t->next_check = fold__now(c) + CHECK_NS;
+  cpu_set_t cpus;
+  int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  t->oversub = ncpu > 0 && t->nwatch + 1 > ncpu;
+  *out = &t->base;
+  return FOLD_OK;
+}
+
+static int shm_isend(fold__tp *tp, fold_request *r) {
+  shm_tp *t = (shm_tp *)tp;
+  fold_comm *c = tp->comm;
+  if (t->down)
+    return t->down_status;
+  if (r->peer < 0 || r->peer >= c->size || t->peers[r->peer].map.hdr == NULL)
+    return fold__error(c, FOLD_EINTERNAL, "rank %d: the shm transport does not reach rank %d", c->rank, r->peer);
+  if ((uint64_t)r->bytes > MSG_MAX)
+    return fold__error(c, FOLD_EINVAL, "fold_send: rank %d: message of %zu bytes to rank %d exceeds 1 TiB",
+                       c->rank, r->bytes, r->peer);
+  shm_peer *p = &t->peers[r->peer];
+  fold__req_ref(r);
+  r->next = NULL;
+  r->tp_off = 0;
+  if (p->sq_tail)
+    p->sq_tail->next = r;
+  else
+    p->sq_head = r;
+  p->sq_tail = r;
+  if (!p->live) { /* the engine checks c->lost first; this is the backstop */
+    fold__peer_lost(c, p->rank, 1, p->why);
+    return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
+  }
+  /* Copy in now when nothing is queued ahead: small sends complete before
+   * isend returns. */
+  if (p->sq_head == r)
+    return push(t, p);
+  return 0;
+}
+
+static int shm_poll(fold__tp *tp) {
+  shm_tp *t = (shm_tp *)tp;
+  fold_comm *c = tp->comm;
+  if (t->down)
+    return fold__comm_failed(c) ? fold__comm_failed(c) : t->down_status;
+  /* Read the doorbell before looking at any ring (see shm_wait). */
+  t->bell_seen = atomic_load_explicit(&t->own.hdr->bell, memory_order_seq_cst);
+  t->more = 0;
+  t->moved = 0;
+  uint64_t budget = 4 * t->own_ring;
+  for (int i = 0; i < t->nwatch; i++) {
+    shm_peer *p = &t->peers[t->watch[i]];
+    if (!p->live)
+      continue;
+    int rc = p->sq_head ? push(t, p) : 0;
+    if (rc == 0)
+      rc = drain(t, p, budget);
+    if (rc)
+      return rc;
+  }
+  /* More ranks than CPUs: a rank that found nothing to do for a couple of
+   * microseconds gives its CPU away, since the peer it waits for may be
+   * queued behind it on the same CPU; spinning on would delay the answer
+   * until the engine's spin phase ends (measured with 4 ranks on 2 cores:
+   * ~40 us per round trip half of the runs without yielding, ~5 us when
+   * yielding at once, ~1-2 us when yielding after 1-2 us idle). */
+  if (t->oversub) {
+    if (t->moved || t->more) {
+      t->idle_since = 0;
+    } else {
+      int64_t now = fold__now(c);
+      if (t->idle_since == 0)
+        t->idle_since = now;
+      else if (now - t->idle_since >= YIELD_AFTER_NS)
+        sched_yield();
+    }
+  }
+  return check_peers(t);
+}
+
+static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
+  shm_tp *t = (shm_tp *)tp;
+  if (t->down || t->more || timeout_ns <= 0)
+    return 0;
+  if (timeout_ns > SLEEP_CAP_NS)
+    timeout_ns = SLEEP_CAP_NS; /* so that check_peers runs even if nobody rings */
+  fold__shm_hdr *h = t->own.hdr;
+  atomic_store_explicit(&h->sleeping, 1, memory_order_seq_cst);
+  /* Any send published after poll() read bell_seen has bumped bell: then do
+   * not sleep. The futex re-checks the value atomically in the kernel. */
+  if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen)
+    futex_wait(&h->bell, t->bell_seen, timeout_ns);
+  atomic_store_explicit(&h->sleeping, 0, memory_order_relaxed);
+  return 0;
+}
+
+/* shm never creates rendezvous records (every unmatched message is
+ * buffered whole, see the top of this file), so the engine only calls this
+ * with r == NULL to release one, which cannot happen either. */
+static int shm_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
+  if (r == NULL) {
+    free(u);
+    return 0;
+  }
+  return fold__error(tp->comm, FOLD_EINTERNAL, "rank %d: shm asked to pull a message it never announced",
+                     tp->comm->rank);
+}
+
+static void shm_shutdown(fold__tp *tp, int status) {
+  shm_tp *t = (shm_tp *)tp;
+  if (t->down)
+    return;
+  t->down = 1;
+  t->down_status = status;
+  for (int i = 0; i < t->nwatch; i++) {
+    shm_peer *p = &t->peers[t->watch[i]];
+    fold_request *r = p->sq_head;
+    p->sq_head = p->sq_tail = NULL;
+    p->sq_hdr_done = 0;
+    while (r) {
+      fold_request *next = r->next;
+      r->next = NULL;
+      fold__req_complete(r, status);
+      fold__req_unref(r);
+      r = next;
+    }
+    if (p->rx_req) {
+      fold__req_complete(p->rx_req, status);
+      fold__req_unref(p->rx_req);
+    }
+    free(p->rx_unexp);
+    p->rx_req = NULL;
+    p->rx_unexp = NULL;
+    p->rx_active = 0;
+  }
+}
+
+/* Every peer has mapped the segment: the name is no longer needed, and
+ * unlinking it now means nothing is left in /dev/shm however we exit. */
+static void shm_joined(fold__tp *tp) { fold__shm_map_unlink(&((shm_tp *)tp)->own); }
+
+static void shm_destroy(fold__tp *tp) {
+  shm_tp *t = (shm_tp *)tp;
+  shm_shutdown(tp, FOLD_EABORTED);
+  /* Tell the peers we are gone, after everything we wrote (release), and
+   * wake them: senders to us and receivers from us must not wait for us. */
+  atomic_store_explicit(&t->own.hdr->gone, 1, memory_order_release);
+  for (int i = 0; i < t->nwatch; i++) {
+    shm_peer *p = &t->peers[t->watch[i]];
+    atomic_store_explicit(&p->out.ctl->producer_gone, 1, memory_order_release);
+    ring_bell(p->map.hdr);
+  }
+  tp_free(t);
+}
+
+static const fold__tp_ops shm_ops = {
+    .name = "shm",
+    .kind = FOLD__TP_KIND_SHM,
+    .isend = shm_isend,
+    .poll = shm_poll,
+    .wait = shm_wait,
+    .pull = shm_pull,
+    .shutdown = shm_shutdown,
+    .joined = shm_joined,
+    .destroy = shm_destroy,
+};

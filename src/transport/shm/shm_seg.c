@@ -1,0 +1,321 @@
+/* shm_seg.c — shared-memory segments: create this rank's, map the peers', watch their pids. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "transport/shm/shm_ring.h"
+#include "transport/shm/shm_seg.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* Ring size. Each rank owns one inbound ring per peer, so a job of n ranks
+ * holds up to n*n rings on the host. 256 KiB per ring:
+ *  - large enough to stream in chunks (shm.c publishes a quarter ring at a
+ *    time) with four chunks in flight, so the sender's copy-in and the
+ *    receiver's copy-out overlap and neither waits for a wake-up per chunk;
+ *  - small enough that a ring stays cache-resident (L2 is 1-2 MiB per core
+ *    on current x86, L3 is shared): the copy-in/copy-out pair then runs at
+ *    cache speed instead of DRAM speed;
+ *  - tmpfs only allocates pages that are written, but a ring that carried
+ *    one large message stays resident until the job ends, so with many
+ *    ranks the ring shrinks to keep a segment's rings within 4 MiB
+ *    (n=64: 64 KiB each), never below 16 KiB.
+ * FOLD_SHM_RING_BYTES (a power of two, 64 B .. 1 GiB) overrides it; tests
+ * use tiny rings to force wraparound and chunking. */
+#define RING_DEFAULT (256u << 10)
+#define RING_MIN_AUTO (16u << 10)
+#define RING_BUDGET (4u << 20)
+
+static uint64_t choose_ring_bytes(fold_comm *c) {
+  const char *e = getenv("FOLD_SHM_RING_BYTES");
+  if (e && *e) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (errno == 0 && *end == '\0' && fold__ring_size_ok(v) && v <= (1ull << 30))
+      return v;
+    FOLD__WARN(c, "FOLD_SHM_RING_BYTES=%s is not a power of two in [64, 2^30]; using the default", e);
+  }
+  uint64_t r = RING_DEFAULT;
+  while (r > RING_MIN_AUTO && (uint64_t)c->size * r > RING_BUDGET)
+    r >>= 1;
+  return r;
+}
+
+/* "/fold-<job>-<rank>". Job ids are kept when they are short and made of
+ * portable characters; otherwise a prefix and a 64-bit FNV-1a hash of the
+ * whole id keep the name unique, short (card->shm is 64 bytes) and valid. */
+static void make_name(char *dst, size_t cap, const char *job_id, int rank) {
+  char job[40];
+  size_t n = strlen(job_id);
+  int clean = n > 0 && n <= 32;
+  for (size_t i = 0; clean && i < n; i++) {
+    char ch = job_id[i];
+    clean = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+            ch == '.' || (ch == '-' && i > 0);
+  }
+  if (clean) {
+    snprintf(job, sizeof job, "%s", job_id);
+  } else {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+      h = (h ^ (uint8_t)job_id[i]) * 0x100000001b3ull;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 16; i++) {
+      char ch = job_id[i];
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
+        job[k++] = ch;
+    }
+    snprintf(job + k, sizeof job - k, "%s%016llx", k ? "_" : "", (unsigned long long)h);
+  }
+  snprintf(dst, cap, "/fold-%s-%d", job, rank);
+}
+
+void fold__shm_map_unlink(fold__shm_map *m) {
+  if (m->owner && !m->unlinked && m->name[0]) {
+    shm_unlink(m->name);
+    m->unlinked = 1;
+  }
+}
+
+void fold__shm_map_release(fold__shm_map *m) {
+  fold__shm_map_unlink(m);
+  if (m->slot && !m->single)
+    munmap(m->slot, m->slot_bytes);
+  if (m->hdr)
+    munmap(m->hdr, m->hdr_bytes);
+  m->hdr = NULL;
+  m->slot = NULL;
+}
+
+/* A segment of the same name exists. If it is fold's and its owner process
+ * is gone (a crashed earlier run with the same job id), remove it and say
+ * so; returns 1 if the caller may retry. */
+static int remove_stale(fold_comm *c, const char *name) {
+  int fd = shm_open(name, O_RDONLY, 0);
+  if (fd < 0)
+    return errno == ENOENT; /* vanished meanwhile: retry */
+  struct stat st;
+  int stale = 0;
+  if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(fold__shm_hdr)) {
+    fold__shm_hdr *h = mmap(NULL, FOLD__SHM_PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    if (h != MAP_FAILED) {
+      int32_t pid = h->pid;
+      stale = h->magic == FOLD__SHM_MAGIC && pid > 0 && kill(pid, 0) == -1 && errno == ESRCH;
+      munmap(h, FOLD__SHM_PAGE);
+    }
+  }
+  close(fd);
+  if (stale) {
+    FOLD__WARN(c, "removing stale shared-memory segment %s of an exited process", name);
+    shm_unlink(name);
+  }
+  return stale;
+}
+
+/* Phase-1 state: just this rank's segment. */
+typedef struct shm_state {
+  fold__shm_map own;
+} shm_state;
+
+int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void **state) {
+  *state = NULL;
+  card->shm[0] = '\0';
+  shm_state *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory preparing shared memory", c->rank);
+  fold__shm_map *m = &s->own;
+  make_name(m->name, sizeof m->name, job_id ? job_id : "", c->rank);
+  uint64_t ring = choose_ring_bytes(c);
+  uint64_t bytes = FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring);
+
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+    fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && !(errno == EEXIST && attempt == 0 && remove_stale(c, m->name)))
+      break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    free(s);
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot create shared-memory segment %s: %s%s", c->rank, m->name,
+                       strerror(e), e == EEXIST ? " (is another job with the same job id running?)" : "");
+  }
+  m->owner = 1;
+  if (ftruncate(fd, (off_t)bytes) != 0) {
+    int e = errno;
+    close(fd);
+    fold__shm_map_release(m);
+    free(s);
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot size shared-memory segment %s to %llu bytes: %s",
+                       c->rank, m->name, (unsigned long long)bytes, strerror(e));
+  }
+  void *base = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (base == MAP_FAILED) {
+    fold__shm_map_release(m);
+    free(s);
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot map shared-memory segment %s (%llu bytes): %s", c->rank,
+                       m->name, (unsigned long long)bytes, strerror(e));
+  }
+  /* One mapping for the own segment: hdr_bytes covers everything and slot
+   * points at slot 0 inside it (fold__shm_map_release knows). */
+  m->hdr = base;
+  m->hdr_bytes = (size_t)bytes;
+  m->ring_bytes = ring;
+  m->single = 1;
+  m->slot = (char *)base + FOLD__SHM_PAGE;
+  m->slot_bytes = (size_t)(bytes - FOLD__SHM_PAGE);
+  fold__shm_hdr *h = m->hdr; /* fresh tmpfs pages are zero: rings start empty */
+  h->version = FOLD__SHM_VERSION;
+  h->pid = (int32_t)getpid();
+  h->rank = c->rank;
+  h->nranks = c->size;
+  h->ring_bytes = ring;
+  h->seg_bytes = bytes;
+  h->magic = FOLD__SHM_MAGIC; /* peers map it only after the card is published */
+  snprintf(card->shm, sizeof card->shm, "%s", m->name);
+  FOLD__INFO(c, "shm: segment %s, %d rings of %llu bytes", m->name, c->size, (unsigned long long)ring);
+  *state = s;
+  return FOLD_OK;
+}
+
+/* Map peer p's header page and the slot rank c->rank writes, after checking
+ * that the segment is what p's card promises. */
+static int map_peer(fold_comm *c, int p, const fold__card *card, fold__shm_map *m) {
+  memset(m, 0, sizeof *m);
+  if (memchr(card->shm, '\0', sizeof card->shm) == NULL || card->shm[0] != '/')
+    return fold__error(c, FOLD_EINVAL, "rank %d: peer rank %d published no valid shared-memory segment name",
+                       c->rank, p);
+  snprintf(m->name, sizeof m->name, "%s", card->shm);
+  int fd = shm_open(m->name, O_RDWR, 0);
+  if (fd < 0)
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot open shared-memory segment %s of peer rank %d: %s",
+                       c->rank, m->name, p, strerror(errno));
+  struct stat st;
+  const char *why = NULL;
+  uint64_t ring = 0; /* read once: the peer may write its header at any time */
+  if (fstat(fd, &st) != 0 || st.st_size < (off_t)FOLD__SHM_PAGE) {
+    why = "too small";
+  } else {
+    m->hdr = mmap(NULL, FOLD__SHM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m->hdr == MAP_FAILED) {
+      m->hdr = NULL;
+      why = "mmap of the header failed";
+    }
+  }
+  if (why == NULL) {
+    m->hdr_bytes = FOLD__SHM_PAGE;
+    const fold__shm_hdr *h = m->hdr;
+    ring = h->ring_bytes;
+    if (h->magic != FOLD__SHM_MAGIC || h->version != FOLD__SHM_VERSION)
+      why = "bad magic or version";
+    else if (h->pid != card->pid)
+      why = "owner pid differs from the card";
+    else if (h->rank != p || h->nranks != c->size)
+      why = "rank or size differs";
+    else if (!fold__ring_size_ok(ring) || ring > (1ull << 30))
+      why = "bad ring size";
+    else if ((uint64_t)st.st_size != FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring))
+      why = "segment size differs from its header";
+  }
+  if (why == NULL) {
+    m->ring_bytes = ring;
+    uint64_t stride = fold__shm_stride(m->ring_bytes);
+    m->slot_bytes = (size_t)stride;
+    m->slot = mmap(NULL, m->slot_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                   (off_t)(FOLD__SHM_PAGE + (uint64_t)c->rank * stride));
+    if (m->slot == MAP_FAILED) {
+      m->slot = NULL;
+      why = "mmap of the ring failed";
+    }
+  }
+  close(fd);
+  if (why) {
+    fold__shm_map_release(m);
+    return fold__error(c, FOLD_EINVAL, "rank %d: shared-memory segment %s of peer rank %d is unusable: %s",
+                       c->rank, card->shm, p, why);
+  }
+  return FOLD_OK;
+}
+
+/* A pidfd becomes readable when the process exits (zombies included), which
+ * is how shm notices a dead peer without any message from it. Returns the
+ * fd, -1 if pidfds are unavailable (kill(pid, 0) is the fallback), or -2 if
+ * the process is already gone. */
+static int watch_pid(fold_comm *c, int pid) {
+  int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+  if (fd >= 0)
+    return fd;
+  if (errno == ESRCH)
+    return -2;
+  FOLD__INFO(c, "shm: pidfd_open(%d) failed (%s): polling the process instead", pid, strerror(errno));
+  return -1;
+}
+
+int fold__shm_connect(fold_comm *c, void *state, const fold__card *cards, const uint8_t *use,
+                      int64_t deadline, fold__tp **out) {
+  (void)deadline; /* nothing here waits: every segment exists before cards are published */
+  *out = NULL;
+  shm_state *s = state;
+  int n = c->size, rc = FOLD_OK;
+  fold__shm_map *peers = calloc((size_t)n, sizeof *peers);
+  int *pids = calloc((size_t)n, sizeof *pids);
+  int *pidfds = malloc((size_t)n * sizeof *pidfds);
+  if (peers == NULL || pids == NULL || pidfds == NULL) {
+    rc = fold__error(c, FOLD_ENOMEM, "rank %d: out of memory connecting shared memory", c->rank);
+    n = 0;
+  }
+  for (int p = 0; p < n; p++)
+    pidfds[p] = -1;
+  for (int p = 0; p < n && rc == FOLD_OK; p++) {
+    if (p == c->rank || !use[p])
+      continue; /* messages to oneself never reach a transport */
+    rc = map_peer(c, p, &cards[p], &peers[p]);
+    if (rc)
+      break;
+    pids[p] = cards[p].pid;
+    int fd = watch_pid(c, cards[p].pid);
+    if (fd == -2)
+      rc = fold__error(c, FOLD_EPEER, "rank %d: peer rank %d lost (process %d exited) while connecting", c->rank,
+                       p, (int)cards[p].pid);
+    pidfds[p] = fd < 0 ? -1 : fd;
+  }
+  if (rc) {
+    for (int p = 0; p < n; p++) {
+      fold__shm_map_release(&peers[p]);
+      if (pidfds[p] >= 0)
+        close(pidfds[p]);
+    }
+    fold__shm_map_release(&s->own);
+    free(peers);
+    free(pids);
+    free(pidfds);
+    free(s);
+    return rc;
+  }
+  rc = fold__shm_tp_new(c, &s->own, peers, pids, pidfds, out);
+  free(peers);
+  free(pids);
+  free(pidfds);
+  free(s);
+  return rc;
+}
+
+void fold__shm_abandon(void *state) {
+  shm_state *s = state;
+  if (s == NULL)
+    return;
+  fold__shm_map_release(&s->own);
+  free(s);
+}

@@ -1,0 +1,85 @@
+/* shm_seg.h — the layout of a rank's shared-memory segment and the calls
+ * shm.c and shm_seg.c share (private to the shm transport).
+ *
+ * Segment of rank r ("/fold-<job>-<r>", created by r, mapped by its peers):
+ *
+ *   offset 0                      fold__shm_hdr (one page)
+ *   offset 4096 + i * stride      ring slot i: carries messages from rank i
+ *                                 to r; control block, then ring_bytes data
+ *   stride = 4096 + ring_bytes    (rounded up to a page multiple, so a peer
+ *                                 maps only the header page and its own slot)
+ *
+ * Only r reads its rings and sleeps on its doorbell; rank i writes slot i
+ * and rings r's doorbell. tmpfs is sparse: slots nobody writes cost no
+ * memory.
+ */
+#ifndef FOLD_SHM_SEG_H
+#define FOLD_SHM_SEG_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "transport/transport.h"
+
+#define FOLD__SHM_MAGIC 0x314d48534c4f46ull /* "FOLSHM1" */
+#define FOLD__SHM_VERSION 1
+#define FOLD__SHM_PAGE 4096u
+#define FOLD__SHM_NAME_MAX 64 /* = sizeof card->shm */
+
+typedef struct fold__shm_hdr {
+  /* written once by the owner before its card is published */
+  uint64_t magic;
+  uint32_t version;
+  int32_t pid;          /* owner process */
+  int32_t rank;         /* owner rank */
+  int32_t nranks;       /* number of ring slots */
+  uint64_t ring_bytes;  /* data bytes per ring (a power of two) */
+  uint64_t seg_bytes;   /* total segment size */
+  /* owner destroyed its communicator: it reads no ring any more */
+  _Atomic uint32_t gone;
+  /* The doorbell, on its own line: `bell` is a sequence number senders bump
+   * after publishing data (or after freeing space for a blocked producer);
+   * it is also the futex word the owner sleeps on while `sleeping` is 1. */
+  _Alignas(64) _Atomic uint32_t bell;
+  _Atomic uint32_t sleeping;
+} fold__shm_hdr;
+
+_Static_assert(sizeof(fold__shm_hdr) <= FOLD__SHM_PAGE, "segment header larger than a page");
+
+/* One mapping: the whole own segment, or a peer's header page + one slot. */
+typedef struct fold__shm_map {
+  fold__shm_hdr *hdr;  /* header page (NULL if not mapped) */
+  void *slot;          /* ring slot: own segment: slot 0 (slots follow);
+                          peer: the slot this rank writes */
+  size_t hdr_bytes, slot_bytes;
+  uint64_t ring_bytes; /* ring size, as chosen (own) or checked at map time
+                          (peer): the header is writable by peers, so it is
+                          never re-read */
+  char name[FOLD__SHM_NAME_MAX];
+  int single;          /* 1: hdr..hdr+hdr_bytes is one mapping holding slot */
+  int owner;           /* 1: this process created it (unlinks it) */
+  int unlinked;
+} fold__shm_map;
+
+/* Byte distance between ring slots of a segment with ring_bytes rings: a
+ * page for the control block, then the data rounded up to whole pages (so
+ * that every slot starts on a page and can be mapped alone). */
+static inline uint64_t fold__shm_stride(uint64_t ring_bytes) {
+  return FOLD__SHM_PAGE + ((ring_bytes + FOLD__SHM_PAGE - 1) & ~(uint64_t)(FOLD__SHM_PAGE - 1));
+}
+
+/* Unlink the name of m if this process owns it and has not yet; idempotent. */
+void fold__shm_map_unlink(fold__shm_map *m);
+/* Unmap m (unlinking it first if owned); idempotent. */
+void fold__shm_map_release(fold__shm_map *m);
+
+/* Build the transport from the connected mappings (shm.c). Takes ownership
+ * of own, of every peers[p] with peers[p].hdr != NULL and of pidfds[p] >= 0
+ * (arrays of c->size entries), also on failure; pids[p] is the peer's pid
+ * for messages. */
+int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, const int *pids,
+                     const int *pidfds, fold__tp **out);
+
+#endif /* FOLD_SHM_SEG_H */
