@@ -1,4 +1,5 @@
 /* progress.c — the progress engine: poll transports, step tasks, wait with deadlines. */
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,6 +13,9 @@
  * lost peer is noticed. */
 #define FOLD__SPIN_NS 20000
 #define FOLD__SLEEP_CAP_NS 50000000
+/* Past this much spinning, each spin also yields the core: when ranks
+ * outnumber cores, the peer we wait for may be queued behind us. */
+#define FOLD__YIELD_AFTER_NS 2000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -140,7 +144,10 @@ int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
       return st;
     }
     if (now - start < FOLD__SPIN_NS) {
-      cpu_relax();
+      if (now - start > FOLD__YIELD_AFTER_NS)
+        sched_yield();
+      else
+        cpu_relax();
       continue;
     }
     int64_t left = deadline - now;
