@@ -223,7 +223,8 @@ FOLD_API int fold_reduce(const void *sendbuf, void *recvbuf, size_t count, fold_
 /* root's buf is copied to buf on every rank. */
 FOLD_API int fold_broadcast(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm);
 /* sendbuf holds n*recvcount elements; rank r receives block r of the
- * reduction. In place: recvbuf == sendbuf + rank*recvcount*elemsize. */
+ * reduction. In place: recvbuf == sendbuf + rank*recvcount*elemsize; the
+ * other blocks of sendbuf then serve as scratch (undefined afterwards). */
 FOLD_API int fold_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype,
                                  fold_op op, fold_comm *comm);
 /* recvbuf (n*sendcount elements) gets rank r's sendbuf at block r on every

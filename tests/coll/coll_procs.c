@@ -1,0 +1,47 @@
+/* coll_procs.c — the collective matrix (sampled) with ranks as real processes, under any launcher. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll/coll_case.h"
+#include "coll/coll_ref.h"
+#include "fold.h"
+
+/* Usage: coll_procs [--coll NAME]
+ * Rank/size/store from the environment (foldrun, mpirun, namespaces). Runs
+ * every algorithm of every collective (or one) with the --quick sample of
+ * coll_matrix's cases at this job's rank count. */
+int main(int argc, char **argv) {
+  const char *only = argc > 2 && !strcmp(argv[1], "--coll") ? argv[2] : NULL;
+  fold_comm *c;
+  int rc = fold_init(&c);
+  if (rc) {
+    fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
+    return 2;
+  }
+  int n = fold_comm_size(c), me = fold_comm_rank(c), total = 0;
+  fold_op affine;
+  CHECK_OK(fold_op_create(&affine, ref_affine_fn, NULL, 0, c), c);
+  opt_quick = 1;
+  for (int coll = 0; coll < NCOLL; coll++) {
+    if (only && strcmp(only, coll_names[coll])) continue;
+    for (int a = 0; algos[coll][a]; a++) {
+      plan_t plan = {0};
+      make_plan(&plan, coll, a, n);
+      int before = atomic_load(&check_failures);
+      for (int i = 0; i < plan.ncases && atomic_load(&check_failures) - before < 5; i++) run_case(c, &plan.cases[i], affine);
+      if (me == 0)
+        printf("%-14s %-18s n=%d %4d cases %s\n", coll_names[coll], algos[coll][a], n, plan.ncases,
+               atomic_load(&check_failures) > before ? "FAILED" : "ok");
+      total += plan.ncases;
+      free(plan.cases);
+      if (fold_comm_last_error(c)[0] && atomic_load(&check_failures) > before) break;
+    }
+  }
+  CHECK_OK(fold_barrier(c), c);
+  CHECK_OK(fold_comm_destroy(c), NULL);
+  char name[64];
+  snprintf(name, sizeof name, "coll_procs rank %d/%d (%d cases)", me, n, total);
+  return check_report(name);
+}
