@@ -153,6 +153,17 @@ static int start_comm_ops(fold__coll *co) {
   return FOLD_OK;
 }
 
+/* A message of the wrong size: the ranks called different things. Tell
+ * everyone, naming our call (the signature check names both calls when
+ * it gets there first). */
+static int size_mismatch(fold__coll *co, const fold_request *r) {
+  char mine[160], msg[FOLD__ERRLEN];
+  describe(co, &co->sig, mine, sizeof mine);
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d sent a message of %s bytes where %zu were expected",
+           co->tag, co->rank, mine, r->peer, r->status == FOLD_EMISMATCH ? "more" : "fewer", r->bytes);
+  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+}
+
 /* 1 when every request of the round is complete, 0 if not, <0 on failure. */
 static int round_comm_done(fold__coll *co) {
   for (int i = 0; i < co->nreqs; i++) {
@@ -160,14 +171,13 @@ static int round_comm_done(fold__coll *co) {
   }
   int st = FOLD_OK;
   for (int i = 0; i < co->nreqs; i++) {
-    if (co->reqs[i]->status < 0 && st == FOLD_OK) st = co->reqs[i]->status;
-    if (co->reqs[i]->kind == FOLD__REQ_RECV && co->reqs[i]->status == FOLD_OK &&
-        co->reqs[i]->got != co->reqs[i]->bytes && st == FOLD_OK)
-      st = fold__error(co->comm, FOLD_EMISMATCH,
-                       "%s #%d: rank %d: rank %d sent %zu bytes where %zu were expected (mismatched calls)",
-                       fold__coll_name(co->kind), co->tag, co->rank, co->reqs[i]->peer, co->reqs[i]->got,
-                       co->reqs[i]->bytes);
-    fold__req_unref(co->reqs[i]);
+    fold_request *r = co->reqs[i];
+    if (st == FOLD_OK && r->kind == FOLD__REQ_RECV &&
+        (r->status == FOLD_EMISMATCH || (r->status == FOLD_OK && r->got != r->bytes)))
+      st = size_mismatch(co, r);
+    else if (r->status < 0 && st == FOLD_OK)
+      st = r->status;
+    fold__req_unref(r);
   }
   co->nreqs = 0;
   return st < 0 ? st : 1;
