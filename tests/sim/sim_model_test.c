@@ -322,6 +322,10 @@ static void case_blocking(void) {
   t0 = fold_sim_time(sim);
   CHECK_RC(fold_irecv(rbuf[1], B, FOLD_UINT8, 0, 7, c[1], &rr), FOLD_OK, c[1]);
   CHECK_RC(fold_isend(sbuf[0], B, FOLD_UINT8, 1, 7, c[0], &s), FOLD_OK, c[0]);
+  CHECK(LAT < XFER); /* so the head reaches the port before the send is done */
+  CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* head reaches rank 1's port */
+  CHECK_T(fold_sim_time(sim), t0 + LAT);
+  CHECK(!fold__req_done(s) && !fold__req_done(rr));
   CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* send done */
   CHECK_T(fold_sim_time(sim), t0 + XFER);
   CHECK(fold__req_done(s) && !fold__req_done(rr));

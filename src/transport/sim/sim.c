@@ -87,29 +87,25 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
 
   const fold_sim_params *p = &sim->p;
   /* Each link serialises on its own (full-duplex links, a switch that
-   * buffers): the message leaves when the sender's out-link is free and
-   * arrives once it crossed (latency + b*beta) and the receiver's in-link
-   * has taken it (b*beta after the previous arrival). A message waiting
-   * for a busy receiver does not hold the sender's link, so a small message
-   * behind a large one never delays the sender's next message. */
+   * buffers): the message leaves when the sender's out-link is free; its
+   * head reaches the receiver's switch port `latency` later (REACH event),
+   * and the port serves messages in the order they reach it: the receiver's
+   * in-link carries it from max(reach, in_free[d]) for b*beta. A message
+   * waiting for a busy receiver never holds the sender's link, and the port
+   * is never idle while a message waits for it. */
   double t0 = dmax(dmax(sim->now, sim->busy[s]), sim->out_free[s]);
   double xfer = (double)r->bytes * p->byte_time;
   double sent = t0 + xfer;
-  double arrive = dmax(t0 + p->latency + xfer, sim->in_free[d] + xfer);
-  /* Rounding must never let a later message of a pair overtake an earlier one. */
-  if (arrive < sim->in_free[d])
-    arrive = sim->in_free[d];
   sim->out_free[s] = sent;
-  sim->in_free[d] = arrive;
 
   fold__req_ref(r);
   m->sreq = r;
   sending_link(tp, m);
   /* SEND_DONE first: at equal times it must run before ARRIVE frees m. */
   fold__sim_heap_push(&sim->heap, sent, FOLD__SIM_EV_SEND_DONE, s, m);
-  fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, d, m);
-  FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, arrive %.9g", sim->now,
-              r->bytes, d, r->ctx, r->tag, t0, arrive);
+  fold__sim_heap_push(&sim->heap, t0 + p->latency, FOLD__SIM_EV_REACH, d, m);
+  FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, reach %.9g", sim->now,
+              r->bytes, d, r->ctx, r->tag, t0, t0 + p->latency);
   return FOLD_OK;
 }
 
@@ -192,6 +188,17 @@ int fold__sim_step(struct fold_sim *sim) {
       fold__req_unref(r);
     }
     break;
+  case FOLD__SIM_EV_REACH: {
+    /* The port serves in reaching order. Messages of one pair reach it in
+     * sending order (equal times keep posting order), so they never
+     * overtake; the clamp guards that against rounding. */
+    double arrive = dmax(sim->now, sim->in_free[m->dst]) + (double)m->bytes * sim->p.byte_time;
+    if (arrive < sim->in_free[m->dst])
+      arrive = sim->in_free[m->dst];
+    sim->in_free[m->dst] = arrive;
+    fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
+    break;
+  }
   case FOLD__SIM_EV_ARRIVE:
     touched = sim->comms[m->dst];
     /* a destroyed or failed receiver drops what arrives */

@@ -22,7 +22,8 @@
 enum {
   FOLD__SIM_EV_SEND_DONE = 1, /* ptr = message: its send request completes */
   FOLD__SIM_EV_ARRIVE = 2,    /* ptr = message: delivered to the destination */
-  FOLD__SIM_EV_WAKE = 3       /* rank: run progress (timers, end of busy time) */
+  FOLD__SIM_EV_WAKE = 3,      /* rank: run progress (timers, end of busy time) */
+  FOLD__SIM_EV_REACH = 4      /* ptr = message: its head reaches the receiver's switch port */
 };
 
 /* A message in flight. Both of its events point at it; SEND_DONE always

@@ -307,7 +307,7 @@ int fold_sim_destroy(fold_sim *sim) {
   }
   fold__sim_ev ev;
   while (fold__sim_heap_pop(&sim->heap, &ev))
-    if (ev.kind == FOLD__SIM_EV_ARRIVE) /* each message's last event */
+    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH) /* a message's later events: one at a time */
       free(ev.ptr);
   fold__sim_heap_fini(&sim->heap);
   free(sim->comms);
