@@ -73,5 +73,13 @@ static inline int fold__rd_newrank(int rank, int rem) {
 static inline int fold__rd_realrank(int newrank, int rem) {
   return newrank < rem ? newrank * 2 + 1 : newrank + rem;
 }
+/* The new ranks [a, b) stand for the contiguous real ranks (and own their
+ * blocks) [fold__rd_first_real(a), fold__rd_first_real(b));
+ * fold__rd_first_real(pof2) = n.
+ *
+ *   n = 6, pof2 = 4, rem = 2:   real  0 1 | 2 3 | 4 | 5
+ *                               new    0  |  1  | 2 | 3
+ */
+static inline int fold__rd_first_real(int newrank, int rem) { return newrank < rem ? 2 * newrank : newrank + rem; }
 
 #endif
