@@ -1,0 +1,49 @@
+# tests/tcp.cmake — the tcp transport: pure unit tests, ranks-as-threads scenarios, and the frame fuzzer.
+fold_add_test_exe(tcp_unit tcp/tcp_unit.c check.c)
+add_test(NAME tcp_unit COMMAND tcp_unit)
+set_tests_properties(tcp_unit PROPERTIES TIMEOUT 30)
+
+fold_add_test_exe(tcp_p2p tcp/tcp_p2p.c tcp/tcp_harness.c p2p/p2p_suite.c check.c)
+foreach(t matrix unexpected mismatch peer_close strangers timeout ifname ipv6)
+  add_test(NAME tcp_${t} COMMAND tcp_p2p ${t})
+  set_tests_properties(tcp_${t} PROPERTIES TIMEOUT 120)
+endforeach()
+set_tests_properties(tcp_ipv6 PROPERTIES SKIP_RETURN_CODE 77)
+# One message over 2 GiB between two threads (4.4 GB of buffers).
+add_test(NAME tcp_huge COMMAND tcp_p2p huge)
+set_tests_properties(tcp_huge PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS slow)
+
+# libFuzzer target for the frame parser: built with clang straight from the
+# sources (the project may be compiled by gcc) and run for 10 s, only when
+# clang links a fuzzer here (FOLD_HAVE_LIBFUZZER, probed in bootstrap.cmake;
+# probed again here if that file did not).
+find_program(FOLD_CLANG NAMES clang clang-16 clang-15 clang-14)
+if(FOLD_CLANG AND NOT DEFINED FOLD_HAVE_LIBFUZZER)
+  set(_probe ${CMAKE_BINARY_DIR}/fuzz_probe)
+  file(MAKE_DIRECTORY ${_probe})
+  file(WRITE ${_probe}/probe.c
+    "#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n")
+  execute_process(COMMAND ${FOLD_CLANG} -fsanitize=fuzzer,address probe.c -o probe
+    WORKING_DIRECTORY ${_probe} RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+  if(_rc EQUAL 0)
+    set(FOLD_HAVE_LIBFUZZER ON CACHE INTERNAL "clang links libFuzzer")
+  else()
+    set(FOLD_HAVE_LIBFUZZER OFF CACHE INTERNAL "clang links libFuzzer")
+  endif()
+endif()
+if(FOLD_HAVE_LIBFUZZER)
+  set(_fz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame)
+  set(_fz_src ${FOLD_TEST_DIR}/fuzz/fuzz_tcp_frame.c ${CMAKE_SOURCE_DIR}/src/transport/tcp/tcp_wire.c)
+  add_custom_command(OUTPUT ${_fz_bin}
+    COMMAND ${FOLD_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            -D_GNU_SOURCE -std=c11 -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src ${_fz_src} -o ${_fz_bin}
+    DEPENDS ${_fz_src} ${CMAKE_SOURCE_DIR}/src/transport/tcp/tcp_wire.h ${CMAKE_SOURCE_DIR}/src/core/internal.h
+    VERBATIM)
+  add_custom_target(fuzz_tcp_frame ALL DEPENDS ${_fz_bin})
+  # The corpus lives in the build tree; the dictionary gives the magic.
+  set(_fz_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame_corpus)
+  file(MAKE_DIRECTORY ${_fz_corpus})
+  add_test(NAME tcp_fuzz_frame COMMAND ${_fz_bin} -max_total_time=10 -timeout=5
+    -dict=${FOLD_TEST_DIR}/fuzz/tcp_frame.dict -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame- ${_fz_corpus})
+  set_tests_properties(tcp_fuzz_frame PROPERTIES TIMEOUT 60 LABELS fuzz)
+endif()
