@@ -1,5 +1,5 @@
 # tests/coll.cmake — collectives: the verification matrix, one test per collective.
-fold_add_test_exe(coll_matrix coll/coll_matrix.c coll/coll_ref.c check.c)
+fold_add_test_exe(coll_matrix coll/coll_matrix.c coll/coll_case.c coll/coll_ref.c check.c)
 set(FOLD_MATRIX_ARGS "")
 if(FOLD_SANITIZE)
   set(FOLD_MATRIX_ARGS --quick) # sanitizers run 5-20x slower: sample rank counts and pairs
@@ -11,3 +11,14 @@ endforeach()
 fold_add_test_exe(coll_faults coll/coll_faults.c check.c)
 add_test(NAME coll_faults COMMAND coll_faults)
 set_tests_properties(coll_faults PROPERTIES TIMEOUT 300)
+
+# The sampled matrix as real processes: shared memory, TCP, and four network namespaces.
+fold_add_test_exe(coll_procs coll/coll_procs.c coll/coll_case.c coll/coll_ref.c check.c)
+foreach(l foldrun-shm foldrun-tcp netns)
+  add_test(NAME coll_procs_${l} COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh ${l} 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
+  set_tests_properties(coll_procs_${l} PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+endforeach()
+set_tests_properties(coll_procs_netns PROPERTIES LABELS nosan)
+# 3 ranks on tcp: an odd count across processes
+add_test(NAME coll_procs_tcp3 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
+set_tests_properties(coll_procs_tcp3 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)

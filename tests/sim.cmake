@@ -16,3 +16,9 @@ foreach(n 1 2 64 1024 4096)
   add_test(NAME sim_ring_${n} COMMAND sim_ring_test ${n})
   set_tests_properties(sim_ring_${n} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# Every collective algorithm at 64, 255 and 1024 simulated ranks; allreduce costs against the textbook.
+fold_add_test_exe(sim_coll sim/sim_coll.c check.c)
+target_link_libraries(sim_coll PRIVATE m)
+add_test(NAME sim_coll COMMAND sim_coll)
+set_tests_properties(sim_coll PROPERTIES TIMEOUT 900 LABELS slow)

@@ -64,10 +64,12 @@ int main(int argc, char **argv) {
   snprintf(store, sizeof store, "file://%s", dir);
   pid_t pids[64];
   for (int r = 0; r < n; r++) {
+    fflush(stdout);
     pids[r] = fork();
     if (pids[r] == 0) {
-      fflush(stdout);
-      _exit(child(r, n, store));
+      int rc = child(r, n, store);
+      fflush(stdout); /* _exit does not flush stdio */
+      _exit(rc);
     }
   }
   int failures = 0;
