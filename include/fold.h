@@ -151,7 +151,9 @@ FOLD_API int fold_comm_size(const fold_comm *comm);
 /* Messages between one pair of ranks with one tag never overtake each other.
  * tag must be >= 0. A message may be shorter than the receive buffer (the
  * rest of the buffer is untouched); a message longer than the receive buffer
- * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer).
+ * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer)
+ * and leaves the communicator usable; for a large message (over 64 KiB,
+ * sent by rendezvous) the send then fails with FOLD_EMISMATCH too.
  * Sending to oneself is allowed (post the receive or use the nonblocking
  * calls to avoid waiting on yourself). */
 
