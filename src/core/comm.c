@@ -5,6 +5,7 @@
 
 #include "core/internal.h"
 #include "transport/transport.h"
+#include "transport/sim/sim.h"
 
 int64_t fold__clock_mono(void *ctx) {
   (void)ctx;
@@ -87,13 +88,10 @@ void fold__comm_free(fold_comm *c) {
   free(c);
 }
 
-/* Overridable by the simulator, which owns its communicators. */
-int fold__sim_comm_destroy(fold_comm *c) __attribute__((weak));
-
 int fold_comm_destroy(fold_comm *comm) {
   if (comm == NULL)
     return FOLD_OK;
-  if (comm->sim_drive && fold__sim_comm_destroy)
+  if (comm->sim_drive) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
   fold__comm_free(comm);
   return FOLD_OK;
