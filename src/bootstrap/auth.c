@@ -20,12 +20,6 @@
 
 enum { SRV_HELLO = 0, SRV_PROOF = 1, SRV_OK = 2, SRV_DONE = 3, SRV_FAILED = 4 };
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void fold__auth_key_derive(fold__auth_key *k, const char *token, const char *store) {
   /* Domain-separated so that a token can never collide with a store address. */
   int from_token = token != NULL && token[0] != '\0';
@@ -205,7 +199,7 @@ int fold__auth_srv_step(fold__auth_srv *a, int fd, const fold__auth_key *k, int6
 /* Wait for fd to become ready for `events`; 0 ready, FOLD_ETIMEDOUT, FOLD_ESYS. */
 static int wait_fd(int fd, short events, int64_t deadline_ns) {
   for (;;) {
-    int64_t left = deadline_ns - mono_ns();
+    int64_t left = deadline_ns - fold__clock_mono(NULL);
     if (left <= 0)
       return FOLD_ETIMEDOUT;
     struct pollfd pfd = {.fd = fd, .events = events};

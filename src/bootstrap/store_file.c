@@ -24,18 +24,6 @@ typedef struct file_store {
 
 static atomic_uint tmp_counter;
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ns(int64_t ns) {
-  struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 /* File of key: "k-" + the key with every byte outside [A-Za-z0-9_-] as
  * "%XX", so that distinct keys never share a file and no key escapes the
  * directory ('/' and '.' are escaped). */
@@ -144,10 +132,10 @@ static int file_get(fold__store *s, const char *key, void *buf, size_t cap, size
         *len = l;
       return rc;
     }
-    int64_t left = deadline - mono_ns();
+    int64_t left = deadline - fold__clock_mono(NULL);
     if (left <= 0)
       return FOLD_ETIMEDOUT;
-    sleep_ns(nap < left ? nap : left);
+    fold__sleep_ns(nap < left ? nap : left);
     if (nap < POLL_MAX_NS)
       nap *= 2;
   }
@@ -166,18 +154,18 @@ static int file_add(fold__store *s, const char *key, int64_t delta, int64_t *tot
     fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return fold__error(NULL, FOLD_ESYS, "store file://%s: cannot open the lock: %s", f->dir, strerror(errno));
-  int64_t until = (deadline > mono_ns() ? deadline : mono_ns()) + LOCK_GRACE_NS, nap = POLL_MIN_NS;
+  int64_t until = (deadline > fold__clock_mono(NULL) ? deadline : fold__clock_mono(NULL)) + LOCK_GRACE_NS, nap = POLL_MIN_NS;
   while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       rc = fold__error(NULL, FOLD_ESYS, "store file://%s: lock failed: %s", f->dir, strerror(errno));
       close(fd);
       return rc;
     }
-    if (mono_ns() > until) {
+    if (fold__clock_mono(NULL) > until) {
       close(fd);
       return fold__error(NULL, FOLD_ETIMEDOUT, "store file://%s: lock held too long by another process", f->dir);
     }
-    sleep_ns(nap);
+    fold__sleep_ns(nap);
     if (nap < POLL_MAX_NS)
       nap *= 2;
   }

@@ -7,13 +7,6 @@
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
 
-int64_t fold__clock_mono(void *ctx) {
-  (void)ctx;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int fold__comm_alloc(int rank, int size, fold_comm **out) {
   *out = NULL;
   if (size < 1 || rank < 0 || rank >= size)

@@ -194,7 +194,8 @@ void fold__comm_free(fold_comm *c);
 void fold__select_init(fold_comm *c);
 
 /* ---- time ------------------------------------------------------------------------- */
-int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns */
+int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns (core/clock.c) */
+void fold__sleep_ns(int64_t ns);     /* real sleep, resumed after signals: bootstrap only */
 static inline int64_t fold__now(const fold_comm *c) { return c->clock(c->clock_ctx); }
 
 /* ---- requests and matching (engine/request.c) -------------------------------------- */

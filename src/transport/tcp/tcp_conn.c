@@ -50,15 +50,6 @@ typedef struct tcp_out {
   char msg[320];
 } tcp_out;
 
-static int64_t mono_ns(void) { return fold__clock_mono(NULL); }
-
-static void sleep_ns(int64_t ns) {
-  if (ns <= 0)
-    return;
-  struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-  nanosleep(&ts, NULL);
-}
-
 static int ms_until(int64_t deadline, int64_t now) {
   int64_t ms = (deadline - now + 999999) / 1000000;
   if (ms < 0)
@@ -171,7 +162,7 @@ static int connect_once(tcp_out *o, int p, int *err) {
     return -1;
   }
   for (;;) {
-    int64_t now = mono_ns();
+    int64_t now = fold__clock_mono(NULL);
     if (now >= o->deadline || atomic_load(&o->stop)) {
       *err = ETIMEDOUT;
       close(fd);
@@ -209,7 +200,7 @@ static void *out_main(void *arg) {
     /* Retry until the deadline: the peer may not be listening yet
      * (ECONNREFUSED), or a handshake may have been cut short. */
     for (;;) {
-      int64_t now = mono_ns();
+      int64_t now = fold__clock_mono(NULL);
       if (now >= o->deadline || atomic_load(&o->stop))
         goto done;
       int err = 0;
@@ -236,8 +227,8 @@ static void *out_main(void *arg) {
         snprintf(o->why[p], sizeof o->why[p], "%s", strerror_r(err, buf, sizeof buf));
       }
       FOLD__TRACE(o->c, "tcp: connect to rank %d: %s; retrying", p, o->why[p]);
-      int64_t left = o->deadline - mono_ns();
-      sleep_ns(pause < left ? pause : left);
+      int64_t left = o->deadline - fold__clock_mono(NULL);
+      fold__sleep_ns(pause < left ? pause : left);
       pause = pause * 2 > TCP_BACKOFF_MAX_NS ? TCP_BACKOFF_MAX_NS : pause * 2;
     }
   }
@@ -297,7 +288,7 @@ static void accept_all(fold_comm *c, int lfd, tcp_hs *hs, int *nhs, int64_t dead
     h->fd = fd;
     if (fold__tcp_addr_format((struct sockaddr *)&ss, h->from, sizeof h->from) < 0)
       snprintf(h->from, sizeof h->from, "?");
-    int64_t now = mono_ns();
+    int64_t now = fold__clock_mono(NULL);
     int64_t hd = now + TCP_HANDSHAKE_NS < deadline ? now + TCP_HANDSHAKE_NS : deadline;
     if (fold__auth_srv_start(&h->a, hd) < 0) {
       close(fd);
@@ -311,7 +302,7 @@ static void accept_all(fold_comm *c, int lfd, tcp_hs *hs, int *nhs, int64_t dead
 static int hs_step(fold_comm *c, tcp_hs *hs, int *nhs, int i, const fold__auth_key *key, const uint8_t *use,
                    int *fds, int *got_in) {
   tcp_hs *h = &hs[i];
-  int rc = fold__auth_srv_step(&h->a, h->fd, key, mono_ns());
+  int rc = fold__auth_srv_step(&h->a, h->fd, key, fold__clock_mono(NULL));
   if (rc == 0)
     return 0;
   if (rc < 0) {
@@ -428,7 +419,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
   }
   int out_done = o.n == 0;
   while (got_in < n_in || !out_done) {
-    int64_t now = mono_ns();
+    int64_t now = fold__clock_mono(NULL);
     if (now >= deadline)
       break;
     struct pollfd pf[2 + TCP_MAX_HANDSHAKES];
@@ -462,7 +453,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
     /* Step the handshakes that are ready or past their deadline. Going
      * down keeps pf[] valid: a removal moves only the last entry, which was
      * stepped already, into the freed slot. */
-    now = mono_ns();
+    now = fold__clock_mono(NULL);
     for (int i = nhs - 1; i >= 0; i--)
       if (pf[ihs + i].revents || now >= hs[i].a.deadline_ns)
         hs_step(c, hs, &nhs, i, key, use, fds, &got_in);

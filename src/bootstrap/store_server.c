@@ -1,10 +1,8 @@
-/* store_tcp.c — the tcp rendezvous store: a one-thread epoll server and its blocking client. */
+/* store_server.c — the tcp rendezvous store's server: one epoll thread that authenticates and serves its clients. */
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,20 +24,6 @@
 #define SRV_OUT_HIGH (256 * 1024)   /* stop parsing a client's requests above this much queued output */
 #define SRV_STORE_MAX (256LL << 20) /* total bytes of keys + values held */
 #define SRV_BUCKETS 4096
-#define CLI_IO_GRACE_NS (5LL * 1000000000) /* a reply may lag the wait it answers by this much */
-#define CLI_GET_SLICE_MS 60000u            /* re-ask at least this often during long waits */
-
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ns(int64_t ns) {
-  struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
 
 /* ======================================================================
  * server
@@ -268,7 +252,7 @@ static int apply(fold__store_srv *s, conn *c, const fold__store_frame *f) {
       return reply(c, FOLD__ST_NOTFOUND, NULL, 0);
     memcpy(c->park_key, k, f->klen);
     c->park_key[f->klen] = '\0';
-    c->park_deadline = mono_ns() + (int64_t)ms * 1000000;
+    c->park_deadline = fold__clock_mono(NULL) + (int64_t)ms * 1000000;
     c->state = C_PARKED;
     return 0;
   }
@@ -432,7 +416,7 @@ static void srv_accept(fold__store_srv *s) {
       continue;
     }
     conn *c = calloc(1, sizeof *c);
-    int64_t now = mono_ns();
+    int64_t now = fold__clock_mono(NULL);
     if (c == NULL || fold__auth_srv_start(&c->auth, now + s->cfg.auth_timeout_ns) < 0) {
       free(c);
       close(fd);
@@ -461,7 +445,7 @@ static void srv_accept(fold__store_srv *s) {
 
 /* Handshake deadlines and parked GETs that ran out; returns ms to the next. */
 static int srv_timers(fold__store_srv *s) {
-  int64_t now = mono_ns(), next = now + 1000000000;
+  int64_t now = fold__clock_mono(NULL), next = now + 1000000000;
   for (conn *c = s->conns, *n; c; c = n) {
     n = c->next;
     if (c->state == C_AUTH) {
@@ -498,7 +482,7 @@ static void *srv_main(void *arg) {
       SWARN(s, "store: epoll_wait failed: %s; server stops", strerror(errno));
       break;
     }
-    int64_t now = mono_ns();
+    int64_t now = fold__clock_mono(NULL);
     for (int i = 0; i < n; i++) {
       void *p = evs[i].data.ptr;
       if (p == &tag_wake)
@@ -650,291 +634,8 @@ void fold__store_srv_stop(void *arg) {
 void fold__store_srv_linger(fold__store_srv *s, int64_t deadline) {
   if (s == NULL)
     return;
-  while (atomic_load(&s->clients) > 0 && mono_ns() < deadline)
-    sleep_ns(5 * 1000000LL);
+  while (atomic_load(&s->clients) > 0 && fold__clock_mono(NULL) < deadline)
+    fold__sleep_ns(5 * 1000000LL);
 }
 
 long fold__store_srv_rejected(fold__store_srv *s) { return atomic_load(&s->rejected); }
-
-/* ======================================================================
- * client
- * ====================================================================== */
-
-typedef struct tcp_store {
-  fold__store base;
-  int fd;
-  char where[300]; /* "tcp://host:port" for messages */
-} tcp_store;
-
-static int cli_wait(int fd, short ev, int64_t deadline) {
-  for (;;) {
-    int64_t left = deadline - mono_ns();
-    if (left <= 0)
-      return FOLD_ETIMEDOUT;
-    struct pollfd p = {.fd = fd, .events = ev};
-    int r = poll(&p, 1, (int)((left + 999999) / 1000000));
-    if (r > 0)
-      return 0;
-    if (r < 0 && errno != EINTR)
-      return FOLD_ESYS;
-  }
-}
-
-static int cli_lost(tcp_store *t, int rc, const char *what) {
-  if (rc == FOLD_ETIMEDOUT)
-    return fold__error(NULL, FOLD_ETIMEDOUT, "store %s did not answer (%s)", t->where, what);
-  return fold__error(NULL, rc == FOLD_ESYS ? FOLD_ESYS : FOLD_EPEER, "store %s: connection lost (%s)", t->where,
-                     what);
-}
-
-static int cli_send(tcp_store *t, const uint8_t *p, size_t n, int64_t deadline) {
-  while (n > 0) {
-    ssize_t w = send(t->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w > 0) {
-      p += w, n -= (size_t)w;
-      continue;
-    }
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      int rc = cli_wait(t->fd, POLLOUT, deadline);
-      if (rc < 0)
-        return cli_lost(t, rc, "sending");
-      continue;
-    }
-    return cli_lost(t, FOLD_EPEER, w < 0 ? strerror(errno) : "send");
-  }
-  return 0;
-}
-
-static int cli_recv(tcp_store *t, uint8_t *p, size_t n, int64_t deadline) {
-  while (n > 0) {
-    ssize_t r = recv(t->fd, p, n, MSG_DONTWAIT);
-    if (r > 0) {
-      p += r, n -= (size_t)r;
-      continue;
-    }
-    if (r == 0)
-      return cli_lost(t, FOLD_EPEER, "closed by the server");
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int rc = cli_wait(t->fd, POLLIN, deadline);
-      if (rc < 0)
-        return cli_lost(t, rc, "waiting for a reply");
-      continue;
-    }
-    return cli_lost(t, FOLD_EPEER, strerror(errno));
-  }
-  return 0;
-}
-
-/* One request/reply. The value of a VALUE reply goes to buf (at most cap
- * bytes, the rest is read and dropped), its length to *len. Returns the
- * reply type or a negative code. */
-static int cli_call(tcp_store *t, int type, const char *key, const void *val, size_t vlen, void *buf,
-                    size_t cap, size_t *len, int64_t io_deadline) {
-  size_t klen = strlen(key);
-  if (!fold__store_key_ok(key, klen) || vlen > FOLD__STORE_VAL_MAX)
-    return fold__error(NULL, FOLD_EINVAL, "store: bad key \"%.40s\" or value of %zu bytes", key, vlen);
-  if (t->fd < 0)
-    return fold__error(NULL, FOLD_EPEER, "store %s: connection already lost", t->where);
-  uint8_t hdr[FOLD__STORE_HDR];
-  fold__store_put_header(hdr, type, klen, vlen);
-  int rc = cli_send(t, hdr, sizeof hdr, io_deadline);
-  if (rc == 0)
-    rc = cli_send(t, (const uint8_t *)key, klen, io_deadline);
-  if (rc == 0 && vlen)
-    rc = cli_send(t, val, vlen, io_deadline);
-  if (rc == 0)
-    rc = cli_recv(t, hdr, sizeof hdr, io_deadline);
-  if (rc < 0)
-    goto lost;
-  fold__store_frame f;
-  if (fold__store_parse_frame(hdr, sizeof hdr, 1, &f) < 0) {
-    rc = fold__error(NULL, FOLD_EAUTH, "store %s: malformed reply (%s)", t->where, f.why);
-    goto lost;
-  }
-  size_t n = (size_t)hdr[4] | (size_t)hdr[5] << 8 | (size_t)hdr[6] << 16 | (size_t)hdr[7] << 24;
-  uint8_t sink[512];
-  size_t got = 0;
-  while (got < n) { /* n <= 64 KiB: checked by the parser */
-    size_t chunk;
-    uint8_t *dst;
-    if (got < cap) {
-      chunk = (n < cap ? n : cap) - got;
-      dst = (uint8_t *)buf + got;
-    } else {
-      chunk = n - got < sizeof sink ? n - got : sizeof sink;
-      dst = sink;
-    }
-    if ((rc = cli_recv(t, dst, chunk, io_deadline)) < 0)
-      goto lost;
-    got += chunk;
-  }
-  if (len)
-    *len = n;
-  return hdr[0];
-lost:
-  /* The stream position is unknown now: never reuse the connection. */
-  close(t->fd);
-  t->fd = -1;
-  return rc;
-}
-
-static int64_t io_deadline(int64_t deadline) {
-  int64_t now = mono_ns();
-  return (deadline > now ? deadline : now) + CLI_IO_GRACE_NS;
-}
-
-static int tcp_set(fold__store *s, const char *key, const void *val, size_t len, int64_t deadline) {
-  tcp_store *t = (tcp_store *)s;
-  int rc = cli_call(t, FOLD__ST_SET, key, val, len, NULL, 0, NULL, io_deadline(deadline));
-  if (rc == FOLD__ST_ERR)
-    return fold__error(NULL, FOLD_ENOMEM, "store %s: refused to hold key %s (store full)", t->where, key);
-  return rc < 0 ? rc : 0;
-}
-
-static int tcp_get(fold__store *s, const char *key, void *buf, size_t cap, size_t *len, int64_t deadline) {
-  tcp_store *t = (tcp_store *)s;
-  for (;;) {
-    int64_t left = deadline - mono_ns();
-    uint32_t ms = left <= 0 ? 0 : (uint32_t)((left + 999999) / 1000000);
-    if (ms > CLI_GET_SLICE_MS)
-      ms = CLI_GET_SLICE_MS;
-    uint8_t w[4] = {(uint8_t)ms, (uint8_t)(ms >> 8), (uint8_t)(ms >> 16), (uint8_t)(ms >> 24)};
-    int rc = cli_call(t, FOLD__ST_GET, key, w, 4, buf, cap, len, mono_ns() + (int64_t)ms * 1000000 + CLI_IO_GRACE_NS);
-    if (rc == FOLD__ST_VALUE)
-      return 0;
-    if (rc < 0)
-      return rc;
-    if (rc != FOLD__ST_NOTFOUND)
-      return fold__error(NULL, FOLD_EINTERNAL, "store %s: unexpected reply %d to GET", t->where, rc);
-    if (mono_ns() >= deadline)
-      return FOLD_ETIMEDOUT;
-  }
-}
-
-static int tcp_add(fold__store *s, const char *key, int64_t delta, int64_t *total, int64_t deadline) {
-  tcp_store *t = (tcp_store *)s;
-  uint8_t d[8], v[8];
-  for (int i = 0; i < 8; i++)
-    d[i] = (uint8_t)((uint64_t)delta >> (8 * i));
-  size_t len = 0;
-  int rc = cli_call(t, FOLD__ST_ADD, key, d, 8, v, 8, &len, io_deadline(deadline));
-  if (rc < 0)
-    return rc;
-  if (rc != FOLD__ST_VALUE || len != 8)
-    return fold__error(NULL, FOLD_EINVAL, "store %s: key %s is not a counter", t->where, key);
-  uint64_t x = 0;
-  for (int i = 7; i >= 0; i--)
-    x = x << 8 | v[i];
-  if (total)
-    *total = (int64_t)x;
-  return 0;
-}
-
-static int tcp_del(fold__store *s, const char *key, int64_t deadline) {
-  int rc = cli_call((tcp_store *)s, FOLD__ST_DEL, key, NULL, 0, NULL, 0, NULL, io_deadline(deadline));
-  return rc < 0 ? rc : 0;
-}
-
-static void tcp_close(fold__store *s) {
-  tcp_store *t = (tcp_store *)s;
-  if (t->fd >= 0)
-    close(t->fd);
-  free(t);
-}
-
-static const fold__store_ops tcp_ops = {tcp_set, tcp_get, tcp_add, tcp_del, tcp_close};
-
-/* Connect to one address with a deadline; fd or -errno. */
-static int connect_one(const struct addrinfo *ai, int64_t deadline) {
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -errno;
-  if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-    if (errno != EINPROGRESS) {
-      int e = errno;
-      close(fd);
-      return -e;
-    }
-    int rc = cli_wait(fd, POLLOUT, deadline);
-    int err = 0;
-    socklen_t sl = sizeof err;
-    if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
-      close(fd);
-      return rc == FOLD_ETIMEDOUT ? -ETIMEDOUT : -(err ? err : EIO);
-    }
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, const char *claim,
-                         int64_t deadline, fold__store **out) {
-  *out = NULL;
-  tcp_store *t = calloc(1, sizeof *t);
-  if (t == NULL)
-    return fold__error(NULL, FOLD_ENOMEM, "out of memory opening store");
-  t->base.ops = &tcp_ops;
-  t->base.kind = FOLD__STORE_TCP;
-  t->fd = -1;
-  snprintf(t->where, sizeof t->where, strchr(u->host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", u->host, u->port);
-  char portstr[16];
-  snprintf(portstr, sizeof portstr, "%d", u->port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-  int64_t backoff = 10 * 1000000LL;
-  int last_err = 0, rc = 0;
-  /* The server (rank 0 or foldrun) may not be up yet: retry until the
-   * deadline. Resolution is retried too (a name may appear late in DNS). */
-  for (;;) {
-    struct addrinfo *res = NULL;
-    int gai = getaddrinfo(u->host, portstr, &hints, &res);
-    if (gai != 0) {
-      last_err = 0;
-      rc = fold__error(NULL, FOLD_EINVAL, "store %s: cannot resolve host: %s", t->where, gai_strerror(gai));
-    }
-    for (struct addrinfo *ai = res; ai && t->fd < 0; ai = ai->ai_next) {
-      int fd = connect_one(ai, mono_ns() + 2000000000LL < deadline ? mono_ns() + 2000000000LL : deadline);
-      if (fd < 0) {
-        last_err = -fd;
-        continue;
-      }
-      rc = fold__auth_client(fd, key, claim, deadline > mono_ns() + 1000000000LL ? deadline : mono_ns() + 1000000000LL);
-      if (rc == 0) {
-        t->fd = fd;
-        break;
-      }
-      close(fd);
-      freeaddrinfo(res);
-      char where[300];
-      snprintf(where, sizeof where, "%s", t->where);
-      free(t);
-      if (rc == FOLD_EAUTH)
-        return fold__error(NULL, FOLD_EAUTH,
-                           "store %s: authentication as \"%s\" failed (FOLD_JOB_TOKEN differs, or the port "
-                           "serves another job)", where, claim);
-      return fold__error(NULL, rc, "store %s: handshake as \"%s\" failed: %s", where, claim, fold_strerror(rc));
-    }
-    if (res)
-      freeaddrinfo(res);
-    if (t->fd >= 0)
-      break;
-    if (mono_ns() + backoff >= deadline) {
-      char where[300];
-      snprintf(where, sizeof where, "%s", t->where);
-      free(t);
-      if (gai != 0)
-        return rc;
-      return fold__error(NULL, FOLD_ETIMEDOUT, "store %s unreachable: %s", where,
-                         last_err ? strerror(last_err) : "no address");
-    }
-    sleep_ns(backoff);
-    if (backoff < 200 * 1000000LL)
-      backoff *= 2;
-  }
-  *out = &t->base;
-  return 0;
-}
