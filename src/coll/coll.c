@@ -107,7 +107,7 @@ static int sig_equal(const fold__sig *a, const fold__sig *b) {
 /* 0 while the left neighbour's signature has not arrived, 1 when it matched,
  * FOLD_EMISMATCH (everyone told) when it did not. */
 static int sig_check(fold__coll *co) {
-  if (co->sig_checked || co->size == 1) return 1;
+  if (co->sig_checked || co->size == 1 || co->sig_recv == NULL) return 1;
   if (!fold__req_done(co->sig_recv)) return 0;
   co->sig_checked = 1;
   int st = co->sig_recv->status;
@@ -360,7 +360,10 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
       rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu bytes of scratch", opname, c->rank,
                        co->tmp_bytes);
   }
-  if (rc == FOLD_OK && c->size > 1) {
+  /* FOLD_NO_MISMATCH_CHECK=1 skips the signature exchange; it exists only
+   * to measure what the check costs (bench/coll_time), and every rank of a
+   * job must agree on it. */
+  if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check) {
     int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                  a->kind == FOLD__COLL_SCATTER;
     co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .op = (uint16_t)(reduces ? a->op : 0),

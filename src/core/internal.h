@@ -124,6 +124,7 @@ struct fold_comm {
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
   char *poison;              /* a peer's failure report waiting to be acted on */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
+  int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
