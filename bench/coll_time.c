@@ -9,7 +9,7 @@
 /* Usage (under a launcher): fold-colltime [iterations]
  * Makes two communicators in turn — one with the signature exchange
  * (default), one with FOLD_NO_MISMATCH_CHECK=1 — and for each size runs
- * the two alternately (A B A B ...), so that machine noise hits both alike.
+ * the two alternately (A B, B A, ...), so that noise and order hit both alike.
  * Prints the median over rounds of the mean time per allreduce (rank 0's
  * clock, after a barrier) and the relative cost of the check. */
 
@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
     enum { ROUNDS = 7 };
     double t[2][ROUNDS];
     for (int r = 0; r < ROUNDS; r++)
-      for (int k = 0; k < 2; k++) {
+      for (int j = 0; j < 2; j++) {
+        int k = (j + r) % 2; /* alternate which goes first, so order cannot bias one side */
         fold_allreduce(buf, buf, count, FOLD_FLOAT32, FOLD_SUM, c[k]); /* warm */
         fold_barrier(c[k]);
         double t0 = now();
