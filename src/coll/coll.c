@@ -175,6 +175,8 @@ static int round_comm_done(fold__coll *co) {
     if (st == FOLD_OK && r->kind == FOLD__REQ_RECV &&
         (r->status == FOLD_EMISMATCH || (r->status == FOLD_OK && r->got != r->bytes)))
       st = size_mismatch(co, r);
+    else if (r->status == FOLD_EPEER && st == FOLD_OK) /* the peer's own report may be waiting */
+      st = fold__fail_for_lost(co->comm, r->peer, r->kind == FOLD__REQ_SEND ? "send to" : "receive from");
     else if (r->status < 0 && st == FOLD_OK)
       st = r->status;
     fold__req_unref(r);
@@ -374,12 +376,28 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
       rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, right, FOLD__CTX_SIG, co->tag, &co->sig_send);
   }
   if (rc != FOLD_OK) {
+    if (co->sig_recv && fold__unpost(c, co->sig_recv) == 0 && !fold__req_done(co->sig_recv))
+      rc = fold__comm_fail(c, FOLD_EINTERNAL, "%s: rank %d: signature receive lost", opname, c->rank);
     fold__req_unref(r); /* releases co */
+    if (rc == FOLD_EINVAL) {
+      c->coll_seq--; /* every rank refuses alike (e.g. a forced algorithm): the call never happened */
+    } else if (!fold__comm_failed(c)) {
+      /* this rank alone cannot take part: the others must not wait for it */
+      char msg[FOLD__ERRLEN];
+      snprintf(msg, sizeof msg, "%s: rank %d cannot take part: %.300s", opname, c->rank, c->last_error);
+      rc = fold__comm_fail_and_tell(c, rc, msg);
+    }
     return rc;
   }
   fold__task_start(c, &co->task);
   *req = r;
   return FOLD_OK;
+}
+
+int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req) {
+  int rc = fold__coll_start(c, opname, a, req);
+  if (rc == FOLD_OK) fold__req_user_give(*req);
+  return rc;
 }
 
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a) {

@@ -113,6 +113,8 @@ typedef struct fold__coll_args {
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
+/* fold__coll_start for the nonblocking public calls: the request is the user's. */
+int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
 /* Start and wait: the blocking form. */
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a);
 

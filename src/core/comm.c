@@ -58,18 +58,15 @@ void fold__comm_free(fold_comm *c) {
       free(u);
     u = next;
   }
-  /* Posted receives and tasks: after destroy nobody may wait on them, so
-   * their waiter's reference is dropped here. */
-  for (fold_request *r = c->posted_head; r;) {
-    fold_request *next = r->next;
+  /* The queues hold no references; the user's requests still pending can
+   * never be waited on after destroy, so their reference goes here (a
+   * collective's own receives belong to its task and go with it). */
+  c->posted_head = c->posted_tail = NULL;
+  c->tasks = NULL;
+  while (c->user_reqs) {
+    fold_request *r = c->user_reqs;
+    fold__req_user_done(r);
     fold__req_unref(r);
-    r = next;
-  }
-  for (fold__task *t = c->tasks; t;) {
-    fold__task *next = t->next;
-    fold_request *req = t->req;
-    fold__req_unref(req);
-    t = next;
   }
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);

@@ -125,12 +125,13 @@ static int tell_then_fail(fold_comm *c, int status, const char *msg, const char 
   memcpy(buf + 4, msg, len);
   /* One report per live peer; then flush for a bounded time, so that the
    * reports leave before the shutdown closes the transports. */
+  /* from the first report on, a peer going away must not override our cause */
+  c->telling = 1;
   fold_request **reqs = calloc((size_t)c->size, sizeof *reqs);
   for (int p = 0; reqs && p < c->size; p++)
     if (p != c->rank && !c->lost[p])
       fold__isend_bytes(c, buf, len + 4, p, FOLD__CTX_SYS, 0, &reqs[p]);
   int64_t deadline = fold__now(c) + 500000000;
-  c->telling = 1; /* while flushing, a peer going away must not override our cause */
   for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
     fold__poll_transports(c);
     pending = 0;

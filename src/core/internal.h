@@ -55,6 +55,11 @@ struct fold_request {
   void *tp_data;
   atomic_int rdv;      /* rendezvous claim word for transports that need one */
   fold__task *task;    /* FOLD__REQ_TASK */
+  /* requests handed to the user (fold_isend/irecv/i<collective>) are on
+   * the communicator's user list until fold_wait/fold_test frees them, so
+   * that fold_comm_destroy can drop the user's reference of the rest */
+  fold_request *user_prev, *user_next;
+  int user;
 };
 
 /* An arrived message that matched no posted receive. Transports allocate it
@@ -100,6 +105,8 @@ struct fold_comm {
   fold__unexp *unexp_head, *unexp_tail;
   /* active tasks */
   fold__task *tasks;
+  /* requests the user holds (see fold_request.user) */
+  fold_request *user_reqs;
   /* fail-stop state: once failed, every operation returns fail_status */
   atomic_int failed;
   int fail_status;
@@ -201,13 +208,20 @@ static inline int64_t fold__now(const fold_comm *c) { return c->clock(c->clock_c
 
 /* ---- requests and matching (engine/request.c) -------------------------------------- */
 fold_request *fold__req_new(fold_comm *c, int kind); /* refs = 1 */
+/* The request goes to the user: track it until fold__req_user_done. */
+void fold__req_user_give(fold_request *r);
+/* The user's reference is being dropped (fold_wait/fold_test finished). */
+void fold__req_user_done(fold_request *r);
+/* Take a posted receive off the posted queue (0 if it was not there). */
+int fold__unpost(fold_comm *c, fold_request *r);
 void fold__req_ref(fold_request *r);
 void fold__req_unref(fold_request *r);
 /* Complete r with status (release store; idempotent: the first call wins).
  * Transports call this from any thread. */
 void fold__req_complete(fold_request *r, int status);
 static inline int fold__req_done(const fold_request *r) {
-  return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire);
+  /* 2 means "being completed": the status is not written yet */
+  return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire) == 1;
 }
 
 /* Remove and return the oldest posted receive matching (src, ctx, tag), or

@@ -50,6 +50,13 @@ static int check_p2p(fold_comm *c, const char *op, const void *buf, size_t count
  * whose cause may have been noticed by another rank's thread. */
 static int finish(fold_comm *c, fold_request *r, const char *op) {
   int st = r->status;
+  /* A peer refused or lost: a report of why it went may be waiting in the
+   * transports; the communicator's cause is the one to give (fail-stop). */
+  if (st == FOLD_EPEER && r->peer >= 0 && r->kind != FOLD__REQ_TASK)
+    st = fold__fail_for_lost(c, r->peer, r->kind == FOLD__REQ_SEND ? "send to" : "receive from");
+  else if (st < 0 && fold__comm_failed(c))
+    st = fold__comm_failed(c);
+  fold__req_user_done(r);
   if (st < 0 && r->kind == FOLD__REQ_SEND && !fold__comm_failed(c))
     fold__error(c, st, "%s: rank %d: send to rank %d (tag %d) failed: %s", op, c->rank, r->peer, r->tag,
                 fold_strerror(st));
@@ -65,7 +72,9 @@ int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int ta
   *req = NULL;
   int rc = check_p2p(comm, "fold_isend", buf, count, dtype, peer, tag, &bytes);
   if (rc) return rc;
-  return fold__isend_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
+  rc = fold__isend_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
+  if (rc == FOLD_OK) fold__req_user_give(*req);
+  return rc;
 }
 
 int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
@@ -76,7 +85,9 @@ int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fol
   *req = NULL;
   int rc = check_p2p(comm, "fold_irecv", buf, count, dtype, peer, tag, &bytes);
   if (rc) return rc;
-  return fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
+  rc = fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
+  if (rc == FOLD_OK) fold__req_user_give(*req);
+  return rc;
 }
 
 int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {

@@ -18,6 +18,37 @@ fold_request *fold__req_new(fold_comm *c, int kind) {
   return r;
 }
 
+void fold__req_user_give(fold_request *r) {
+  fold_comm *c = r->comm;
+  r->user = 1;
+  r->user_prev = NULL;
+  r->user_next = c->user_reqs;
+  if (c->user_reqs) c->user_reqs->user_prev = r;
+  c->user_reqs = r;
+}
+
+void fold__req_user_done(fold_request *r) {
+  if (!r->user) return;
+  fold_comm *c = r->comm;
+  if (r->user_prev) r->user_prev->user_next = r->user_next;
+  else c->user_reqs = r->user_next;
+  if (r->user_next) r->user_next->user_prev = r->user_prev;
+  r->user = 0;
+}
+
+int fold__unpost(fold_comm *c, fold_request *r) {
+  fold_request *prev = NULL;
+  for (fold_request *q = c->posted_head; q; prev = q, q = q->next) {
+    if (q != r) continue;
+    if (prev) prev->next = q->next;
+    else c->posted_head = q->next;
+    if (c->posted_tail == q) c->posted_tail = prev;
+    q->next = NULL;
+    return 1;
+  }
+  return 0;
+}
+
 void fold__req_ref(fold_request *r) { atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed); }
 
 void fold__req_unref(fold_request *r) {

@@ -140,13 +140,18 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, 
       memmove(out, b, bytes);
       u->fn(out, a, count, dt, u->ctx);
     } else {
-      /* out aliases a: the user function needs `in` intact while it writes */
-      void *tmp = malloc(bytes);
-      if (tmp == NULL) abort(); /* callers avoid this path on hot data; see reduce() */
-      memcpy(tmp, a, bytes);
-      memmove(out, b, bytes);
-      u->fn(out, tmp, count, dt, u->ctx);
-      free(tmp);
+      /* out aliases a: the user function needs `in` intact while it writes.
+       * User ops are element-wise (MPI's rule), so go through a stack buffer
+       * a chunk at a time instead of allocating. */
+      size_t es = fold_dtype_size(dt);
+      _Alignas(16) unsigned char tmp[4096];
+      size_t chunk = sizeof tmp / es;
+      for (size_t i = 0; i < count; i += chunk) {
+        size_t m = count - i < chunk ? count - i : chunk;
+        memcpy(tmp, (const char *)a + i * es, m * es);
+        memmove((char *)out + i * es, (const char *)b + i * es, m * es);
+        u->fn((char *)out + i * es, tmp, m, dt, u->ctx);
+      }
     }
     return;
   }
@@ -161,23 +166,25 @@ void fold__op_reduce(const fold_comm *c, fold_op op, fold_dtype dt, void *inout,
   fold__op_reduce3(c, op, dt, inout, in, inout, count);
 }
 
-#define DIV_LOOP(T)                                                                                     \
+/* Divide in 64 bits: the rank count need not fit the element type
+ * (uint8 with 256 ranks would divide by zero, int8 with 200 by a negative). */
+#define DIV_LOOP(T, W)                                                                                  \
   do {                                                                                                  \
     T *p = buf;                                                                                         \
-    for (size_t i = 0; i < count; i++) p[i] = (T)(p[i] / (T)n);                                        \
+    for (size_t i = 0; i < count; i++) p[i] = (T)((W)p[i] / (W)n);                                    \
   } while (0)
 
 void fold__op_finish(fold_op op, fold_dtype dt, void *buf, size_t count, int n) {
   if (op != FOLD_AVG || n == 1) return;
   switch (dt) {
-  case FOLD_INT8: DIV_LOOP(int8_t); break;
-  case FOLD_UINT8: DIV_LOOP(uint8_t); break;
-  case FOLD_INT32: DIV_LOOP(int32_t); break;
-  case FOLD_UINT32: DIV_LOOP(uint32_t); break;
-  case FOLD_INT64: DIV_LOOP(int64_t); break;
-  case FOLD_UINT64: DIV_LOOP(uint64_t); break;
-  case FOLD_FLOAT32: DIV_LOOP(float); break;
-  case FOLD_FLOAT64: DIV_LOOP(double); break;
+  case FOLD_INT8: DIV_LOOP(int8_t, int64_t); break;
+  case FOLD_UINT8: DIV_LOOP(uint8_t, uint64_t); break;
+  case FOLD_INT32: DIV_LOOP(int32_t, int64_t); break;
+  case FOLD_UINT32: DIV_LOOP(uint32_t, uint64_t); break;
+  case FOLD_INT64: DIV_LOOP(int64_t, int64_t); break;
+  case FOLD_UINT64: DIV_LOOP(uint64_t, uint64_t); break;
+  case FOLD_FLOAT32: DIV_LOOP(float, float); break;
+  case FOLD_FLOAT64: DIV_LOOP(double, double); break;
   case FOLD_FLOAT16:
   case FOLD_BFLOAT16: {
     uint16_t *p = buf;

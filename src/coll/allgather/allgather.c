@@ -9,7 +9,7 @@ const fold__algo *const fold__allgather_algos[] = {&fold__allgather_recursive_do
 int fold_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, FOLD_SUM, -1};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_iallgather: req is NULL");
-  return fold__coll_start(comm, "fold_iallgather", &a, req);
+  return fold__coll_start_user(comm, "fold_iallgather", &a, req);
 }
 
 int fold_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, fold_comm *comm) {

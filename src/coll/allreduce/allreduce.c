@@ -15,7 +15,7 @@ int fold_iallreduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype
                     fold_request **req) {
   fold__coll_args a = {FOLD__COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_iallreduce: req is NULL");
-  return fold__coll_start(comm, "fold_iallreduce", &a, req);
+  return fold__coll_start_user(comm, "fold_iallreduce", &a, req);
 }
 
 int fold_allreduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op, fold_comm *comm) {

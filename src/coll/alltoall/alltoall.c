@@ -9,7 +9,7 @@ const fold__algo *const fold__alltoall_algos[] = {&fold__alltoall_pairwise, &fol
 int fold_ialltoall(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, FOLD_SUM, -1};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_ialltoall: req is NULL");
-  return fold__coll_start(comm, "fold_ialltoall", &a, req);
+  return fold__coll_start_user(comm, "fold_ialltoall", &a, req);
 }
 
 int fold_alltoall(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm) {

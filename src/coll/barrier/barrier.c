@@ -9,7 +9,7 @@ const fold__algo *const fold__barrier_algos[] = {&fold__barrier_dissemination, N
 int fold_ibarrier(fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_BARRIER, NULL, NULL, 0, FOLD_UINT8, FOLD_SUM, -1};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_ibarrier: req is NULL");
-  return fold__coll_start(comm, "fold_ibarrier", &a, req);
+  return fold__coll_start_user(comm, "fold_ibarrier", &a, req);
 }
 
 int fold_barrier(fold_comm *comm) {

@@ -9,7 +9,7 @@ const fold__algo *const fold__broadcast_algos[] = {&fold__broadcast_binomial, &f
 int fold_ibroadcast(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_BROADCAST, NULL, buf, count, dtype, FOLD_SUM, root};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_ibroadcast: req is NULL");
-  return fold__coll_start(comm, "fold_ibroadcast", &a, req);
+  return fold__coll_start_user(comm, "fold_ibroadcast", &a, req);
 }
 
 int fold_broadcast(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm) {

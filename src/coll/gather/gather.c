@@ -9,7 +9,7 @@ const fold__algo *const fold__gather_algos[] = {&fold__gather_binomial, &fold__g
 int fold_igather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_GATHER, sendbuf, recvbuf, sendcount, dtype, FOLD_SUM, root};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_igather: req is NULL");
-  return fold__coll_start(comm, "fold_igather", &a, req);
+  return fold__coll_start_user(comm, "fold_igather", &a, req);
 }
 
 int fold_gather(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root, fold_comm *comm) {

@@ -9,7 +9,7 @@ const fold__algo *const fold__reduce_algos[] = {&fold__reduce_binomial, &fold__r
 int fold_ireduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_ireduce: req is NULL");
-  return fold__coll_start(comm, "fold_ireduce", &a, req);
+  return fold__coll_start_user(comm, "fold_ireduce", &a, req);
 }
 
 int fold_reduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op, int root, fold_comm *comm) {

@@ -9,7 +9,7 @@ const fold__algo *const fold__reduce_scatter_algos[] = {&fold__reduce_scatter_re
 int fold_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, fold_op op, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, -1};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_ireduce_scatter: req is NULL");
-  return fold__coll_start(comm, "fold_ireduce_scatter", &a, req);
+  return fold__coll_start_user(comm, "fold_ireduce_scatter", &a, req);
 }
 
 int fold_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, fold_op op, fold_comm *comm) {

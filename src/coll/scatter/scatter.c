@@ -9,7 +9,7 @@ const fold__algo *const fold__scatter_algos[] = {&fold__scatter_binomial, &fold_
 int fold_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_SCATTER, sendbuf, recvbuf, recvcount, dtype, FOLD_SUM, root};
   if (req == NULL) return fold__error(comm, FOLD_EINVAL, "fold_iscatter: req is NULL");
-  return fold__coll_start(comm, "fold_iscatter", &a, req);
+  return fold__coll_start_user(comm, "fold_iscatter", &a, req);
 }
 
 int fold_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root, fold_comm *comm) {
