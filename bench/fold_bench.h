@@ -1,0 +1,78 @@
+/* fold_bench.h — what the two halves of fold-bench share: the collective table and one prepared call. */
+#ifndef FOLD_BENCH_H
+#define FOLD_BENCH_H
+
+#include <stddef.h>
+
+#include "fold.h"
+
+/* The collectives, in the order `-c all` runs them. */
+typedef enum fb_coll {
+  FB_ALLREDUCE = 0,
+  FB_BROADCAST,
+  FB_REDUCE,
+  FB_REDUCE_SCATTER,
+  FB_ALLGATHER,
+  FB_GATHER,
+  FB_SCATTER,
+  FB_ALLTOALL,
+  FB_BARRIER,
+  FB_NCOLL
+} fb_coll;
+
+#define FB_MAX_ALGOS 8
+
+typedef struct fb_coll_info {
+  const char *name;                 /* as in fold_comm_set_algo specs */
+  int reduces;                      /* takes an op */
+  int rooted;                       /* takes a root */
+  int in_place;                     /* has a distinct in-place form worth timing */
+  const char *algos[FB_MAX_ALGOS];  /* docs/collectives.md, NULL-terminated */
+} fb_coll_info;
+
+extern const fb_coll_info fb_colls[FB_NCOLL];
+
+/* One call as the benchmark makes it: the shape follows the nccl-tests size
+ * convention (see fb_shape), the buffers are the two allocated once at the
+ * largest size. */
+typedef struct fb_call {
+  fb_coll coll;
+  fold_dtype dtype;
+  fold_op op;
+  int root;
+  int in_place;
+  int rank, n;
+  size_t count;  /* the count argument of the fold call */
+  size_t bytes;  /* the row's size in bytes (nccl-tests convention) */
+  char *sbuf;    /* send buffer (out of place) */
+  char *rbuf;    /* receive buffer; holds everything in place */
+} fb_call;
+
+/* Shape a call of `size` bytes on n ranks for elements of es bytes: sets
+ * k->count (the call's count argument, rounded down to whole elements) and
+ * k->bytes (the size actually moved in the row's convention). Returns 0 when
+ * the size gives no element (the row is skipped), except for barrier, which
+ * always gives one row of 0 bytes. Every layout, in place or not, fits in
+ * two buffers of `size` bytes each. */
+int fb_shape(fb_call *k, size_t size);
+
+/* busbw / algbw for coll on n ranks (nccl-tests' factors; 0 for barrier). */
+double fb_bus_factor(fb_coll coll, int n);
+
+/* Make the call with the layout of k (in place or not). Blocking; returns
+ * the fold status. */
+int fb_run(const fb_call *k, fold_comm *comm);
+
+/* --check: write this rank's exact inputs where the call reads them and a
+ * poison pattern where it writes. */
+void fb_fill(const fb_call *k);
+
+/* --check: the number of this rank's result elements that differ from the
+ * reference computed locally (0 where this rank receives nothing). */
+long fb_check(const fb_call *k);
+
+/* 1 when op is defined on dtype for the built-in kernels (bitwise ops are
+ * integer-only). */
+int fb_op_valid(fold_op op, fold_dtype dtype);
+
+#endif /* FOLD_BENCH_H */

@@ -1,0 +1,32 @@
+# tests/bench.cmake — fold-bench: checked sweeps at n = 3 under foldrun, every allreduce algorithm, bad options.
+set(FOLD_BENCH_CHECK ${FOLD_TEST_DIR}/bench/bench_check.sh)
+set(FOLD_BENCH_SMALL -b 8 -e 64K -n 2 -w 1 --check)
+
+# name | transport | sections | fold-bench arguments
+add_test(NAME bench_allreduce COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
+  -c allreduce ${FOLD_BENCH_SMALL})
+add_test(NAME bench_reduce_scatter COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
+  -c reduce_scatter -d int32 -o max ${FOLD_BENCH_SMALL})
+add_test(NAME bench_allgather COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
+  -c allgather -d float16 ${FOLD_BENCH_SMALL})
+add_test(NAME bench_alltoall COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
+  -c alltoall -d int8 ${FOLD_BENCH_SMALL})
+# Every collective once, rooted ones at the last rank.
+add_test(NAME bench_all COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 9
+  -c all -r 2 -d uint8 -o prod -f 4 ${FOLD_BENCH_SMALL})
+# -a all: one section per allreduce algorithm (docs/collectives.md lists six).
+add_test(NAME bench_allreduce_algos COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 6
+  -c allreduce -a all -f 4 ${FOLD_BENCH_SMALL})
+# TCP and the JSON file.
+add_test(NAME bench_reduce_tcp_json COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 tcp 1
+  -c reduce -r 1 -d float64 -o avg -f 8 ${FOLD_BENCH_SMALL} --json ${CMAKE_CURRENT_BINARY_DIR}/bench_reduce.json)
+set_tests_properties(bench_allreduce bench_reduce_scatter bench_allgather bench_alltoall bench_all
+  bench_allreduce_algos bench_reduce_tcp_json PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
+
+# Bad command lines: usage on stderr, exit 2.
+add_test(NAME bench_badopt_unknown COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt --bogus)
+add_test(NAME bench_badopt_size COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -e 12Q)
+add_test(NAME bench_badopt_float_band COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -o band)
+add_test(NAME bench_badopt_algo COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -c gather -a ring)
+set_tests_properties(bench_badopt_unknown bench_badopt_size bench_badopt_float_band bench_badopt_algo
+  PROPERTIES TIMEOUT 60)
