@@ -11,7 +11,7 @@ fold_add_test_exe(test_rendezvous bootstrap/test_rendezvous.c check.c)
 add_test(NAME bootstrap_rendezvous COMMAND test_rendezvous)
 set_tests_properties(bootstrap_rendezvous PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 
-foreach(case usage env prefix exitcode sigkill grace forward)
+foreach(case usage env prefix exitcode sigkill grace forward spew)
   add_test(NAME foldrun_${case} COMMAND ${FOLD_TEST_DIR}/bootstrap/foldrun_test.sh $<TARGET_FILE:foldrun> ${case})
   set_tests_properties(foldrun_${case} PROPERTIES TIMEOUT 60)
 endforeach()

@@ -84,35 +84,37 @@ static void emit(int out, int r, const char *line, size_t n) {
   free(tmp);
 }
 
-/* Read what is available; emit whole lines; at EOF flush the partial line. */
+/* Do one read (at most LINE_MAX_BYTES, and a pipe holds 64 KiB); emit whole
+ * lines; at EOF flush the partial line. One read, not "until EAGAIN": a rank
+ * that writes faster than we re-emit would keep the pipe full and starve the
+ * signalfd, waitpid and the kill timer in the poll loop. */
 static void pump(stream *s, int r) {
-  for (;;) {
-    if (s->len == LINE_MAX_BYTES) {
-      emit(s->out, r, s->buf, s->len);
-      s->len = 0;
-    }
-    ssize_t n = read(s->fd, s->buf + s->len, LINE_MAX_BYTES - s->len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return;
-    if (n <= 0) {
-      if (s->len)
-        emit(s->out, r, s->buf, s->len);
-      s->len = 0;
-      close(s->fd);
-      s->fd = -1;
-      return;
-    }
-    size_t start = 0, end = s->len + (size_t)n;
-    for (size_t i = s->len; i < end; i++)
-      if (s->buf[i] == '\n') {
-        emit(s->out, r, s->buf + start, i - start);
-        start = i + 1;
-      }
-    memmove(s->buf, s->buf + start, end - start);
-    s->len = end - start;
+  if (s->len == LINE_MAX_BYTES) {
+    emit(s->out, r, s->buf, s->len);
+    s->len = 0;
   }
+  ssize_t n;
+  do
+    n = read(s->fd, s->buf + s->len, LINE_MAX_BYTES - s->len);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return;
+  if (n <= 0) {
+    if (s->len)
+      emit(s->out, r, s->buf, s->len);
+    s->len = 0;
+    close(s->fd);
+    s->fd = -1;
+    return;
+  }
+  size_t start = 0, end = s->len + (size_t)n;
+  for (size_t i = s->len; i < end; i++)
+    if (s->buf[i] == '\n') {
+      emit(s->out, r, s->buf + start, i - start);
+      start = i + 1;
+    }
+  memmove(s->buf, s->buf + start, end - start);
+  s->len = end - start;
 }
 
 /* Full path of prog (searched in PATH if it has no '/'), or NULL. */
@@ -298,6 +300,7 @@ int main(int argc, char **argv) {
   int failed = 0, exit_code = 0, alive = 0;
   int64_t kill_at = 0;
   char failure[160] = "";
+  pid_t self = getpid(); /* each child compares getppid() with this after PR_SET_PDEATHSIG */
   for (long r = 0; r < n && !failed; r++) {
     int pipes[2][2];
     if (pipe2(pipes[0], O_CLOEXEC) < 0 || pipe2(pipes[1], O_CLOEXEC) < 0) {
@@ -316,6 +319,8 @@ int main(int argc, char **argv) {
       struct sigaction dfl = {.sa_handler = SIG_DFL};
       sigaction(SIGPIPE, &dfl, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive foldrun */
+      if (getppid() != self)             /* foldrun died before prctl took hold */
+        _exit(127);
       sigprocmask(SIG_SETMASK, &old, NULL);
       execve(prog, prog_argv, env);
       static const char msg[] = "foldrun: exec failed\n";

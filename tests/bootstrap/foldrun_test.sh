@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# foldrun_test.sh — foldrun: usage errors, environment, output prefixes, exit status, failure lines, kill grace, signal forwarding.
+# foldrun_test.sh — foldrun: usage errors, environment, output prefixes, exit status, failure lines, kill grace, signal forwarding, a rank that spews.
 # Usage: foldrun_test.sh FOLDRUN CASE
 set -u
 F=$1 CASE=$2
@@ -104,6 +104,31 @@ forward)
   wait $pid
   check "killed ranks -> non-zero" test $? -ne 0
   check "report names SIGTERM" grep -Eq "^foldrun: rank [01] killed by signal 15 \(SIGTERM\)$" "$T/e"
+  ;;
+spew)
+  # A rank writing faster than foldrun re-emits keeps its pipe full; foldrun
+  # must still notice another rank's failure and signals between reads.
+  # Every wait is bounded: a hung foldrun is SIGKILLed after 15 s.
+  wait_bounded() { # wait_bounded PID: wait at most 15 s for PID, then kill it; status in $st
+    timeout 15 tail --pid="$1" -f /dev/null
+    kill -KILL "$1" 2>/dev/null
+    wait "$1"; st=$?
+  }
+  t0=$(now)
+  "$F" -n 2 sh -c 'if [ "$FOLD_RANK" = 0 ]; then exec yes; fi; sleep 0.5; exit 3' > /dev/null 2> "$T/e" &
+  wait_bounded $!
+  check "failed rank's status (3) while rank 0 spews, got $st" test $st -eq 3
+  check "failure line names rank 1" test "$(tail -n 1 "$T/e")" = "foldrun: rank 1 exited with status 3"
+  check "failure noticed within 3 s ($(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }') s)" elapsed_between "$t0" 0.5 3
+  env --default-signal=TERM "$F" -n 2 yes > /dev/null 2> "$T/e" &
+  pid=$!
+  sleep 0.5 # let the pipes fill
+  t0=$(now)
+  kill -TERM $pid
+  wait_bounded $pid
+  check "SIGTERM while ranks spew -> non-zero ($st)" test $st -ne 0
+  check "report names SIGTERM" grep -Eq "^foldrun: rank [01] killed by signal 15 \(SIGTERM\)$" "$T/e"
+  check "exit within 3 s of SIGTERM ($(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }') s)" elapsed_between "$t0" 0 3
   ;;
 *)
   echo "unknown case $CASE" >&2; exit 2 ;;
