@@ -11,6 +11,11 @@ fold_add_test_exe(test_rendezvous bootstrap/test_rendezvous.c check.c)
 add_test(NAME bootstrap_rendezvous COMMAND test_rendezvous)
 set_tests_properties(bootstrap_rendezvous PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 
+# Regressions: 300 silent connections vs a real store client; rank 0 destroying its comm right after init.
+fold_add_test_exe(test_store_dos bootstrap/test_store_dos.c check.c)
+add_test(NAME bootstrap_store_dos COMMAND test_store_dos)
+set_tests_properties(bootstrap_store_dos PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+
 foreach(case usage env prefix exitcode sigkill grace forward spew)
   add_test(NAME foldrun_${case} COMMAND ${FOLD_TEST_DIR}/bootstrap/foldrun_test.sh $<TARGET_FILE:foldrun> ${case})
   set_tests_properties(foldrun_${case} PROPERTIES TIMEOUT 60)

@@ -476,8 +476,10 @@ static int comm_init(fold_comm **comm, int rank, int size, const char *store, in
   for (int i = 0; i < c->ntps; i++)
     if (c->tps[i]->ops->joined)
       c->tps[i]->ops->joined(c->tps[i]);
-  /* Rank 0's server lives as long as the comm: a peer may still be
-   * reading the final barrier's answer after rank 0 returns. */
+  /* Rank 0's server lives as long as the comm: a peer may still be in its
+   * last store calls after rank 0 returns (everything after the final
+   * barrier is best effort, and fold__store_srv_stop waits up to 2 s for
+   * connected clients to leave). */
   c->boot = b->srv;
   c->boot_release = b->srv ? fold__store_srv_stop : NULL;
   b->srv = NULL;

@@ -175,9 +175,10 @@ int fold__store_barrier(fold__store *s, const char *name, int rank, int size, in
   if (rc < 0)
     return rc;
   if (total == size) {
-    rc = fold__store_set(s, go, "1", 1, deadline_ns);
-    if (rc < 0)
-      return rc;
+    /* The last arriver knows the barrier is complete: it does not read "go"
+     * back. The others may return (and rank 0 stop the server) as soon as
+     * this SET lands, so a GET after it could find the store gone. */
+    return fold__store_set(s, go, "1", 1, deadline_ns);
   }
   rc = fold__store_get(s, go, v, sizeof v, &len, deadline_ns);
   if (rc == FOLD_ETIMEDOUT && arrived) {

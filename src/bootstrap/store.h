@@ -145,7 +145,7 @@ typedef struct fold__store_srv_cfg {
   const char *host;        /* address or name to bind; NULL = 127.0.0.1 */
   int port;                /* 0 = ephemeral */
   fold__auth_key key;      /* clients must prove it */
-  int64_t auth_timeout_ns; /* per-connection handshake limit; 0 = 10 s */
+  int64_t auth_timeout_ns; /* per-connection handshake limit; 0 = 2 s */
   int log_rank;            /* rank for log lines, -1 for none (foldrun) */
 } fold__store_srv_cfg;
 

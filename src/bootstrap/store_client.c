@@ -16,6 +16,7 @@
 
 #define CLI_IO_GRACE_NS (5LL * 1000000000) /* a reply may lag the wait it answers by this much */
 #define CLI_GET_SLICE_MS 60000u            /* re-ask at least this often during long waits */
+#define CLI_HANDSHAKE_NS (5LL * 1000000000) /* one handshake attempt; then reconnect */
 
 /* ======================================================================
  * client
@@ -247,9 +248,14 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
   snprintf(portstr, sizeof portstr, "%d", u->port);
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
   int64_t backoff = 10 * 1000000LL;
-  int last_err = 0, rc = 0;
+  int last_err = 0, rc = 0, hs_rc = 0;
   /* The server (rank 0 or foldrun) may not be up yet: retry until the
-   * deadline. Resolution is retried too (a name may appear late in DNS). */
+   * deadline. Resolution is retried too (a name may appear late in DNS).
+   * A handshake that ends in EOF, reset or timeout is retried as well: the
+   * server evicts the oldest pending handshake when strangers fill its
+   * table, so one lost handshake says nothing about the next. Only
+   * FOLD_EAUTH (the server's hello or proof is wrong) and local errors are
+   * final. */
   for (;;) {
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(u->host, portstr, &hints, &res);
@@ -258,17 +264,29 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
       rc = fold__error(NULL, FOLD_EINVAL, "store %s: cannot resolve host: %s", t->where, gai_strerror(gai));
     }
     for (struct addrinfo *ai = res; ai && t->fd < 0; ai = ai->ai_next) {
-      int fd = connect_one(ai, fold__clock_mono(NULL) + 2000000000LL < deadline ? fold__clock_mono(NULL) + 2000000000LL : deadline);
+      int64_t now = fold__clock_mono(NULL);
+      int fd = connect_one(ai, now + 2000000000LL < deadline ? now + 2000000000LL : deadline);
       if (fd < 0) {
         last_err = -fd;
+        hs_rc = 0;
         continue;
       }
-      rc = fold__auth_client(fd, key, claim, deadline > fold__clock_mono(NULL) + 1000000000LL ? deadline : fold__clock_mono(NULL) + 1000000000LL);
+      /* One attempt gets a few seconds (a real server answers in one round
+       * trip), at least 1 s even when the deadline has passed. */
+      now = fold__clock_mono(NULL);
+      int64_t hs_deadline = now + CLI_HANDSHAKE_NS < deadline ? now + CLI_HANDSHAKE_NS : deadline;
+      if (hs_deadline < now + 1000000000LL)
+        hs_deadline = now + 1000000000LL;
+      rc = fold__auth_client(fd, key, claim, hs_deadline);
       if (rc == 0) {
         t->fd = fd;
         break;
       }
       close(fd);
+      if (rc == FOLD_EPEER || rc == FOLD_ETIMEDOUT) {
+        hs_rc = rc;
+        continue;
+      }
       freeaddrinfo(res);
       char where[300];
       snprintf(where, sizeof where, "%s", t->where);
@@ -287,6 +305,9 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
       char where[300];
       snprintf(where, sizeof where, "%s", t->where);
       free(t);
+      if (hs_rc != 0)
+        return fold__error(NULL, FOLD_ETIMEDOUT, "store %s: no handshake as \"%s\" completed in time (last: %s)",
+                           where, claim, hs_rc == FOLD_EPEER ? "closed by the server" : "no answer");
       if (gai != 0)
         return rc;
       return fold__error(NULL, FOLD_ETIMEDOUT, "store %s unreachable: %s", where,

@@ -18,8 +18,11 @@
 #include "bootstrap/store.h"
 #include "core/internal.h"
 
-#define SRV_AUTH_TIMEOUT_NS (10LL * 1000000000)
-#define SRV_MAX_PENDING 256         /* connections still in the handshake */
+/* A real client answers the hello in one round trip; a short limit bounds
+ * how long a silent stranger holds a handshake slot. */
+#define SRV_AUTH_TIMEOUT_NS (2LL * 1000000000)
+#define SRV_MAX_PENDING 256         /* connections still in the handshake; the oldest is evicted beyond */
+#define SRV_STOP_LINGER_NS (2LL * 1000000000) /* stop waits this long for clients to leave */
 #define SRV_MAX_CONNS 8192          /* authenticated connections */
 #define SRV_OUT_HIGH (256 * 1024)   /* stop parsing a client's requests above this much queued output */
 #define SRV_STORE_MAX (256LL << 20) /* total bytes of keys + values held */
@@ -40,6 +43,7 @@ enum { C_AUTH = 0, C_READY = 1, C_PARKED = 2 };
 
 typedef struct conn {
   struct conn *prev, *next;
+  struct conn *pq_prev, *pq_next; /* the pending queue, in accept order (C_AUTH only) */
   int fd;
   int state;
   uint32_t mask; /* events registered with epoll */
@@ -62,11 +66,13 @@ struct fold__store_srv {
   conn *conns;
   conn *dead; /* closed during this loop turn; freed at its end */
   int npending, nready;
+  conn *pq_head, *pq_tail; /* pending handshakes, oldest first */
   entry *buckets[SRV_BUCKETS];
   long long stored_bytes;
   atomic_long rejected;
   atomic_int clients; /* authenticated connections, for linger() */
   atomic_int stop;
+  int lingered; /* fold__store_srv_linger already waited for the clients */
 };
 
 /* Tags for the two fds that are not connections. */
@@ -141,15 +147,28 @@ static void set_mask(fold__store_srv *s, conn *c, uint32_t mask) {
   c->mask = mask;
 }
 
+static void pq_unlink(fold__store_srv *s, conn *c) {
+  if (c->pq_prev)
+    c->pq_prev->pq_next = c->pq_next;
+  else
+    s->pq_head = c->pq_next;
+  if (c->pq_next)
+    c->pq_next->pq_prev = c->pq_prev;
+  else
+    s->pq_tail = c->pq_prev;
+  c->pq_prev = c->pq_next = NULL;
+}
+
 /* Close c now; free it at the end of the loop turn, because events for it
  * may still sit in the batch epoll_wait returned (fd < 0 marks it dead). */
 static void conn_close(fold__store_srv *s, conn *c) {
   epoll_ctl(s->efd, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   c->fd = -1;
-  if (c->state == C_AUTH)
+  if (c->state == C_AUTH) {
     s->npending--;
-  else
+    pq_unlink(s, c);
+  } else
     atomic_store(&s->clients, --s->nready);
   if (c->prev)
     c->prev->next = c->next;
@@ -380,6 +399,7 @@ static void conn_auth_step(fold__store_srv *s, conn *c, int64_t now) {
     return;
   }
   s->npending--;
+  pq_unlink(s, c);
   atomic_store(&s->clients, ++s->nready);
   c->state = C_READY;
   SINFO(s, "store: %s authenticated from %s", c->auth.claim, c->peer);
@@ -409,14 +429,18 @@ static void srv_accept(fold__store_srv *s) {
       inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
       port = ntohs(a->sin6_port);
     }
-    if (s->npending >= SRV_MAX_PENDING) {
-      atomic_fetch_add(&s->rejected, 1);
-      SWARN(s, "store: refusing connection from %s:%d: too many unauthenticated connections", addr, port);
-      close(fd);
-      continue;
+    int64_t now = fold__clock_mono(NULL);
+    /* Table full: evict the oldest pending handshake rather than refuse the
+     * newcomer, so that strangers cannot lock real clients out; a real
+     * client that is evicted retries. The oldest first gets one last step,
+     * in case its proof has already arrived. */
+    while (s->npending >= SRV_MAX_PENDING && s->pq_head) {
+      conn *old = s->pq_head;
+      conn_auth_step(s, old, now);
+      if (old->fd >= 0 && old->state == C_AUTH)
+        conn_reject(s, old, "evicted: too many unauthenticated connections");
     }
     conn *c = calloc(1, sizeof *c);
-    int64_t now = fold__clock_mono(NULL);
     if (c == NULL || fold__auth_srv_start(&c->auth, now + s->cfg.auth_timeout_ns) < 0) {
       free(c);
       close(fd);
@@ -438,6 +462,12 @@ static void srv_accept(fold__store_srv *s) {
     if (s->conns)
       s->conns->prev = c;
     s->conns = c;
+    c->pq_prev = s->pq_tail;
+    if (s->pq_tail)
+      s->pq_tail->pq_next = c;
+    else
+      s->pq_head = c;
+    s->pq_tail = c;
     s->npending++;
     conn_auth_step(s, c, now);
   }
@@ -610,6 +640,11 @@ void fold__store_srv_stop(void *arg) {
   fold__store_srv *s = arg;
   if (s == NULL)
     return;
+  /* A peer may still be finishing its last store call (e.g. the final
+   * barrier) when rank 0 destroys its comm: give connected clients a bounded
+   * time to leave before closing on them. */
+  if (!s->lingered)
+    fold__store_srv_linger(s, fold__clock_mono(NULL) + SRV_STOP_LINGER_NS);
   atomic_store(&s->stop, 1);
   uint64_t one = 1;
   if (write(s->wake, &one, sizeof one) < 0) {
@@ -634,6 +669,7 @@ void fold__store_srv_stop(void *arg) {
 void fold__store_srv_linger(fold__store_srv *s, int64_t deadline) {
   if (s == NULL)
     return;
+  s->lingered = 1;
   while (atomic_load(&s->clients) > 0 && fold__clock_mono(NULL) < deadline)
     fold__sleep_ns(5 * 1000000LL);
 }
