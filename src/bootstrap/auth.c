@@ -113,6 +113,18 @@ static int srv_flush(fold__auth_srv *a, int fd) {
   return 1;
 }
 
+/* Refuse a bad PROOF with a reply that cannot be the OK MAC, before the
+ * caller closes: the client then tells a wrong key (FOLD_EAUTH) from a
+ * server that hung up for another reason, such as dropping an unproven
+ * connection under load (FOLD_EPEER, worth a retry). Best effort: 32 bytes
+ * into a socket whose send buffer holds nothing else. It reveals nothing
+ * the close would not. */
+static void srv_refuse(int fd) {
+  static const uint8_t no[FOLD__AUTH_MAC] = "FOLDAUTH refused";
+  ssize_t w = send(fd, no, sizeof no, MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)w;
+}
+
 /* Read PROOF without reading past it: after OK the same connection carries
  * the next protocol, whose bytes must stay in the socket. */
 static int srv_read_proof(fold__auth_srv *a, int fd, const fold__auth_key *k) {
@@ -120,8 +132,10 @@ static int srv_read_proof(fold__auth_srv *a, int fd, const fold__auth_key *k) {
     size_t want = PROOF_HEAD;
     if (a->in_len >= PROOF_HEAD) {
       size_t claim_len = (size_t)a->in[FOLD__AUTH_NONCE] | (size_t)a->in[FOLD__AUTH_NONCE + 1] << 8;
-      if (claim_len > FOLD__AUTH_CLAIM_MAX)
+      if (claim_len > FOLD__AUTH_CLAIM_MAX) {
+        srv_refuse(fd);
         return FOLD_EAUTH;
+      }
       want = PROOF_HEAD + claim_len + FOLD__AUTH_MAC;
     }
     if (a->in_len == want)
@@ -147,8 +161,10 @@ static int srv_read_proof(fold__auth_srv *a, int fd, const fold__auth_key *k) {
   int rc = auth_mac(k, "fold-c", a->nonce_s, nonce_c, (const char *)claim, claim_len, want_mac);
   if (rc < 0)
     return rc;
-  if (CRYPTO_memcmp(want_mac, mac, FOLD__AUTH_MAC) != 0 || !claim_ok(claim, claim_len))
+  if (CRYPTO_memcmp(want_mac, mac, FOLD__AUTH_MAC) != 0 || !claim_ok(claim, claim_len)) {
+    srv_refuse(fd);
     return FOLD_EAUTH;
+  }
   memcpy(a->claim, claim, claim_len);
   a->claim[claim_len] = '\0';
   rc = auth_mac(k, "fold-s", nonce_c, a->nonce_s, a->claim, claim_len, a->out);
@@ -282,9 +298,11 @@ int fold__auth_client(int fd, const fold__auth_key *k, const char *claim, int64_
     return rc;
 
   uint8_t ok[FOLD__AUTH_MAC], want[FOLD__AUTH_MAC];
+  /* The server answers a bad proof (wrong key) with a refusal, which fails
+   * the MAC check below: FOLD_EAUTH. A close or reset before any answer is
+   * FOLD_EPEER: the server dropped us unproven (too many pending
+   * connections, its handshake deadline), and a retry may succeed. */
   rc = recv_all(fd, ok, sizeof ok, deadline_ns);
-  if (rc == FOLD_EPEER)
-    return FOLD_EAUTH; /* the server hangs up on a bad proof: wrong key */
   if (rc < 0)
     return rc;
   rc = auth_mac(k, "fold-s", nonce_c, nonce_s, claim ? claim : "", claim_len, want);

@@ -5,10 +5,15 @@
  *   client -> server  PROOF  nonce_c[32] | u16 claim_len (<= 64) | claim |
  *                            HMAC-SHA256(K, "fold-c" | nonce_s | nonce_c | claim)
  *   server -> client  OK     HMAC-SHA256(K, "fold-s" | nonce_c | nonce_s | claim)
+ *                  or NO     "FOLDAUTH refused" padded with zeros to 32 bytes,
+ *                            then close (a bad proof or claim)
  * The claim says who the client is (e.g. "data rank 3", "store rank 1") and
  * is covered by both MACs. Either side closes the connection on a bad
  * magic, version, length, MAC or on its deadline: nothing is allocated from
- * a length the peer sent (the claim buffer is fixed-size).
+ * a length the peer sent (the claim buffer is fixed-size). The client
+ * reports FOLD_EAUTH when the server's reply is not the right MAC (NO
+ * included), and FOLD_EPEER when the server hangs up before replying (it
+ * may be shedding unproven connections under load: worth a retry).
  */
 #ifndef FOLD_AUTH_H
 #define FOLD_AUTH_H

@@ -18,7 +18,8 @@
 #include "transport/tcp/tcp.h"
 
 #define TCP_MAX_HANDSHAKES 64          /* accepted connections proving themselves at once */
-#define TCP_HANDSHAKE_NS 10000000000LL /* one connection's share of the deadline for its proof */
+#define TCP_HANDSHAKE_NS 2000000000LL  /* one handshake attempt, either side: a real peer needs a round trip */
+#define TCP_EVICT_AGE_NS 200000000LL   /* a pending proof younger than this is not dropped for a newcomer */
 #define TCP_SLICE_MS 100               /* longest sleep between checks of the deadline and stop flag */
 #define TCP_BACKOFF_MAX_NS 100000000LL /* connect retry pause cap (the peer is not listening yet) */
 #define TCP_SOCKBUF (4 << 20)          /* socket buffers: a few round trips of a fast link */
@@ -206,7 +207,11 @@ static void *out_main(void *arg) {
       int err = 0;
       int fd = connect_once(o, p, &err);
       if (fd >= 0) {
-        int rc = fold__auth_client(fd, o->key, claim, o->deadline);
+        /* Bounded per attempt, so a stop request is seen within one
+         * handshake; the peer may have dropped us unproven (FOLD_EPEER,
+         * FOLD_ETIMEDOUT), which is retried. */
+        int64_t t = fold__clock_mono(NULL);
+        int rc = fold__auth_client(fd, o->key, claim, t + TCP_HANDSHAKE_NS < o->deadline ? t + TCP_HANDSHAKE_NS : o->deadline);
         if (rc == 0) {
           o->fds[p] = fd;
           FOLD__TRACE(o->c, "tcp: connected to rank %d", p);
@@ -260,6 +265,7 @@ static int parse_claim(const char *s, int size) {
 
 typedef struct tcp_hs {
   int fd;
+  int64_t since; /* accept time, CLOCK_MONOTONIC ns: eviction picks the oldest */
   char from[64];
   fold__auth_srv a;
 } tcp_hs;
@@ -277,18 +283,32 @@ static void accept_all(fold_comm *c, int lfd, tcp_hs *hs, int *nhs, int64_t dead
     int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
       return; /* EAGAIN, or a connection that died in the backlog */
+    int64_t now = fold__clock_mono(NULL);
     if (*nhs == TCP_MAX_HANDSHAKES) {
-      /* Keep the newest: a real peer proves itself within a round trip,
-       * so the oldest pending one is the likeliest stranger. */
-      FOLD__WARN(c, "tcp: rank %d: too many unproven data connections; dropping the one from %s", c->rank,
-                 hs[0].from);
-      hs_drop(hs, nhs, 0);
+      /* Full. A real peer proves itself within a round trip, so the oldest
+       * pending connection is the likeliest stranger: drop it (hs[] is not
+       * in accept order, hence the search). But only once it had its
+       * chance; else drop the newcomer, so a burst of accepts cannot flush
+       * out a real peer before its proof arrives. Either way the dropped
+       * one, if real, sees FOLD_EPEER and connects again. */
+      int old = 0;
+      for (int i = 1; i < *nhs; i++)
+        if (hs[i].since < hs[old].since)
+          old = i;
+      if (now - hs[old].since < TCP_EVICT_AGE_NS) {
+        FOLD__TRACE(c, "tcp: rank %d: too many unproven data connections; refusing a new one", c->rank);
+        close(fd);
+        continue;
+      }
+      FOLD__WARN(c, "tcp: rank %d: too many unproven data connections; dropping the oldest, from %s", c->rank,
+                 hs[old].from);
+      hs_drop(hs, nhs, old);
     }
     tcp_hs *h = &hs[*nhs];
     h->fd = fd;
+    h->since = now;
     if (fold__tcp_addr_format((struct sockaddr *)&ss, h->from, sizeof h->from) < 0)
       snprintf(h->from, sizeof h->from, "?");
-    int64_t now = fold__clock_mono(NULL);
     int64_t hd = now + TCP_HANDSHAKE_NS < deadline ? now + TCP_HANDSHAKE_NS : deadline;
     if (fold__auth_srv_start(&h->a, hd) < 0) {
       close(fd);
