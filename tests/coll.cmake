@@ -22,3 +22,7 @@ set_tests_properties(coll_procs_netns PROPERTIES LABELS nosan)
 # 3 ranks on tcp: an odd count across processes
 add_test(NAME coll_procs_tcp3 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
 set_tests_properties(coll_procs_tcp3 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+# 64-byte shm rings: every message is queued, so a call must not finish
+# before its own signature has left (a use-after-free the ASan build catches).
+add_test(NAME coll_procs_tinyring COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 5 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
+set_tests_properties(coll_procs_tinyring PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT FOLD_SHM_RING_BYTES=64)

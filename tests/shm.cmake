@@ -34,3 +34,7 @@ set_tests_properties(shm_order_minring shm_mismatch_minring PROPERTIES
 # One message over 2 GiB (needs ~2.2 GiB of RAM).
 add_test(NAME shm_huge_2 COMMAND shm_mp_test huge 2)
 set_tests_properties(shm_huge_2 PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS slow)
+
+# A rank killed during bootstrap leaves its segment; the next job sweeps it.
+add_test(NAME shm_sweep COMMAND ${FOLD_TEST_DIR}/shm/shm_sweep_test.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(shm_sweep PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)

@@ -211,12 +211,19 @@ static void finish_result(fold__coll *co) {
     fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
 }
 
+/* Done when the rounds are, the left neighbour's signature matched, and our
+ * own signature has left: the transport may still read it from co->sig,
+ * which goes with the call. */
+static int finished(fold__coll *co, int sig_ok) {
+  return sig_ok && (co->sig_send == NULL || fold__req_done(co->sig_send));
+}
+
 static int coll_step(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
   int sc = sig_check(co);
   if (sc < 0) return sc;
-  if (co->round < 0) /* rounds done; waiting for the signature */
-    return sc ? 1 : 0;
+  if (co->round < 0) /* rounds done; waiting for the signatures */
+    return finished(co, sc);
   for (;;) {
     if (co->nreqs) {
       int rc = round_comm_done(co);
@@ -229,7 +236,8 @@ static int coll_step(fold__task *t) {
     if (!co->algo->round(co, co->round)) {
       finish_result(co);
       co->round = -1;
-      return sig_check(co) ? 1 : 0;
+      sc = sig_check(co);
+      return sc < 0 ? sc : finished(co, sc);
     }
     if (co->failed) return co->failed;
     int rc = start_comm_ops(co);

@@ -1,5 +1,7 @@
 /* shm_seg.c — shared-memory segments: create this rank's, map the peers', watch their pids. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,6 +124,25 @@ static int remove_stale(fold_comm *c, const char *name) {
   return stale;
 }
 
+/* Segments are unlinked once every rank has mapped them (joined), so only
+ * a rank killed during bootstrap leaves one behind, under a name no later
+ * job uses (names carry a random job nonce). Sweep the ones whose owner
+ * process is gone before making ours. */
+static void sweep_stale(fold_comm *c) {
+  DIR *d = opendir("/dev/shm");
+  if (d == NULL)
+    return;
+  struct dirent *e;
+  char name[NAME_MAX + 2];
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "fold-", 5) != 0)
+      continue;
+    snprintf(name, sizeof name, "/%s", e->d_name);
+    remove_stale(c, name);
+  }
+  closedir(d);
+}
+
 /* Phase-1 state: just this rank's segment. */
 typedef struct shm_state {
   fold__shm_map own;
@@ -130,6 +151,7 @@ typedef struct shm_state {
 int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void **state) {
   *state = NULL;
   card->shm[0] = '\0';
+  sweep_stale(c);
   shm_state *s = calloc(1, sizeof *s);
   if (s == NULL)
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory preparing shared memory", c->rank);
