@@ -32,20 +32,6 @@ set_tests_properties(foldrun_ring_tcp foldrun_ring_shm foldrun_ring_auto PROPERT
 # libFuzzer targets, built with clang straight from the sources they test
 # (the project itself may be built with gcc), only when clang can link a
 # fuzzer here. Each runs 10 s as a test.
-find_program(FOLD_CLANG NAMES clang clang-16 clang-15 clang-14)
-if(FOLD_CLANG AND NOT DEFINED FOLD_HAVE_LIBFUZZER)
-  set(_probe ${CMAKE_BINARY_DIR}/fuzz_probe)
-  file(MAKE_DIRECTORY ${_probe})
-  file(WRITE ${_probe}/probe.c
-    "#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n")
-  execute_process(COMMAND ${FOLD_CLANG} -fsanitize=fuzzer,address probe.c -o probe
-    WORKING_DIRECTORY ${_probe} RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
-  if(_rc EQUAL 0)
-    set(FOLD_HAVE_LIBFUZZER ON CACHE INTERNAL "clang links libFuzzer")
-  else()
-    set(FOLD_HAVE_LIBFUZZER OFF CACHE INTERNAL "clang links libFuzzer")
-  endif()
-endif()
 if(FOLD_HAVE_LIBFUZZER)
   set(_fz_flags -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=c11
       -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src)

@@ -15,22 +15,8 @@ set_tests_properties(tcp_huge PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS slow
 
 # libFuzzer target for the frame parser: built with clang straight from the
 # sources (the project may be compiled by gcc) and run for 10 s, only when
-# clang links a fuzzer here (FOLD_HAVE_LIBFUZZER, probed in bootstrap.cmake;
-# probed again here if that file did not).
-find_program(FOLD_CLANG NAMES clang clang-16 clang-15 clang-14)
-if(FOLD_CLANG AND NOT DEFINED FOLD_HAVE_LIBFUZZER)
-  set(_probe ${CMAKE_BINARY_DIR}/fuzz_probe)
-  file(MAKE_DIRECTORY ${_probe})
-  file(WRITE ${_probe}/probe.c
-    "#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n")
-  execute_process(COMMAND ${FOLD_CLANG} -fsanitize=fuzzer,address probe.c -o probe
-    WORKING_DIRECTORY ${_probe} RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
-  if(_rc EQUAL 0)
-    set(FOLD_HAVE_LIBFUZZER ON CACHE INTERNAL "clang links libFuzzer")
-  else()
-    set(FOLD_HAVE_LIBFUZZER OFF CACHE INTERNAL "clang links libFuzzer")
-  endif()
-endif()
+# clang links a fuzzer here (FOLD_HAVE_LIBFUZZER, probed once in
+# tests/CMakeLists.txt).
 if(FOLD_HAVE_LIBFUZZER)
   set(_fz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame)
   set(_fz_src ${FOLD_TEST_DIR}/fuzz/fuzz_tcp_frame.c ${CMAKE_SOURCE_DIR}/src/transport/tcp/tcp_wire.c)
