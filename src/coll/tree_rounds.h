@@ -1,9 +1,29 @@
-/* tree_rounds.h — binomial broadcast and reduce rounds shared by broadcast_binomial, reduce_binomial and allreduce_reduce_bcast. */
+/* tree_rounds.h — binomial-tree pieces shared by the broadcast, reduce, gather, scatter and reduce_bcast algorithms. */
 #ifndef FOLD_COLL_TREE_ROUNDS_H
 #define FOLD_COLL_TREE_ROUNDS_H
 
 #include "coll/coll.h"
 #include "patterns/rooted.h"
+
+/* init of binomial gather and scatter, which move contiguous runs of blocks
+ * up or down the same tree: co->v[0] = L = ceil(log2 n); an inner rank
+ * needs its subtree's blocks as scratch; the root only the one child run
+ * that wraps past block n-1, if any (it lands in two pieces). */
+static inline int fold__binomial_blocks_init(fold__coll *co) {
+  int n = co->size, vr = fold__vrank(co->rank, co->root, n);
+  size_t b = co->count * co->esize;
+  co->v[0] = fold__ceil_log2(n);
+  if (vr != 0) {
+    int sub = fold__binomial_subtree(vr, n);
+    co->tmp_bytes = sub > 1 ? (size_t)sub * b : 0;
+  } else { /* the one wrapping run, if any */
+    for (int m = 1; m < n; m <<= 1) {
+      int len = fold__binomial_child_subtree(0, m, n);
+      if (fold__vrange_first_part(m, m + len, co->root, n) < len) co->tmp_bytes = (size_t)len * b;
+    }
+  }
+  return FOLD_OK;
+}
 
 /* Round j (0 <= j < L = ceil(log2 n)) of a binomial broadcast of `bytes`
  * at (buf, off) from `root` (rooted.h, data flowing down):

@@ -1,6 +1,6 @@
 /* scatter_binomial.c — binomial-tree scatter: the root hands each subtree its contiguous run of blocks, which is split on the way down. */
 #include "coll/coll.h"
-#include "patterns/rooted.h"
+#include "coll/tree_rounds.h"
 
 /* The mirror image of gather_binomial.c. Tree over virtual ranks
  * vr = (rank - root) mod n (patterns/rooted.h); the subtree of vr is
@@ -27,19 +27,7 @@
  * classic model). */
 
 static int scatter_binomial_init(fold__coll *co) {
-  int n = co->size, vr = fold__vrank(co->rank, co->root, n);
-  size_t b = co->count * co->esize;
-  co->v[0] = fold__ceil_log2(n);
-  if (vr != 0) {
-    int sub = fold__binomial_subtree(vr, n);
-    co->tmp_bytes = sub > 1 ? (size_t)sub * b : 0;
-  } else {
-    for (int m = 1; m < n; m <<= 1) {
-      int len = fold__binomial_child_subtree(0, m, n);
-      if (fold__vrange_first_part(m, m + len, co->root, n) < len) co->tmp_bytes = (size_t)len * b;
-    }
-  }
-  return FOLD_OK;
+  return fold__binomial_blocks_init(co);
 }
 
 static int scatter_binomial_round(fold__coll *co, int k) {
