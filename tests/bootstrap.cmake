@@ -37,7 +37,7 @@ if(FOLD_HAVE_LIBFUZZER)
       -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src)
   set(_fz_store_src ${FOLD_TEST_DIR}/fuzz/fuzz_store.c ${CMAKE_SOURCE_DIR}/src/bootstrap/store.c
       ${CMAKE_SOURCE_DIR}/src/bootstrap/card.c)
-  set(_fz_auth_src ${FOLD_TEST_DIR}/fuzz/fuzz_auth.c ${CMAKE_SOURCE_DIR}/src/bootstrap/auth.c
+  set(_fz_auth_src ${FOLD_TEST_DIR}/fuzz/fuzz_auth.c ${CMAKE_SOURCE_DIR}/src/bootstrap/auth.c ${CMAKE_SOURCE_DIR}/src/bootstrap/fdio.c
       ${CMAKE_SOURCE_DIR}/src/core/clock.c)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store
     COMMAND ${FOLD_CLANG} ${_fz_flags} ${_fz_store_src} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store

@@ -11,6 +11,7 @@
 #include <openssl/rand.h>
 
 #include "bootstrap/auth.h"
+#include "bootstrap/fdio.h"
 #include "core/internal.h"
 
 #define AUTH_MAGIC "FOLDAUTH"
@@ -212,70 +213,12 @@ int fold__auth_srv_step(fold__auth_srv *a, int fd, const fold__auth_key *k, int6
 
 /* ---- client side ------------------------------------------------------- */
 
-/* Wait for fd to become ready for `events`; 0 ready, FOLD_ETIMEDOUT, FOLD_ESYS. */
-static int wait_fd(int fd, short events, int64_t deadline_ns) {
-  for (;;) {
-    int64_t left = deadline_ns - fold__clock_mono(NULL);
-    if (left <= 0)
-      return FOLD_ETIMEDOUT;
-    struct pollfd pfd = {.fd = fd, .events = events};
-    int ms = (int)((left + 999999) / 1000000);
-    int r = poll(&pfd, 1, ms);
-    if (r > 0)
-      return 0; /* also on POLLHUP/POLLERR: the next recv/send reports it */
-    if (r < 0 && errno != EINTR)
-      return FOLD_ESYS;
-  }
-}
-
-static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline_ns) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w > 0) {
-      p += w, n -= (size_t)w;
-      continue;
-    }
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      int rc = wait_fd(fd, POLLOUT, deadline_ns);
-      if (rc < 0)
-        return rc;
-      continue;
-    }
-    return (w < 0 && (errno == EPIPE || errno == ECONNRESET)) ? FOLD_EPEER : FOLD_ESYS;
-  }
-  return 0;
-}
-
-static int recv_all(int fd, uint8_t *p, size_t n, int64_t deadline_ns) {
-  while (n > 0) {
-    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
-    if (r > 0) {
-      p += r, n -= (size_t)r;
-      continue;
-    }
-    if (r == 0)
-      return FOLD_EPEER;
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int rc = wait_fd(fd, POLLIN, deadline_ns);
-      if (rc < 0)
-        return rc;
-      continue;
-    }
-    return errno == ECONNRESET ? FOLD_EPEER : FOLD_ESYS;
-  }
-  return 0;
-}
-
 int fold__auth_client(int fd, const fold__auth_key *k, const char *claim, int64_t deadline_ns) {
   size_t claim_len = claim ? strlen(claim) : 0;
   if (claim_len > FOLD__AUTH_CLAIM_MAX || !claim_ok((const uint8_t *)claim, claim_len))
     return FOLD_EINVAL; /* a caller bug, not the peer's fault */
   uint8_t hello[FOLD__AUTH_HELLO_LEN];
-  int rc = recv_all(fd, hello, sizeof hello, deadline_ns);
+  int rc = fold__fd_recv_all(fd, hello, sizeof hello, deadline_ns);
   if (rc < 0)
     return rc;
   if (memcmp(hello, AUTH_MAGIC, 8) != 0 || get_u32le(hello + 8) != AUTH_VERSION)
@@ -293,7 +236,7 @@ int fold__auth_client(int fd, const fold__auth_key *k, const char *claim, int64_
   rc = auth_mac(k, "fold-c", nonce_s, nonce_c, claim ? claim : "", claim_len, proof + PROOF_HEAD + claim_len);
   if (rc < 0)
     return rc;
-  rc = send_all(fd, proof, PROOF_HEAD + claim_len + FOLD__AUTH_MAC, deadline_ns);
+  rc = fold__fd_send_all(fd, proof, PROOF_HEAD + claim_len + FOLD__AUTH_MAC, deadline_ns);
   if (rc < 0)
     return rc;
 
@@ -302,7 +245,7 @@ int fold__auth_client(int fd, const fold__auth_key *k, const char *claim, int64_
    * the MAC check below: FOLD_EAUTH. A close or reset before any answer is
    * FOLD_EPEER: the server dropped us unproven (too many pending
    * connections, its handshake deadline), and a retry may succeed. */
-  rc = recv_all(fd, ok, sizeof ok, deadline_ns);
+  rc = fold__fd_recv_all(fd, ok, sizeof ok, deadline_ns);
   if (rc < 0)
     return rc;
   rc = auth_mac(k, "fold-s", nonce_c, nonce_s, claim ? claim : "", claim_len, want);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bootstrap/fdio.h"
 #include "bootstrap/store.h"
 #include "core/internal.h"
 
@@ -28,20 +29,6 @@ typedef struct tcp_store {
   char where[300]; /* "tcp://host:port" for messages */
 } tcp_store;
 
-static int cli_wait(int fd, short ev, int64_t deadline) {
-  for (;;) {
-    int64_t left = deadline - fold__clock_mono(NULL);
-    if (left <= 0)
-      return FOLD_ETIMEDOUT;
-    struct pollfd p = {.fd = fd, .events = ev};
-    int r = poll(&p, 1, (int)((left + 999999) / 1000000));
-    if (r > 0)
-      return 0;
-    if (r < 0 && errno != EINTR)
-      return FOLD_ESYS;
-  }
-}
-
 static int cli_lost(tcp_store *t, int rc, const char *what) {
   if (rc == FOLD_ETIMEDOUT)
     return fold__error(NULL, FOLD_ETIMEDOUT, "store %s did not answer (%s)", t->where, what);
@@ -49,46 +36,14 @@ static int cli_lost(tcp_store *t, int rc, const char *what) {
                      what);
 }
 
-static int cli_send(tcp_store *t, const uint8_t *p, size_t n, int64_t deadline) {
-  while (n > 0) {
-    ssize_t w = send(t->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w > 0) {
-      p += w, n -= (size_t)w;
-      continue;
-    }
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      int rc = cli_wait(t->fd, POLLOUT, deadline);
-      if (rc < 0)
-        return cli_lost(t, rc, "sending");
-      continue;
-    }
-    return cli_lost(t, FOLD_EPEER, w < 0 ? strerror(errno) : "send");
-  }
-  return 0;
+static int cli_send(tcp_store *t, const void *p, size_t n, int64_t deadline) {
+  int rc = fold__fd_send_all(t->fd, p, n, deadline);
+  return rc < 0 ? cli_lost(t, rc, rc == FOLD_ETIMEDOUT ? "sending" : strerror(errno)) : 0;
 }
 
-static int cli_recv(tcp_store *t, uint8_t *p, size_t n, int64_t deadline) {
-  while (n > 0) {
-    ssize_t r = recv(t->fd, p, n, MSG_DONTWAIT);
-    if (r > 0) {
-      p += r, n -= (size_t)r;
-      continue;
-    }
-    if (r == 0)
-      return cli_lost(t, FOLD_EPEER, "closed by the server");
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      int rc = cli_wait(t->fd, POLLIN, deadline);
-      if (rc < 0)
-        return cli_lost(t, rc, "waiting for a reply");
-      continue;
-    }
-    return cli_lost(t, FOLD_EPEER, strerror(errno));
-  }
-  return 0;
+static int cli_recv(tcp_store *t, void *p, size_t n, int64_t deadline) {
+  int rc = fold__fd_recv_all(t->fd, p, n, deadline);
+  return rc < 0 ? cli_lost(t, rc, rc == FOLD_ETIMEDOUT ? "waiting for a reply" : "closed or reset by the server") : 0;
 }
 
 /* One request/reply. The value of a VALUE reply goes to buf (at most cap
@@ -221,7 +176,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline) {
       close(fd);
       return -e;
     }
-    int rc = cli_wait(fd, POLLOUT, deadline);
+    int rc = fold__fd_wait(fd, POLLOUT, deadline);
     int err = 0;
     socklen_t sl = sizeof err;
     if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
