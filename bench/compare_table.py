@@ -130,7 +130,7 @@ def main():
 
         title = "%s: %s, n=%d" % (setting, coll, n)
         if n > cpus:
-            title += " (%d ranks on %d cores)" % (n, cpus) if setting == "host" else ""
+            title += " (%d ranks on %d cores)" % (n, cpus)
         cols = ["size"] + libs + rcols
         widths = [8] + [max(9, len(l)) for l in libs] + [max(6, len(c)) for c in rcols]
         text.append("")
