@@ -5,7 +5,7 @@ set -euo pipefail
 what=${1:-build}
 pkgs="build-essential cmake pkg-config libssl-dev"
 case "$what" in
-  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
+  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch" ;;
   bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch" ;;
 esac
 missing=""

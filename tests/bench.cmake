@@ -1,4 +1,4 @@
-# tests/bench.cmake — fold-bench: checked sweeps at n = 3 under foldrun, every allreduce algorithm, bad options.
+# tests/bench.cmake — fold-bench: checked sweeps at n = 3 under foldrun, every allreduce algorithm, bad options; bench/compare --quick.
 set(FOLD_BENCH_CHECK ${FOLD_TEST_DIR}/bench/bench_check.sh)
 set(FOLD_BENCH_SMALL -b 8 -e 64K -n 2 -w 1 --check)
 
@@ -30,3 +30,10 @@ add_test(NAME bench_badopt_float_band COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY
 add_test(NAME bench_badopt_algo COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -c gather -a ring)
 set_tests_properties(bench_badopt_unknown bench_badopt_size bench_badopt_float_band bench_badopt_algo
   PROPERTIES TIMEOUT 60)
+
+# bench/compare --quick: fold next to Open MPI, MPICH and Gloo, one setting per
+# test (the netns one needs root). The peers are MPI launchers and torch:
+# not for sanitizer builds.
+add_test(NAME bench_compare_host COMMAND ${FOLD_TEST_DIR}/bench/compare_check.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} host)
+add_test(NAME bench_compare_netns COMMAND ${FOLD_TEST_DIR}/bench/compare_check.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} netns)
+set_tests_properties(bench_compare_host bench_compare_netns PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE LABELS nosan)
