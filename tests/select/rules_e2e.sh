@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rules_e2e.sh — FOLD_RULES end to end under foldrun (the algorithm that runs, bad files) and fold-bench --tune files.
 # Usage: rules_e2e.sh BUILD_DIR select TRANSPORT   rules pick the algorithm that runs; a bad file warns and falls back
+#        rules_e2e.sh BUILD_DIR tune               --tune at n=3 over shm, then tcp, into one file that FOLD_RULES accepts
 set -uo pipefail
 B=$1 mode=$2
 shift 2
@@ -64,6 +65,50 @@ EOF
   run 3 "$tp" FOLD_RULES="$tmp/missing.rules" -- -c allreduce -b 8 -e 8 -n 1 -w 0 || fail "a missing file stopped the run"
   grep -qF "WARN: FOLD_RULES: $tmp/missing.rules: cannot open: No such file or directory" "$tmp/err" || fail "no missing-file warning"
   echo "ok: rules select on $tp; bad files warn and fall back"
+  ;;
+tune)
+  f=$tmp/tuned.rules
+  # a rule of someone else's (another rank count) must survive both runs
+  printf '# mine\nallreduce tcp 5 * ring   # keep\n' >"$f"
+  for tp in shm tcp; do
+    run 3 "$tp" -- --tune "$f" -b 64 -e 64K -f 32 -n 3 -w 1 || fail "--tune over $tp failed"
+    grep -q "^\[0\] # written to $f" "$tmp/out" || fail "$tp: no 'written to' line"
+    grep -q WARN "$tmp/err" && fail "$tp: warnings"
+  done
+  cp "$f" "$tmp/first.rules"
+  # A second shm run replaces the shm rules instead of adding to them.
+  run 3 shm -- --tune "$f" -c allreduce -b 64 -e 64K -f 32 -n 3 -w 1 || fail "--tune again failed"
+  grep -q 'allreduce tcp 5 \* ring   # keep' "$f" || fail "a foreign rule was lost"
+  for tp in shm tcp; do
+    for c in allreduce broadcast reduce reduce_scatter allgather gather scatter alltoall; do
+      grep -q "^# $c, 3 ranks, $tp: fold-bench --tune" "$f" || fail "no $c block for $tp"
+      [ "$(grep -c "^# $c, 3 ranks, $tp:" "$f")" -eq 1 ] || fail "$c block for $tp twice"
+      awk -v c="$c" -v t="$tp" '$1 == c && $2 == t && $3 == "3"' "$f" | grep -q . || fail "no $c rules for $tp"
+    done
+    # every size is covered: the first range starts at 0 (or is *), the last is open
+    awk -v t="$tp" '$2 == t && $3 == "3" && $4 !~ /^(\*|0-|[0-9]+-$|[0-9]+-[0-9]+$)/' "$f" | grep -q . && fail "odd range"
+  done
+  grep -q '^barrier' "$f" && fail "barrier has one algorithm; no rules expected"
+  [ "$(awk '$1 == "allreduce" && $2 == "shm"' "$f" | wc -l)" -le 3 ] || fail "shm rules were added, not replaced"
+  ls "$tmp" | grep -q '\.tmp\.' && fail "a temp file was left"
+  # FOLD_RULES accepts the file and its rules choose
+  for tp in shm tcp; do
+    run 3 "$tp" FOLD_DEBUG=TRACE FOLD_RULES="$f" -- -c all -b 64 -e 64K -f 32 -n 1 -w 0 --check || fail "run with the tuned file"
+    grep -q WARN "$tmp/err" && fail "the tuned file was rejected"
+    grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "wrong results with the tuned file"
+    grep -q "TRACE: fold_allreduce: 64 B, 3 ranks, $tp: [a-z_]* ($f:[0-9]*)\$" "$tmp/err" || fail "$tp: allreduce not by the tuned file"
+    grep -q "TRACE: fold_alltoall: [0-9]* B, 3 ranks, $tp: [a-z_]* ($f:[0-9]*)\$" "$tmp/err" || fail "$tp: alltoall not by the tuned file"
+  done
+  # bad --tune command lines
+  for args in "--tune $f -a ring" "--tune $f --check" "--tune $f -c barrier" "--tune"; do
+    "$B/fold-bench" $args >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] || fail "fold-bench $args: want exit 2"
+    grep -q '^usage: fold-bench' "$tmp/err" || fail "fold-bench $args: no usage"
+  done
+  # an unwritable destination is an error, not a silent success
+  run 3 shm -- --tune "$tmp/no/such/dir/x.rules" -c gather -b 64 -e 64 -n 1 -w 0 && fail "unwritable file: exit 0"
+  grep -q "cannot write $tmp/no/such/dir/x.rules" "$tmp/err" || fail "no 'cannot write' message"
+  echo "ok: --tune over shm and tcp into one file, accepted by FOLD_RULES"
   ;;
 *)
   echo "rules_e2e.sh: unknown mode $mode" >&2
