@@ -6,7 +6,8 @@ OUT are stdout files of fold-bench --tune (rank 0's lines, with or without
 foldrun's "[0] " prefix), any number of repeats of any (n, transport).
 For each (collective, transport, n) and size, every algorithm's time is
 divided by the best time of that size in that repeat; the median of those
-ratios over repeats is its cost (1.0 = always the fastest). A dynamic
+ratios over repeats is its cost (1.0 = always the fastest); runs without their closing
+"written to" line are skipped. A dynamic
 programme then cuts the sizes into contiguous ranges, one algorithm each,
 minimising the summed log cost plus P (default 0.5) per extra range: a
 range boundary must buy a clear, repeated gain, so single-size noise does
@@ -90,11 +91,12 @@ def main():
         args.remove("--c")
     data = defaultdict(lambda: defaultdict(dict))
     for p in args:
-        parse(p, data)
+        if any("written to" in line for line in open(p)):  # complete runs only
+            parse(p, data)
     order = ["broadcast", "reduce", "allreduce", "reduce_scatter", "allgather", "gather", "scatter", "alltoall"]
     keys = sorted(data, key=lambda k: (order.index(k[0]), k[1], k[2]))
     if not as_c:
-        print("| collective | transport | n | bytes | algorithm | median cost | repeats |")
+        print("| collective | transport | n | bytes | algorithm | cost: mean / worst | repeats |")
         print("|---|---|---|---|---|---|---|")
     for key in keys:
         d = data[key]
@@ -109,7 +111,8 @@ def main():
         for k, (i, j, a) in enumerate(ranges):
             lo = 0 if k == 0 else sizes[i]
             hi = None if k == len(ranges) - 1 else sizes[j + 1] - 1
-            worst = max(cost[sizes[x]].get(a, 99) for x in range(i, j + 1))
+            rc = [cost[sizes[x]].get(a, 99) for x in range(i, j + 1)]
+            gmean = math.exp(sum(math.log(c) for c in rc) / len(rc))
             reps = min(len(d[sizes[x]]) for x in range(i, j + 1))
             if as_c:
                 rlo, rhi = RANKS.get(n, (n, n))
@@ -118,7 +121,7 @@ def main():
                     "ANY_B" if hi is None else hi, a))
             else:
                 rng = "%d-%s" % (lo, "" if hi is None else hi)
-                print("| %s | %s | %d | %s | %s | %.2f | %d |" % (coll, tp, n, rng, a, worst, reps))
+                print("| %s | %s | %d | %s | %s | %.2f / %.2f | %d |" % (coll, tp, n, rng, a, gmean, max(rc), reps))
 
 
 if __name__ == "__main__":
