@@ -18,14 +18,15 @@
  *
  * shm and tcp: measured with fold-bench --tune on the 2-core development
  * machine (shared with other benchmarks, so noisy), 2026-11-22: n = 2, 3, 4
- * over 8 B..256 MiB, n = 8 over 8 B..64 MiB, two repeats where they
- * finished, merged into few ranges by scripts/tune_merge.py --penalty 1.5
+ * over 8 B..256 MiB, n = 8 over 8 B..64 MiB, two repeats for shm and for
+ * tcp n = 2, one for tcp n = 3, 4, 8, merged into few ranges by
+ * scripts/tune_merge.py --penalty 1.5
  * (docs/tuning.md). Measured n stands for a range: 2 for 1-2, 4 for 4-7,
  * 8 for 8 and up. A winner that cannot serve a call (an order-breaking
  * algorithm and a non-commutative op) is passed over to the generic rules.
  * Shared-segment algorithms, when usable, belong above these.
  *
- * Generic (every transport, and what the measured rules do not cover):
+ * Generic (every transport, and what the measured rules do not serve):
  * the MPICH and Open MPI decision rules (few steps for small messages,
  * little data per rank for large ones). */
 static const fold__rule default_rules[] = {
@@ -46,6 +47,8 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_BROADCAST, TCP, 3, 3, 0, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, TCP, 4, 7, 0, 31, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, TCP, 4, 7, 32, ANY_B, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, TCP, 8, ANY_N, 0, 127, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, TCP, 8, ANY_N, 128, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_REDUCE, SHM, 1, 2, 0, 33554431, 0, 0, "binomial", 0},
   {FOLD__COLL_REDUCE, SHM, 1, 2, 33554432, ANY_B, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_REDUCE, SHM, 3, 3, 0, 1048575, 0, 0, "binomial", 0},
@@ -60,6 +63,7 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_REDUCE, TCP, 3, 3, 8388608, ANY_B, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_REDUCE, TCP, 4, 7, 0, 15, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_REDUCE, TCP, 4, 7, 16, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 8, ANY_N, 0, ANY_B, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 0, 255, 0, 0, "ring", 0},
   {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 256, 2097151, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 2097152, ANY_B, 0, 0, "ring_segmented", 0},
@@ -89,6 +93,9 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 32768, 131071, 0, 0, "direct", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 131072, 524287, 0, 0, "reduce_bcast", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 524288, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 0, 511, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 512, 262143, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 262144, ANY_B, 0, 0, "ring", 0},
   {FOLD__COLL_REDUCE_SCATTER, SHM, 1, 2, 0, ANY_B, 0, 0, "ring", 0},
   {FOLD__COLL_REDUCE_SCATTER, SHM, 3, 3, 0, ANY_B, 0, 0, "pairwise", 0},
   {FOLD__COLL_REDUCE_SCATTER, SHM, 4, 7, 0, 4095, 0, 0, "recursive_halving", 0},
@@ -103,6 +110,9 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 0, 7, 0, 0, "ring", 0},
   {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 8, 63, 0, 0, "recursive_halving", 0},
   {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 64, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 0, 7, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 8, 2097151, 0, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 2097152, ANY_B, 0, 0, "pairwise", 0},
   {FOLD__COLL_ALLGATHER, SHM, 1, 2, 0, ANY_B, 0, 0, "ring", 0},
   {FOLD__COLL_ALLGATHER, SHM, 3, 3, 0, 39, 0, 0, "ring", 0},
   {FOLD__COLL_ALLGATHER, SHM, 3, 3, 40, 43687, 0, 0, "bruck", 0},
@@ -122,6 +132,8 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_ALLGATHER, TCP, 4, 7, 0, 63, 0, 0, "ring", 0},
   {FOLD__COLL_ALLGATHER, TCP, 4, 7, 64, 511, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_ALLGATHER, TCP, 4, 7, 512, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 8, ANY_N, 0, 8191, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 8, ANY_N, 8192, ANY_B, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_GATHER, SHM, 1, 2, 0, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_GATHER, SHM, 3, 3, 0, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_GATHER, SHM, 4, 7, 0, 7, 0, 0, "binomial", 0},
@@ -132,6 +144,9 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_GATHER, TCP, 3, 3, 0, 339, 0, 0, "binomial", 0},
   {FOLD__COLL_GATHER, TCP, 3, 3, 340, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_GATHER, TCP, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 0, 63, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 64, 262143, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 262144, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_SCATTER, SHM, 1, 2, 0, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_SCATTER, SHM, 3, 3, 0, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_SCATTER, SHM, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
@@ -142,6 +157,8 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_SCATTER, TCP, 3, 3, 20, 10919, 0, 0, "binomial", 0},
   {FOLD__COLL_SCATTER, TCP, 3, 3, 10920, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_SCATTER, TCP, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 8, ANY_N, 0, 511, 0, 0, "binomial", 0},
+  {FOLD__COLL_SCATTER, TCP, 8, ANY_N, 512, ANY_B, 0, 0, "linear", 0},
   {FOLD__COLL_ALLTOALL, SHM, 1, 2, 0, ANY_B, 0, 0, "pairwise", 0},
   {FOLD__COLL_ALLTOALL, SHM, 3, 3, 0, ANY_B, 0, 0, "pairwise", 0},
   {FOLD__COLL_ALLTOALL, SHM, 4, 7, 0, 32767, 0, 0, "bruck", 0},
@@ -156,6 +173,8 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_ALLTOALL, TCP, 3, 3, 21844, ANY_B, 0, 0, "pairwise", 0},
   {FOLD__COLL_ALLTOALL, TCP, 4, 7, 0, 32767, 0, 0, "bruck", 0},
   {FOLD__COLL_ALLTOALL, TCP, 4, 7, 32768, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 8, ANY_N, 0, 16383, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 8, ANY_N, 16384, ANY_B, 0, 0, "pairwise", 0},
 
   {FOLD__COLL_BROADCAST, 0, 1, ANY_N, 0, 12288, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, 0, 1, 7, 0, ANY_B, 0, 0, "binomial", 0},
@@ -181,6 +200,11 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_BARRIER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "dissemination", 0},
 };
 #define NDEFAULT (sizeof default_rules / sizeof *default_rules)
+
+const fold__rule *fold__builtin_rules(int *count) {
+  *count = (int)NDEFAULT;
+  return default_rules;
+}
 
 int fold__algo_index(fold__coll_kind kind, const char *name, size_t len) {
   const fold__algo *const *a = fold__algo_tables[kind].algos;

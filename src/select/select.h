@@ -53,6 +53,9 @@ int fold__algo_index(fold__coll_kind kind, const char *name, size_t len);
 int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errlen);
 void fold__rules_free(fold__rules *rs);
 
+/* The built-in table, for tests: *count rules. */
+const fold__rule *fold__builtin_rules(int *count);
+
 /* The transport rules match for c: the slowest its peers use (tcp over shm
  * over inproc; sim alone); inproc when c has no peers. */
 int fold__comm_tp_kind(const fold_comm *c);

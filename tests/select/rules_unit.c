@@ -327,6 +327,33 @@ static void test_builtin_total(void) {
   }
 }
 
+/* Every built-in rule names an algorithm of its collective, has sane
+ * ranges, and every measured (collective, transport, ranks) block covers
+ * every size from 0 up, in order and without gaps (the table is pasted
+ * from scripts/tune_merge.py output, so check what a paste could break). */
+static void test_builtin_sane(void) {
+  int n;
+  const fold__rule *r = fold__builtin_rules(&n);
+  CHECK(n > 0, "no built-in rules");
+  for (int i = 0; i < n; i++) {
+    CHECK(fold__algo_index(r[i].coll, r[i].algo, strlen(r[i].algo)) >= 0, "rule %d: %s has no %s", i + 1,
+          fold__coll_name(r[i].coll), r[i].algo);
+    CHECK(r[i].min_ranks >= 1 && r[i].min_ranks <= r[i].max_ranks && r[i].min_bytes <= r[i].max_bytes,
+          "rule %d: ranges", i + 1);
+    CHECK(r[i].transport == 0 || r[i].transport == FOLD__TP_KIND_SHM || r[i].transport == FOLD__TP_KIND_TCP,
+          "rule %d: transport %d", i + 1, r[i].transport);
+    int first = i == 0 || r[i - 1].coll != r[i].coll || r[i - 1].transport != r[i].transport ||
+                r[i - 1].min_ranks != r[i].min_ranks;
+    if (r[i].transport == 0) continue;
+    if (first) CHECK(r[i].min_bytes == 0, "rule %d: a measured block starts at %zu B", i + 1, r[i].min_bytes);
+    else CHECK(r[i].min_bytes == r[i - 1].max_bytes + 1, "rule %d: gap or overlap after rule %d", i + 1, i);
+    int last = i + 1 == n || r[i + 1].coll != r[i].coll || r[i + 1].transport != r[i].transport ||
+               r[i + 1].min_ranks != r[i].min_ranks;
+    if (last) CHECK(r[i].max_bytes == FOLD__RULE_ANY_BYTES, "rule %d: a measured block ends at %zu B", i + 1,
+                    r[i].max_bytes);
+  }
+}
+
 int main(void) {
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
@@ -339,6 +366,7 @@ int main(void) {
   test_select();
   test_bad_env();
   test_builtin_total();
+  test_builtin_sane();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
