@@ -182,8 +182,10 @@ static int write_rules(const char *path, const text *fresh, const int *tuned, in
   if (old) {
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, old) >= 0)
-      if (!replaced(line, tuned, n, tp)) tprintf(&all, "%s%s", line, line[strlen(line) - 1] == '\n' ? "" : "\n");
+    while (getline(&line, &cap, old) >= 0) {
+      size_t len = strlen(line); /* a NUL byte may end it early; the file is text for FOLD_RULES anyway */
+      if (!replaced(line, tuned, n, tp)) tprintf(&all, "%s%s", line, len && line[len - 1] == '\n' ? "" : "\n");
+    }
     free(line);
     fclose(old);
   } else if (errno != ENOENT) {
