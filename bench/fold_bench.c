@@ -29,6 +29,8 @@ typedef struct options {
   const char *algo;    /* NULL: automatic; "all": every algorithm */
   int iters, warmup, root, check;
   const char *json;
+  const char *tune;    /* --tune FILE */
+  int coll_given;      /* -c on the command line */
 } options;
 
 typedef struct mode_result {
@@ -48,6 +50,8 @@ typedef struct row {
 static const char *const dtype_names[FOLD_DTYPE_COUNT] = {
   "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
 static const char *const op_names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+
+const char *fb_op_name(fold_op op) { return (unsigned)op < FOLD_OP_BUILTIN_COUNT ? op_names[op] : "user"; }
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -69,6 +73,9 @@ static void usage(FILE *f) {
           "  -r ROOT    root of broadcast, reduce, gather, scatter (default 0)\n"
           "  --check    verify every result against a local reference; count wrong elements\n"
           "  --json F   rank 0 also writes every row to file F as JSON\n"
+          "  --tune F   time every algorithm per size and write the fastest as FOLD_RULES\n"
+          "             rules for this rank count and transport into F (kept: F's other\n"
+          "             rules); -c defaults to every collective with several algorithms\n"
           "  -h         this help\n"
           "Size: nccl-tests convention (allgather/gather: gathered total; reduce_scatter,\n"
           "scatter: whole send buffer; alltoall: one rank's buffer). Columns: docs/fold-bench.md.\n");
@@ -146,7 +153,7 @@ static int parse_args(int argc, char **argv, options *o) {
                  .op = FOLD_SUM, .iters = 20, .warmup = 5};
   static const struct option longs[] = {
     {"check", no_argument, NULL, 'C'}, {"json", required_argument, NULL, 'J'}, {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+    {"tune", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
   int ch, f;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":c:b:e:f:d:o:a:n:w:r:h", longs, NULL)) != -1) {
@@ -156,6 +163,7 @@ static int parse_args(int argc, char **argv, options *o) {
       for (int i = 0; i < FB_NCOLL; i++) names[i] = fb_colls[i].name;
       o->coll = strcmp(optarg, "all") == 0 ? -1 : find_name(optarg, names, FB_NCOLL);
       if (o->coll == -1 && strcmp(optarg, "all") != 0) return bad("unknown collective \"%s\"", optarg);
+      o->coll_given = 1;
       break;
     }
     case 'b':
@@ -188,6 +196,10 @@ static int parse_args(int argc, char **argv, options *o) {
       break;
     case 'C': o->check = 1; break;
     case 'J': o->json = optarg; break;
+    case 'T':
+      if (*optarg == '\0') return bad("--tune needs a file name%s", "");
+      o->tune = optarg;
+      break;
     case 'h':
       if (!quiet_rank()) usage(stdout);
       return 1;
@@ -197,6 +209,13 @@ static int parse_args(int argc, char **argv, options *o) {
   }
   if (optind < argc) return bad("unexpected argument \"%s\"", argv[optind]);
   if (o->minb > o->maxb) return bad("-b is larger than -e%s", "");
+  if (o->tune) {
+    /* --tune times every algorithm itself, out of place and unchecked */
+    if (o->algo) return bad("--tune times every algorithm; it takes no -a %s", o->algo);
+    if (o->json || o->check) return bad("--tune takes neither --json nor --check%s", "");
+    if (!o->coll_given) o->coll = -1;
+    if (o->coll == FB_BARRIER) return bad("--tune: %s has one algorithm, nothing to choose", "barrier");
+  }
   int any_reduce = 0, any_algo = 0;
   for (int c = 0; c < FB_NCOLL; c++) {
     if (o->coll != -1 && o->coll != c) continue;
@@ -458,6 +477,18 @@ int main(int argc, char **argv) {
   if (b.t == NULL || b.tmax == NULL) return 1;
 
   b.t_start = now();
+  if (b.o.tune) {
+    fb_tune_args ta = {.path = b.o.tune, .coll = b.o.coll, .minb = b.o.minb, .maxb = b.o.maxb, .factor = b.o.factor,
+                       .dtype = b.o.dtype, .op = b.o.op, .iters = b.o.iters, .warmup = b.o.warmup, .root = b.o.root};
+    int status = fb_tune(&ta, b.comm, b.sbuf, b.rbuf);
+    if ((rc = fold_barrier(b.comm)) != FOLD_OK) die(b.comm, "fold_barrier", rc);
+    fold_comm_destroy(b.comm);
+    free(b.sbuf);
+    free(b.rbuf);
+    free(b.t);
+    free(b.tmax);
+    return status;
+  }
   for (int c = 0; c < FB_NCOLL; c++) {
     if (b.o.coll != -1 && b.o.coll != c) continue;
     if (b.o.algo == NULL) {

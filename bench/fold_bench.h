@@ -75,4 +75,29 @@ long fb_check(const fb_call *k);
  * integer-only). */
 int fb_op_valid(fold_op op, fold_dtype dtype);
 
+/* Name of a built-in op ("sum"). */
+const char *fb_op_name(fold_op op);
+
+#if defined(__GNUC__)
+#define FB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FB_PRINTF(a, b)
+#endif
+
+/* What --tune needs of the command line (docs/fold-bench.md, "Tuning"). */
+typedef struct fb_tune_args {
+  const char *path;      /* the rules file to create or update */
+  int coll;              /* fb_coll, or -1: every collective with more than one algorithm */
+  size_t minb, maxb, factor;
+  fold_dtype dtype;
+  fold_op op;
+  int iters, warmup, root;
+} fb_tune_args;
+
+/* --tune: time every algorithm of the chosen collectives over the sweep on
+ * comm, print the table and the chosen rules (rank 0), and merge them into
+ * a->path (rank 0, atomically). sbuf and rbuf hold a->maxb bytes each.
+ * Collective over comm; returns the exit status, the same on every rank. */
+int fb_tune(const fb_tune_args *a, fold_comm *comm, char *sbuf, char *rbuf);
+
 #endif /* FOLD_BENCH_H */

@@ -102,7 +102,8 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  *              ranks on one host only) a file store in $TMPDIR named after
  *              the launcher's job id (docs/bootstrap.md lists the variables).
  * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|inproc|shm|tcp),
- * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE).
+ * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE),
+ * FOLD_ALGO and FOLD_RULES (algorithm selection: see fold_comm_set_algo).
  * Returns FOLD_EINVAL if rank/size/store cannot be found, FOLD_ETIMEDOUT if
  * some rank does not join in time (the message names the missing ranks),
  * FOLD_EAUTH if the store refuses this rank's token. On failure *comm is NULL
@@ -266,6 +267,40 @@ FOLD_API int fold_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount,
 FOLD_API int fold_ialltoall(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm,
                             fold_request **req);
 FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
+
+/* ---- algorithm selection ------------------------------------------------
+ * Each collective call picks one algorithm, in this order of precedence:
+ *  1. forced: fold_comm_set_algo, else the FOLD_ALGO variable;
+ *  2. the rules file named by FOLD_RULES, read once when a communicator is
+ *     created (fold_init, fold_comm_init, fold_comm_init_threads,
+ *     fold_sim_create);
+ *  3. the built-in rules (measured on the development machine,
+ *     docs/tuning.md), always the fallback.
+ * A rules file is text, one rule per line, '#' starts a comment:
+ *     collective transport ranks bytes algorithm [commutative] [pof2]
+ * e.g. "allreduce shm 2-4 64K-1M rabenseifner commutative". transport is
+ * inproc, shm, tcp, sim or '*': the communicator's transport, the slowest
+ * its peers use (tcp over shm over inproc; fold_comm_transport). ranks and
+ * bytes are inclusive ranges: '*', N, N-, -M or N-M; bytes are those of the
+ * call's count argument (per block for the block collectives) with optional
+ * K, M, G suffixes (powers of 1024). The flags restrict a rule to
+ * commutative ops or to power-of-two rank counts. The first rule that
+ * matches and whose algorithm can serve the call wins; a rule whose
+ * algorithm cannot (a non-commutative op on an order-breaking algorithm,
+ * an algorithm not usable on this communicator) is passed over, never an
+ * error. fold-bench --tune writes such files (docs/fold-bench.md).
+ * A bad FOLD_RULES file (missing, unreadable, a syntax error, an unknown
+ * collective, transport, algorithm or flag, a bad range) is rejected as a
+ * whole: a warning names FILE:LINE and what is wrong, the communicator is
+ * still created and uses the built-in rules, and fold_comm_last_error(comm)
+ * holds the same text until the next failure. Like FOLD_ALGO, every rank
+ * must see the same file (ranks that select differently fail with
+ * FOLD_EMISMATCH or time out). Full grammar: docs/collectives.md. */
+
+/* The transport selection rules match for comm: "inproc", "shm", "tcp" or
+ * "sim"; the slowest its peers use when they use several (the same on every
+ * rank); "inproc" for a communicator without peers. NULL for NULL. */
+FOLD_API const char *fold_comm_transport(const fold_comm *comm);
 
 /* Choose algorithms for this rank's later collectives on comm:
  * "collective=algorithm[,collective=algorithm...]", e.g.

@@ -77,6 +77,7 @@ void fold__comm_free(fold_comm *c) {
   fold__lost_notes_free(c);
   free(c->poison);
   free(c->user_ops);
+  fold__select_free(c);
   free(c);
 }
 

@@ -129,6 +129,7 @@ struct fold_comm {
   struct fold__user_op *user_ops;
   int nuser_ops;
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
+  struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
@@ -198,8 +199,10 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
-/* Apply FOLD_ALGO to a new communicator (select/select.c). */
+/* Apply FOLD_ALGO and FOLD_RULES to a new communicator (select/select.c). */
 void fold__select_init(fold_comm *c);
+/* Release what fold__select_init attached. */
+void fold__select_free(fold_comm *c);
 
 /* ---- time ------------------------------------------------------------------------- */
 int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns (core/clock.c) */

@@ -1,36 +1,210 @@
-/* select.c — the automatic selection table (data), forced choices and the FOLD_ALGO grammar. */
+/* select.c — the automatic selection table (data), FOLD_RULES and forced choices, and the FOLD_ALGO grammar. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "select/select.h"
+#include "transport/transport.h"
 
-/* The automatic table, first match wins. Starting point: the MPICH and Open
- * MPI decision rules (few steps for small messages, little data per rank
- * for large ones); retuned by measurement in docs/performance.md. */
+/* Shorthands for the table's open ends. */
+#define ANY_N FOLD__RULE_ANY_RANKS
+#define ANY_B FOLD__RULE_ANY_BYTES
+
+#define SHM FOLD__TP_KIND_SHM
+#define TCP FOLD__TP_KIND_TCP
+
+/* The built-in table, first match wins, consulted after a FOLD_RULES file.
+ * Columns: collective, transport (0 = any), ranks min-max, bytes min-max,
+ * commutative only, powers of two only, algorithm.
+ *
+ * shm and tcp: measured with fold-bench --tune on the 2-core development
+ * machine (shared with other benchmarks, so noisy), 2026-11-22: n = 2, 3, 4
+ * over 8 B..256 MiB, n = 8 over 8 B..64 MiB, two repeats for shm and for
+ * tcp n = 2, one for tcp n = 3, 4, 8, merged into few ranges by
+ * scripts/tune_merge.py --penalty 1.5
+ * (docs/tuning.md). Measured n stands for a range: 2 for 1-2, 4 for 4-7,
+ * 8 for 8 and up. A winner that cannot serve a call (an order-breaking
+ * algorithm and a non-commutative op) is passed over to the generic rules.
+ * Shared-segment algorithms, when usable, belong above these.
+ *
+ * Generic (every transport, and what the measured rules do not serve):
+ * the MPICH and Open MPI decision rules (few steps for small messages,
+ * little data per rank for large ones). */
 static const fold__rule default_rules[] = {
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 12288, 0, 0, "binomial"},
-  {FOLD__COLL_BROADCAST, 0, 7, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 524288, 0, 0, "scatter_allgather"},
-  {FOLD__COLL_BROADCAST, 0, 0, 0, 0, 0, 0, "pipeline"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 2048, 0, 0, "binomial"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 1, 0, "rabenseifner"},
-  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 2048, 0, 0, "recursive_doubling"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 524288, 1, 0, "rabenseifner"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 1, 0, "ring_segmented"},
-  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 0, 0, "recursive_doubling"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 524288, 1, 0, "recursive_halving"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 1, 0, "ring"},
-  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 0, 0, "pairwise"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 8192, 0, 1, "recursive_doubling"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 65536, 0, 0, "bruck"},
-  {FOLD__COLL_ALLGATHER, 0, 0, 0, 0, 0, 0, "ring"},
-  {FOLD__COLL_GATHER, 0, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_SCATTER, 0, 0, 0, 0, 0, 0, "binomial"},
-  {FOLD__COLL_ALLTOALL, 8, 0, 0, 256, 0, 0, "bruck"},
-  {FOLD__COLL_ALLTOALL, 0, 0, 0, 0, 0, 0, "pairwise"},
-  {FOLD__COLL_BARRIER, 0, 0, 0, 0, 0, 0, "dissemination"},
+  {FOLD__COLL_BROADCAST, SHM, 1, 2, 0, 255, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, SHM, 1, 2, 256, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, SHM, 3, 3, 0, 511, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, SHM, 3, 3, 512, 1048575, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, SHM, 3, 3, 1048576, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, SHM, 4, 7, 0, 31, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, SHM, 4, 7, 32, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, SHM, 8, ANY_N, 0, 1048575, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, SHM, 8, ANY_N, 1048576, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, TCP, 1, 2, 0, 255, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, TCP, 1, 2, 256, 1023, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, TCP, 1, 2, 1024, 8191, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, TCP, 1, 2, 8192, 16383, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, TCP, 1, 2, 16384, ANY_B, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, TCP, 3, 3, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, TCP, 4, 7, 0, 31, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, TCP, 4, 7, 32, ANY_B, 0, 0, "pipeline", 0},
+  {FOLD__COLL_BROADCAST, TCP, 8, ANY_N, 0, 127, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, TCP, 8, ANY_N, 128, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, SHM, 1, 2, 0, 33554431, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, SHM, 1, 2, 33554432, ANY_B, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, SHM, 3, 3, 0, 1048575, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, SHM, 3, 3, 1048576, ANY_B, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, SHM, 4, 7, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, SHM, 8, ANY_N, 0, 63, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, SHM, 8, ANY_N, 64, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 1, 2, 0, 63, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 1, 2, 64, 1023, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, TCP, 1, 2, 1024, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 3, 3, 0, 8388607, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 3, 3, 8388608, ANY_B, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, TCP, 4, 7, 0, 15, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, TCP, 4, 7, 16, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, TCP, 8, ANY_N, 0, ANY_B, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 0, 255, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 256, 2097151, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 1, 2, 2097152, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 3, 3, 0, 1048575, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 3, 3, 1048576, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 4, 7, 0, 1048575, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 4, 7, 1048576, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 8, ANY_N, 0, 131071, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, SHM, 8, ANY_N, 131072, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 0, 15, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 16, 63, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 64, 127, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 128, 2047, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 2048, 16383, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 16384, 131071, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 131072, 16777215, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 16777216, ANY_B, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 0, 31, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 32, 63, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 64, 127, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 128, 2097151, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 2097152, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 0, 15, 0, 0, "rabenseifner", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 16, 511, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 512, 16383, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 16384, 32767, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 32768, 131071, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 131072, 524287, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 524288, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 0, 511, 0, 0, "direct", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 512, 262143, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 262144, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 1, 2, 0, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 3, 3, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 4, 7, 0, 4095, 0, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 4, 7, 4096, 8191, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 4, 7, 8192, 2097151, 0, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 4, 7, 2097152, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 8, ANY_N, 0, 7, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, SHM, 8, ANY_N, 8, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 1, 2, 0, 31, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 1, 2, 32, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 3, 3, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 0, 7, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 8, 63, 0, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 4, 7, 64, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 0, 7, 0, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 8, 2097151, 0, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, TCP, 8, ANY_N, 2097152, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 1, 2, 0, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 3, 3, 0, 39, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 3, 3, 40, 43687, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 3, 3, 43688, 87379, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 3, 3, 87380, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 4, 7, 0, 511, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 4, 7, 512, 1023, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 4, 7, 1024, ANY_B, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 8, ANY_N, 0, 32767, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, SHM, 8, ANY_N, 32768, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 1, 2, 0, 15, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 1, 2, 16, 1048575, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 1, 2, 1048576, ANY_B, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 3, 3, 0, 1363, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 3, 3, 1364, 699047, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 3, 3, 699048, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 4, 7, 0, 63, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 4, 7, 64, 511, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 4, 7, 512, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 8, ANY_N, 0, 8191, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, TCP, 8, ANY_N, 8192, ANY_B, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_GATHER, SHM, 1, 2, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, SHM, 3, 3, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, SHM, 4, 7, 0, 7, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, SHM, 4, 7, 8, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, SHM, 8, ANY_N, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 1, 2, 0, 4194303, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 1, 2, 4194304, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, TCP, 3, 3, 0, 339, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, TCP, 3, 3, 340, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 0, 63, 0, 0, "linear", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 64, 262143, 0, 0, "binomial", 0},
+  {FOLD__COLL_GATHER, TCP, 8, ANY_N, 262144, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, SHM, 1, 2, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, SHM, 3, 3, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, SHM, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, SHM, 8, ANY_N, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 1, 2, 0, 262143, 0, 0, "binomial", 0},
+  {FOLD__COLL_SCATTER, TCP, 1, 2, 262144, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 3, 3, 0, 19, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 3, 3, 20, 10919, 0, 0, "binomial", 0},
+  {FOLD__COLL_SCATTER, TCP, 3, 3, 10920, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 4, 7, 0, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_SCATTER, TCP, 8, ANY_N, 0, 511, 0, 0, "binomial", 0},
+  {FOLD__COLL_SCATTER, TCP, 8, ANY_N, 512, ANY_B, 0, 0, "linear", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 1, 2, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 3, 3, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 4, 7, 0, 32767, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 4, 7, 32768, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 8, ANY_N, 0, 32767, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, SHM, 8, ANY_N, 32768, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 1, 2, 0, 32767, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 1, 2, 32768, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 3, 3, 0, 679, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 3, 3, 680, 2727, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 3, 3, 2728, 21843, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 3, 3, 21844, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 4, 7, 0, 32767, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 4, 7, 32768, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 8, ANY_N, 0, 16383, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, TCP, 8, ANY_N, 16384, ANY_B, 0, 0, "pairwise", 0},
+
+  {FOLD__COLL_BROADCAST, 0, 1, ANY_N, 0, 12288, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, 0, 1, 7, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_BROADCAST, 0, 1, ANY_N, 0, 524288, 0, 0, "scatter_allgather", 0},
+  {FOLD__COLL_BROADCAST, 0, 1, ANY_N, 0, ANY_B, 0, 0, "pipeline", 0},
+  {FOLD__COLL_REDUCE, 0, 1, ANY_N, 0, 2048, 0, 0, "binomial", 0},
+  {FOLD__COLL_REDUCE, 0, 1, ANY_N, 0, ANY_B, 1, 0, "rabenseifner", 0},
+  {FOLD__COLL_REDUCE, 0, 1, ANY_N, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_ALLREDUCE, 0, 1, ANY_N, 0, 2048, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_ALLREDUCE, 0, 1, ANY_N, 0, 524288, 1, 0, "rabenseifner", 0},
+  {FOLD__COLL_ALLREDUCE, 0, 1, ANY_N, 0, ANY_B, 1, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, 0, 1, ANY_N, 0, ANY_B, 0, 0, "recursive_doubling", 0},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 1, ANY_N, 0, 524288, 1, 0, "recursive_halving", 0},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 1, ANY_N, 0, ANY_B, 1, 0, "ring", 0},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_ALLGATHER, 0, 1, ANY_N, 0, 8192, 0, 1, "recursive_doubling", 0},
+  {FOLD__COLL_ALLGATHER, 0, 1, ANY_N, 0, 65536, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLGATHER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_GATHER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_SCATTER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "binomial", 0},
+  {FOLD__COLL_ALLTOALL, 0, 8, ANY_N, 0, 256, 0, 0, "bruck", 0},
+  {FOLD__COLL_ALLTOALL, 0, 1, ANY_N, 0, ANY_B, 0, 0, "pairwise", 0},
+  {FOLD__COLL_BARRIER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "dissemination", 0},
 };
+#define NDEFAULT (sizeof default_rules / sizeof *default_rules)
+
+const fold__rule *fold__builtin_rules(int *count) {
+  *count = (int)NDEFAULT;
+  return default_rules;
+}
 
 int fold__algo_index(fold__coll_kind kind, const char *name, size_t len) {
   const fold__algo *const *a = fold__algo_tables[kind].algos;
@@ -39,21 +213,76 @@ int fold__algo_index(fold__coll_kind kind, const char *name, size_t len) {
   return -1;
 }
 
-static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative) {
+int fold__comm_tp_kind(const fold_comm *c) {
+  /* The kinds are numbered from fastest to slowest (inproc < shm < tcp);
+   * sim never shares a communicator with another. Every rank sees the same
+   * answer: if any pair of ranks talks tcp there are two host groups, so
+   * every rank has a peer in another group. */
+  int kind = 0;
+  for (int i = 0; i < c->ntps; i++)
+    if (c->tps[i]->ops->kind > kind) kind = c->tps[i]->ops->kind;
+  return kind ? kind : FOLD__TP_KIND_INPROC;
+}
+
+const char *fold_comm_transport(const fold_comm *comm) {
+  return comm ? fold__tp_kind_name(fold__comm_tp_kind(comm)) : NULL;
+}
+
+/* Whether algorithm a can serve the call on c. Rules name algorithms
+ * without knowing the op or the communicator, so a rule whose algorithm
+ * cannot serve is passed over, never an error. An algorithm with a
+ * communicator-level condition (e.g. a shared segment) adds it here. */
+static int algo_serves(const fold_comm *c, const fold__algo *a, int commutative) {
+  (void)c;
+  return commutative || a->noncommutative_ok;
+}
+
+static int rule_fits(const fold__rule *r, fold__coll_kind kind, int size, int tp, size_t bytes, int commutative) {
+  return r->coll == kind && (r->transport == 0 || r->transport == tp) && size >= r->min_ranks &&
+         size <= r->max_ranks && bytes >= r->min_bytes && bytes <= r->max_bytes &&
+         (!r->commutative_only || commutative) && (!r->pof2_only || (size & (size - 1)) == 0);
+}
+
+/* The first rule of rules[0, n) that fits and whose algorithm serves the
+ * call; *at is its index. */
+static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n, fold__coll_kind kind, int tp,
+                              size_t bytes, int commutative, int *at) {
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
-  for (size_t i = 0; i < sizeof default_rules / sizeof *default_rules; i++) {
-    const fold__rule *r = &default_rules[i];
-    if (r->coll != kind || c->size < r->min_ranks || (r->max_ranks && c->size > r->max_ranks)) continue;
-    if (bytes < r->min_bytes || (r->max_bytes && bytes > r->max_bytes)) continue;
-    if (r->commutative_only && !commutative) continue;
-    if (r->pof2_only && (c->size & (c->size - 1))) continue;
+  for (int i = 0; i < n; i++) {
+    const fold__rule *r = &rules[i];
+    if (!rule_fits(r, kind, c->size, tp, bytes, commutative)) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
-    if (k >= 0 && (commutative || algos[k]->noncommutative_ok)) return algos[k];
+    if (k >= 0 && algo_serves(c, algos[k], commutative)) {
+      *at = i;
+      return algos[k];
+    }
   }
-  /* No rule fits (e.g. a table without a non-commutative entry): the first
-   * algorithm that can serve the call. */
+  return NULL;
+}
+
+/* FOLD_RULES first, then the built-in table, then (e.g. a table without a
+ * non-commutative entry) the first algorithm that can serve the call. */
+static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative,
+                                   const char *opname) {
+  int tp = fold__comm_tp_kind(c), at = -1;
+  const fold__algo *a = NULL;
+  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, commutative, &at))) {
+    FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (%s:%d)", opname, bytes, c->size, fold__tp_kind_name(tp), a->name,
+                c->rules->path, c->rules->rule[at].line);
+    return a;
+  }
+  if ((a = scan(c, default_rules, (int)NDEFAULT, kind, tp, bytes, commutative, &at))) {
+    FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (built-in rule %d)", opname, bytes, c->size, fold__tp_kind_name(tp),
+                a->name, at + 1);
+    return a;
+  }
+  const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int k = 0; algos[k]; k++)
-    if (commutative || algos[k]->noncommutative_ok) return algos[k];
+    if (algo_serves(c, algos[k], commutative)) {
+      FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (no rule; first that serves)", opname, bytes, c->size,
+                  fold__tp_kind_name(tp), algos[k]->name);
+      return algos[k];
+    }
   return NULL;
 }
 
@@ -67,10 +296,11 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
                          "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot keep the rank "
                          "order a non-commutative op needs",
                          opname, c->rank, a->name);
+    FOLD__TRACE(c, "%s: %zu B, %d ranks: %s (forced)", opname, bytes, c->size, a->name);
     *out = a;
     return FOLD_OK;
   }
-  *out = rule_pick(c, kind, bytes, commutative);
+  *out = rule_pick(c, kind, bytes, commutative, opname);
   if (*out == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
   return FOLD_OK;
 }
@@ -112,10 +342,25 @@ int fold_comm_set_algo(fold_comm *comm, const char *spec) {
   return fold__algo_spec_apply(comm, spec, "fold_comm_set_algo");
 }
 
-/* Called when a communicator is made: FOLD_ALGO applies to every
- * communicator; a bad value is reported and ignored. */
+/* Called when a communicator is made: FOLD_ALGO and FOLD_RULES apply to
+ * every communicator. Bad values are reported and ignored, as FOLD_ALGO's
+ * always were: a tuning file is an optimisation, and a job that ran before
+ * the file was edited should still run (with the built-in rules). */
 void fold__select_init(fold_comm *c) {
   const char *v = getenv("FOLD_ALGO");
   if (v && *v && fold__algo_spec_apply(c, v, "FOLD_ALGO") != FOLD_OK)
     FOLD__WARN(c, "%s (FOLD_ALGO ignored)", c->last_error);
+  const char *path = getenv("FOLD_RULES");
+  if (path && *path) {
+    char err[FOLD__ERRLEN - 64];
+    if (fold__rules_load(path, &c->rules, err, sizeof err) != FOLD_OK) {
+      fold__error(c, FOLD_EINVAL, "FOLD_RULES: %s", err);
+      FOLD__WARN(c, "%s (FOLD_RULES ignored: using the built-in rules)", c->last_error);
+    }
+  }
+}
+
+void fold__select_free(fold_comm *c) {
+  fold__rules_free(c->rules);
+  c->rules = NULL;
 }

@@ -1,19 +1,37 @@
-/* select.h — choosing an algorithm per call: forced by FOLD_ALGO / fold_comm_set_algo, else the rule table. */
+/* select.h — choosing an algorithm per call: forced by FOLD_ALGO / fold_comm_set_algo, else FOLD_RULES, else the built-in rules. */
 #ifndef FOLD_SELECT_H
 #define FOLD_SELECT_H
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "coll/coll.h"
 
-/* One rule of the automatic table: the first rule whose ranges contain the
- * call picks its algorithm. 0 in a max field means "no limit". */
+/* Open upper ends of a rule's ranges. */
+#define FOLD__RULE_ANY_RANKS INT_MAX
+#define FOLD__RULE_ANY_BYTES SIZE_MAX
+
+/* One selection rule: the first rule whose fields all contain the call picks
+ * its algorithm, if that algorithm can serve the call (else the scan goes
+ * on). Ranges are inclusive at both ends. */
 typedef struct fold__rule {
   fold__coll_kind coll;
-  int min_ranks, max_ranks;
-  size_t min_bytes, max_bytes; /* bytes of the call's count argument (per block for block collectives) */
+  int transport;               /* FOLD__TP_KIND_* the communicator uses (fold__comm_tp_kind), 0 = any */
+  int min_ranks, max_ranks;    /* max FOLD__RULE_ANY_RANKS: no limit */
+  size_t min_bytes, max_bytes; /* bytes of the call's count argument (per block for block collectives);
+                                  max FOLD__RULE_ANY_BYTES: no limit */
   int commutative_only;        /* the rule applies to commutative ops only */
   int pof2_only;               /* the rule applies to power-of-two rank counts only */
   const char *algo;
+  int line;                    /* rules files: the line it came from; 0 for built-in rules */
 } fold__rule;
+
+/* The rules of one FOLD_RULES file, in file order. */
+typedef struct fold__rules {
+  char *path;
+  int count;
+  fold__rule rule[];
+} fold__rules;
 
 /* Pick the algorithm for a call. A forced algorithm that cannot serve it
  * (non-commutative op on an order-breaking algorithm) is FOLD_EINVAL with a
@@ -27,5 +45,22 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);
 
 /* Look an algorithm up by name; -1 if the collective has none of that name. */
 int fold__algo_index(fold__coll_kind kind, const char *name, size_t len);
+
+/* Read the rules file at path (rules.c). FOLD_OK with *out set (free it with
+ * fold__rules_free), or FOLD_EINVAL (missing, unreadable or bad file) /
+ * FOLD_ENOMEM with *out NULL and err holding "FILE:LINE: what is wrong"
+ * for the first problem and how many more lines are bad. */
+int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errlen);
+void fold__rules_free(fold__rules *rs);
+
+/* The built-in table, for tests: *count rules. */
+const fold__rule *fold__builtin_rules(int *count);
+
+/* The transport rules match for c: the slowest its peers use (tcp over shm
+ * over inproc; sim alone); inproc when c has no peers. */
+int fold__comm_tp_kind(const fold_comm *c);
+/* "inproc", "shm", "tcp", "sim", or "*" for 0; and back (-1: unknown). */
+const char *fold__tp_kind_name(int kind);
+int fold__tp_kind_parse(const char *s);
 
 #endif

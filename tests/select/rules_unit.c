@@ -1,0 +1,374 @@
+/* rules_unit.c — the FOLD_RULES parser and rule matching: valid files, every error with its FILE:LINE, precedence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "select/select.h"
+#include "transport/transport.h"
+
+
+
+static char dir[] = "/tmp/fold_rules_unitXXXXXX";
+
+/* Write text to a fresh file in dir; returns its path (static buffer per slot). */
+static const char *put(const char *name, const char *text) {
+  static char paths[8][512];
+  static int slot;
+  char *p = paths[slot++ % 8];
+  snprintf(p, 512, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  if (f == NULL) {
+    perror(p);
+    exit(2);
+  }
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+/* Load text as a rules file; the error text lands in err. */
+static int load(const char *text, fold__rules **rs, char *err, size_t len) {
+  return fold__rules_load(put("r.rules", text), rs, err, len);
+}
+
+/* A bad file must fail with exactly "PATH:LINE: <what>". */
+static void expect_error(const char *text, int line, const char *what) {
+  fold__rules *rs = (fold__rules *)1;
+  char err[512], want[1024];
+  int rc = load(text, &rs, err, sizeof err);
+  snprintf(want, sizeof want, "%s/r.rules:%d: %s", dir, line, what);
+  CHECK(rc == FOLD_EINVAL, "rc %d for \"%s\"", rc, text);
+  CHECK(rs == NULL, "rules returned for a bad file \"%s\"", text);
+  CHECK(strcmp(err, want) == 0, "for \"%s\"\n   got: %s\n  want: %s", text, err, want);
+}
+
+static void test_valid(void) {
+  fold__rules *rs = NULL;
+  char err[512] = "";
+  const char *text =
+      "# a comment line\n"
+      "\n"
+      "   \t  \n"
+      "allreduce shm 2-4 0-2047 recursive_doubling   # trailing comment\n"
+      "allreduce tcp 8- 2K-512K rabenseifner commutative\n"
+      "allreduce * * 1M- ring_segmented commutative pof2\r\n"
+      "broadcast inproc 3 * pipeline\n"
+      "alltoall sim -16 -256 bruck\n"
+      "barrier * * 0 dissemination\n"
+      "\treduce_scatter  *  5-5  1G  ring";
+  CHECK_OK(load(text, &rs, err, sizeof err), NULL);
+  CHECK(err[0] == '\0', "error text on success: %s", err);
+  if (rs == NULL) return;
+  CHECK(rs->count == 7, "count %d", rs->count);
+  const fold__rule *r = rs->rule;
+  CHECK(r[0].coll == FOLD__COLL_ALLREDUCE && r[0].transport == FOLD__TP_KIND_SHM && r[0].min_ranks == 2 &&
+            r[0].max_ranks == 4 && r[0].min_bytes == 0 && r[0].max_bytes == 2047 && r[0].line == 4 &&
+            strcmp(r[0].algo, "recursive_doubling") == 0 && !r[0].commutative_only && !r[0].pof2_only,
+        "rule 0");
+  CHECK(r[1].transport == FOLD__TP_KIND_TCP && r[1].min_ranks == 8 && r[1].max_ranks == FOLD__RULE_ANY_RANKS &&
+            r[1].min_bytes == 2048 && r[1].max_bytes == 512 * 1024 && r[1].commutative_only && !r[1].pof2_only,
+        "rule 1");
+  CHECK(r[2].transport == 0 && r[2].min_ranks == 1 && r[2].max_ranks == FOLD__RULE_ANY_RANKS &&
+            r[2].min_bytes == 1 << 20 && r[2].max_bytes == FOLD__RULE_ANY_BYTES && r[2].commutative_only &&
+            r[2].pof2_only && strcmp(r[2].algo, "ring_segmented") == 0,
+        "rule 2 (CRLF line)");
+  CHECK(r[3].coll == FOLD__COLL_BROADCAST && r[3].transport == FOLD__TP_KIND_INPROC && r[3].min_ranks == 3 &&
+            r[3].max_ranks == 3 && r[3].min_bytes == 0 && r[3].max_bytes == FOLD__RULE_ANY_BYTES,
+        "rule 3");
+  CHECK(r[4].transport == FOLD__TP_KIND_SIM && r[4].min_ranks == 1 && r[4].max_ranks == 16 && r[4].min_bytes == 0 &&
+            r[4].max_bytes == 256,
+        "rule 4");
+  CHECK(r[5].coll == FOLD__COLL_BARRIER && r[5].min_bytes == 0 && r[5].max_bytes == 0, "rule 5: exactly 0 bytes");
+  CHECK(r[6].coll == FOLD__COLL_REDUCE_SCATTER && r[6].min_ranks == 5 && r[6].max_ranks == 5 &&
+            r[6].min_bytes == (size_t)1 << 30 && r[6].max_bytes == (size_t)1 << 30 && r[6].line == 10,
+        "rule 6 (no final newline)");
+  fold__rules_free(rs);
+
+  /* Empty and comment-only files are valid and hold no rule. */
+  CHECK_OK(load("", &rs, err, sizeof err), NULL);
+  CHECK(rs && rs->count == 0, "empty file");
+  fold__rules_free(rs);
+  CHECK_OK(load("# nothing\n\n#allreduce * * * ring\n", &rs, err, sizeof err), NULL);
+  CHECK(rs && rs->count == 0, "comments only");
+  fold__rules_free(rs);
+}
+
+static void test_errors(void) {
+  const char *shape = "a rule is: collective transport ranks bytes algorithm [commutative] [pof2]";
+  char want[256];
+  snprintf(want, sizeof want, "3 fields; %s", shape);
+  expect_error("# ok\n\nallreduce shm 2\n", 3, want);
+  snprintf(want, sizeof want, "1 field; %s", shape);
+  expect_error("allreduce\n", 1, want);
+  expect_error("allreduce * * * ring\nallsmash * * * ring\n", 2,
+               "unknown collective \"allsmash\" (known: broadcast reduce allreduce reduce_scatter allgather gather "
+               "scatter alltoall barrier)");
+  expect_error("allreduce carrier_pigeon * * ring\n", 1, "unknown transport \"carrier_pigeon\" (known: * inproc shm tcp sim)");
+  expect_error("allreduce * * * rign\n", 1,
+               "allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring "
+               "ring_segmented direct)");
+  expect_error("gather * * * ring\n", 1, "gather has no algorithm \"ring\" (known: binomial linear)");
+  expect_error("allreduce * * * ring sorted\n", 1, "unknown flag \"sorted\" (known: commutative pof2)");
+  const char *rbad = "(want *, N, N-, -M or N-M with 1 <= N <= M)";
+  const char *bbad = "(want *, N, N-, -M or N-M with N <= M; K, M, G suffixes)";
+  const char *ranks[] = {"0", "0-4", "5-2", "-", "x", "2-x", "3K", "2--4", "99999999999"};
+  for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+    char text[128];
+    snprintf(text, sizeof text, "allreduce * %s * ring\n", ranks[i]);
+    snprintf(want, sizeof want, "bad ranks range \"%s\" %s", ranks[i], rbad);
+    expect_error(text, 1, want);
+  }
+  const char *bytes[] = {"2M-1K", "12Q", "1KB", "K", "-", "1-2-3", "99999999999999999999", "17179869184G"};
+  for (size_t i = 0; i < sizeof bytes / sizeof *bytes; i++) {
+    char text[128];
+    snprintf(text, sizeof text, "allreduce * * %s ring\n", bytes[i]);
+    snprintf(want, sizeof want, "bad bytes range \"%s\" %s", bytes[i], bbad);
+    expect_error(text, 1, want);
+  }
+  snprintf(want, sizeof want, "too many fields (%s)", shape);
+  expect_error("allreduce * * * ring commutative commutative commutative commutative commutative commutative "
+               "commutative commutative commutative commutative commutative pof2 pof2\n",
+               1, want);
+  /* Only the first problem is spelled out; the others are counted. */
+  expect_error("allreduce * * * ring\nallreduce * * * nope\nbroadcast * x * binomial\nbroadcast * * * pipeline\n"
+               "reduce zzz\n",
+               2,
+               "allreduce has no algorithm \"nope\" (known: reduce_bcast recursive_doubling rabenseifner ring "
+               "ring_segmented direct) (and 2 more bad lines)");
+  expect_error("allreduce * * * ring\nx\ny\n", 2, "1 field; a rule is: collective transport ranks bytes algorithm "
+                                                  "[commutative] [pof2] (and 1 more bad line)");
+  {
+    fold__rules *rs = NULL;
+    char err[512];
+    static const char nul[] = "allreduce * * * ring\nallreduce * \0 * ring\n";
+    FILE *f = fopen(put("r.rules", ""), "w");
+    fwrite(nul, 1, sizeof nul - 1, f);
+    fclose(f);
+    char p[512], w[600];
+    snprintf(p, sizeof p, "%s/r.rules", dir);
+    CHECK(fold__rules_load(p, &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL, "NUL byte accepted");
+    snprintf(w, sizeof w, "%s:2: a NUL byte: not a text file", p);
+    CHECK(strcmp(err, w) == 0, "got %s", err);
+  }
+
+  /* Missing and unreadable files. */
+  fold__rules *rs = (fold__rules *)1;
+  char err[512], w[600], p[512];
+  snprintf(p, sizeof p, "%s/no-such-file", dir);
+  CHECK(fold__rules_load(p, &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL, "missing file accepted");
+  snprintf(w, sizeof w, "%s: cannot open: No such file or directory", p);
+  CHECK(strcmp(err, w) == 0, "got %s", err);
+  /* A directory opens but cannot be read (and chmod 000 would not stop root). */
+  CHECK(fold__rules_load(dir, &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL, "directory accepted");
+  snprintf(w, sizeof w, "%s:1: read error: Is a directory", dir);
+  CHECK(strcmp(err, w) == 0, "got %s", err);
+  /* A short error buffer truncates, never overflows. */
+  char tiny[16];
+  CHECK(fold__rules_load(p, &rs, tiny, sizeof tiny) == FOLD_EINVAL && strlen(tiny) == sizeof tiny - 1, "tiny");
+}
+
+/* ---- selection ------------------------------------------------------------ */
+
+static const char *pick(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative) {
+  const fold__algo *a = NULL;
+  int rc = fold__select(c, kind, bytes, commutative, &a, "test");
+  CHECK(rc == FOLD_OK && a != NULL, "fold__select: %d %s", rc, fold_comm_last_error(c));
+  return a ? a->name : "(none)";
+}
+
+#define CHECK_PICK(c, kind, bytes, comm, want)                                                      \
+  do {                                                                                             \
+    const char *got_ = pick((c), (kind), (bytes), (comm));                                         \
+    CHECK(strcmp(got_, (want)) == 0, "n=%d %s %zu B%s: picked %s, want %s", (c)->size,           \
+          fold__coll_name(kind), (size_t)(bytes), (comm) ? "" : " non-commutative", got_, (want)); \
+  } while (0)
+
+/* The built-in choice for a call on a communicator without FOLD_RULES. */
+static const char *builtin(int n, fold__coll_kind kind, size_t bytes, int commutative) {
+  static char name[64];
+  unsetenv("FOLD_RULES");
+  fold_comm *cs[16];
+  CHECK_OK(fold_comm_init_threads(n, cs), NULL);
+  snprintf(name, sizeof name, "%s", pick(cs[0], kind, bytes, commutative));
+  for (int i = 0; i < n; i++) fold_comm_destroy(cs[i]);
+  return name;
+}
+
+static void with_threads(int n, const char *rules_path, fold_comm **cs) {
+  if (rules_path) setenv("FOLD_RULES", rules_path, 1);
+  else unsetenv("FOLD_RULES");
+  CHECK_OK(fold_comm_init_threads(n, cs), NULL);
+  unsetenv("FOLD_RULES");
+}
+
+static void destroy(int n, fold_comm **cs) {
+  for (int i = 0; i < n; i++) fold_comm_destroy(cs[i]);
+}
+
+static void test_select(void) {
+  const char *path = put("sel.rules",
+                         "# ranges, first match in file order\n"
+                         "allreduce inproc 3 0-1K direct\n"
+                         "allreduce inproc 3 1K-4K reduce_bcast          # 1024 matched above first\n"
+                         "allreduce inproc 3 4097- ring                 # order-breaking: skipped for non-commutative\n"
+                         "allreduce inproc 3 4097- rabenseifner\n"
+                         "allreduce sim * * ring                        # another transport: never on inproc\n"
+                         "allreduce * 4-8 * ring_segmented pof2\n"
+                         "allreduce * 2 * reduce_bcast commutative\n"
+                         "broadcast * * * pipeline\n");
+  fold_comm *cs[16];
+  with_threads(3, path, cs);
+  CHECK(cs[0]->rules && cs[0]->rules->count == 8, "rules not attached");
+  CHECK(strcmp(fold_comm_transport(cs[0]), "inproc") == 0, "transport %s", fold_comm_transport(cs[0]));
+  CHECK(fold_comm_last_error(cs[0])[0] == '\0', "a valid file left an error: %s", fold_comm_last_error(cs[0]));
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 0, 1, "direct");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1024, 1, "direct");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1025, 1, "reduce_bcast");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 4096, 1, "reduce_bcast");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 4097, 1, "ring");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, (size_t)1 << 40, 1, "ring");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 4097, 0, "rabenseifner"); /* ring passed over, not an error */
+  CHECK_PICK(cs[0], FOLD__COLL_BROADCAST, 8, 1, "pipeline");
+  /* Collectives without a rule in the file: the built-in table. */
+  CHECK_PICK(cs[0], FOLD__COLL_ALLGATHER, 100000, 1, builtin(3, FOLD__COLL_ALLGATHER, 100000, 1));
+  CHECK_PICK(cs[0], FOLD__COLL_REDUCE, 8, 0, builtin(3, FOLD__COLL_REDUCE, 8, 0));
+  destroy(3, cs);
+
+  /* Rank counts: pof2 only at 4 and 8 within 4-8; 5 falls to the built-in. */
+  with_threads(4, path, cs);
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 64, 1, "ring_segmented");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 64, 0, builtin(4, FOLD__COLL_ALLREDUCE, 64, 0));
+  destroy(4, cs);
+  with_threads(5, path, cs);
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1 << 20, 1, builtin(5, FOLD__COLL_ALLREDUCE, 1 << 20, 1));
+  destroy(5, cs);
+  with_threads(8, path, cs);
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 8, 1, "ring_segmented");
+  destroy(8, cs);
+  /* commutative flag: a non-commutative call skips the rule itself. */
+  with_threads(2, path, cs);
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1 << 20, 1, "reduce_bcast");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1 << 20, 0, builtin(2, FOLD__COLL_ALLREDUCE, 1 << 20, 0));
+  destroy(2, cs);
+
+  /* Transport: the sim rule applies to simulated communicators only. */
+  setenv("FOLD_RULES", path, 1);
+  fold_sim *sim;
+  CHECK_OK(fold_sim_create(3, NULL, &sim, cs), NULL);
+  unsetenv("FOLD_RULES");
+  CHECK(strcmp(fold_comm_transport(cs[1]), "sim") == 0, "transport %s", fold_comm_transport(cs[1]));
+  CHECK(fold__comm_tp_kind(cs[1]) == FOLD__TP_KIND_SIM, "kind");
+  CHECK_PICK(cs[1], FOLD__COLL_ALLREDUCE, 8, 1, "ring");
+  CHECK_PICK(cs[1], FOLD__COLL_ALLREDUCE, 8, 0, builtin(3, FOLD__COLL_ALLREDUCE, 8, 0));
+  fold_sim_destroy(sim);
+  CHECK(fold_comm_transport(NULL) == NULL, "NULL comm");
+
+  /* FOLD_ALGO and fold_comm_set_algo come before any rule. */
+  setenv("FOLD_ALGO", "allreduce=recursive_doubling", 1);
+  with_threads(3, path, cs);
+  unsetenv("FOLD_ALGO");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 8, 1, "recursive_doubling");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1 << 20, 1, "recursive_doubling");
+  CHECK_PICK(cs[0], FOLD__COLL_BROADCAST, 8, 1, "pipeline");
+  CHECK_OK(fold_comm_set_algo(cs[0], "broadcast=binomial,allreduce=auto"), cs[0]);
+  CHECK_PICK(cs[0], FOLD__COLL_BROADCAST, 8, 1, "binomial");
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 8, 1, "direct");
+  destroy(3, cs);
+}
+
+/* A bad FOLD_RULES: the communicator is made, warns, keeps the message in
+ * last_error and selects with the built-in table only. */
+static void test_bad_env(void) {
+  const char *path = put("bad.rules", "allreduce * * * direct\nallreduce * * 4K-1K ring\n");
+  fold_comm *cs[4];
+  setenv("FOLD_DEBUG", "NONE", 1); /* the warning itself is checked by the end-to-end test */
+  with_threads(3, path, cs);
+  unsetenv("FOLD_DEBUG");
+  char want[700];
+  snprintf(want, sizeof want, "FOLD_RULES: %s:2: bad bytes range \"4K-1K\"", path);
+  CHECK(strncmp(fold_comm_last_error(cs[2]), want, strlen(want)) == 0, "last error: %s", fold_comm_last_error(cs[2]));
+  CHECK(cs[2]->rules == NULL, "a bad file was applied");
+  CHECK_PICK(cs[2], FOLD__COLL_ALLREDUCE, 8, 1, builtin(3, FOLD__COLL_ALLREDUCE, 8, 1));
+  /* and the collective runs */
+  destroy(3, cs);
+
+  setenv("FOLD_DEBUG", "NONE", 1);
+  with_threads(2, "/nonexistent/fold.rules", cs);
+  unsetenv("FOLD_DEBUG");
+  CHECK(strcmp(fold_comm_last_error(cs[0]),
+               "FOLD_RULES: /nonexistent/fold.rules: cannot open: No such file or directory") == 0,
+        "last error: %s", fold_comm_last_error(cs[0]));
+  CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 1 << 20, 1, builtin(2, FOLD__COLL_ALLREDUCE, 1 << 20, 1));
+  destroy(2, cs);
+}
+
+static int reduces(fold__coll_kind k) {
+  return k == FOLD__COLL_REDUCE || k == FOLD__COLL_ALLREDUCE || k == FOLD__COLL_REDUCE_SCATTER;
+}
+
+/* The built-in table alone must serve every collective, op kind and rank
+ * count: no call may end at "no algorithm fits". */
+static void test_builtin_total(void) {
+  for (int n = 1; n <= 9; n++) {
+    fold_comm *cs[16];
+    with_threads(n, NULL, cs);
+    for (int k = 0; k < FOLD__COLL_COUNT; k++)
+      for (size_t b = 0; b <= ((size_t)1 << 30); b = b ? b * 4 : 1)
+        for (int comm = !reduces((fold__coll_kind)k); comm <= 1; comm++) {
+          const fold__algo *a = NULL;
+          int rc = fold__select(cs[0], (fold__coll_kind)k, b, comm, &a, "test");
+          CHECK(rc == FOLD_OK && a && (comm || a->noncommutative_ok), "n=%d %s %zu B", n,
+                fold__coll_name((fold__coll_kind)k), b);
+        }
+    destroy(n, cs);
+  }
+}
+
+/* Every built-in rule names an algorithm of its collective, has sane
+ * ranges, and every measured (collective, transport, ranks) block covers
+ * every size from 0 up, in order and without gaps (the table is pasted
+ * from scripts/tune_merge.py output, so check what a paste could break). */
+static void test_builtin_sane(void) {
+  int n;
+  const fold__rule *r = fold__builtin_rules(&n);
+  CHECK(n > 0, "no built-in rules");
+  for (int i = 0; i < n; i++) {
+    CHECK(fold__algo_index(r[i].coll, r[i].algo, strlen(r[i].algo)) >= 0, "rule %d: %s has no %s", i + 1,
+          fold__coll_name(r[i].coll), r[i].algo);
+    CHECK(r[i].min_ranks >= 1 && r[i].min_ranks <= r[i].max_ranks && r[i].min_bytes <= r[i].max_bytes,
+          "rule %d: ranges", i + 1);
+    CHECK(r[i].transport == 0 || r[i].transport == FOLD__TP_KIND_SHM || r[i].transport == FOLD__TP_KIND_TCP,
+          "rule %d: transport %d", i + 1, r[i].transport);
+    int first = i == 0 || r[i - 1].coll != r[i].coll || r[i - 1].transport != r[i].transport ||
+                r[i - 1].min_ranks != r[i].min_ranks;
+    if (r[i].transport == 0) continue;
+    if (first) CHECK(r[i].min_bytes == 0, "rule %d: a measured block starts at %zu B", i + 1, r[i].min_bytes);
+    else CHECK(r[i].min_bytes == r[i - 1].max_bytes + 1, "rule %d: gap or overlap after rule %d", i + 1, i);
+    int last = i + 1 == n || r[i + 1].coll != r[i].coll || r[i + 1].transport != r[i].transport ||
+               r[i + 1].min_ranks != r[i].min_ranks;
+    if (last) CHECK(r[i].max_bytes == FOLD__RULE_ANY_BYTES, "rule %d: a measured block ends at %zu B", i + 1,
+                    r[i].max_bytes);
+  }
+}
+
+int main(void) {
+  if (mkdtemp(dir) == NULL) {
+    perror("mkdtemp");
+    return 2;
+  }
+  unsetenv("FOLD_ALGO");
+  unsetenv("FOLD_RULES");
+  test_valid();
+  test_errors();
+  test_select();
+  test_bad_env();
+  test_builtin_total();
+  test_builtin_sane();
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return check_report("rules_unit");
+}
