@@ -8,6 +8,17 @@
  * MPI decision rules (few steps for small messages, little data per rank
  * for large ones); retuned by measurement in docs/performance.md. */
 static const fold__rule default_rules[] = {
+  /* shared-memory collectives first, wherever they are usable (one host,
+   * every peer over shm): see src/coll/shm_coll.c */
+  {FOLD__COLL_BROADCAST, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_REDUCE, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_ALLREDUCE, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_ALLGATHER, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_GATHER, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_SCATTER, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_ALLTOALL, 0, 0, 0, 0, 0, 0, "shm"},
+  {FOLD__COLL_BARRIER, 0, 0, 0, 0, 0, 0, "shm"},
   {FOLD__COLL_BROADCAST, 0, 0, 0, 12288, 0, 0, "binomial"},
   {FOLD__COLL_BROADCAST, 0, 7, 0, 0, 0, 0, "binomial"},
   {FOLD__COLL_BROADCAST, 0, 0, 0, 524288, 0, 0, "scatter_allgather"},
@@ -48,12 +59,13 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
     if (r->commutative_only && !commutative) continue;
     if (r->pof2_only && (c->size & (c->size - 1))) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
+    if (k >= 0 && algos[k]->usable && algos[k]->usable(c)) continue; /* e.g. shm on threads */
     if (k >= 0 && (commutative || algos[k]->noncommutative_ok)) return algos[k];
   }
   /* No rule fits (e.g. a table without a non-commutative entry): the first
    * algorithm that can serve the call. */
   for (int k = 0; algos[k]; k++)
-    if (commutative || algos[k]->noncommutative_ok) return algos[k];
+    if ((commutative || algos[k]->noncommutative_ok) && !(algos[k]->usable && algos[k]->usable(c))) return algos[k];
   return NULL;
 }
 
@@ -62,6 +74,10 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
   int forced = c->coll_algo[kind];
   if (forced >= 0) {
     const fold__algo *a = fold__algo_tables[kind].algos[forced];
+    const char *why = a->usable ? a->usable(c) : NULL;
+    if (why)
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot run "
+                         "on this communicator: %s", opname, c->rank, a->name, why);
     if (!commutative && !a->noncommutative_ok)
       return fold__error(c, FOLD_EINVAL,
                          "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot keep the rank "
