@@ -26,3 +26,8 @@ set_tests_properties(coll_procs_tcp3 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 # before its own signature has left (a use-after-free the ASan build catches).
 add_test(NAME coll_procs_tinyring COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 5 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
 set_tests_properties(coll_procs_tinyring PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT FOLD_SHM_RING_BYTES=64)
+# The shm collectives with one-page slots and the two-exchange allreduce
+# from 64 bytes on: every count above a few hundred elements runs several
+# pipelined chunks (and the mid phase), at an odd rank count.
+add_test(NAME coll_procs_shmcoll COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo shm)
+set_tests_properties(coll_procs_shmcoll PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT "FOLD_SHM_COLL_BYTES=4096;FOLD_SHM_SMALL_BYTES=64")
