@@ -8,7 +8,7 @@ foreach(c broadcast reduce allreduce reduce_scatter allgather gather scatter all
   add_test(NAME coll_matrix_${c} COMMAND coll_matrix --coll ${c} ${FOLD_MATRIX_ARGS})
   set_tests_properties(coll_matrix_${c} PROPERTIES TIMEOUT 1200)
 endforeach()
-fold_add_test_exe(coll_faults coll/coll_faults.c check.c)
+fold_add_test_exe(coll_faults coll/coll_faults.c shm/shm_harness.c check.c)
 add_test(NAME coll_faults COMMAND coll_faults)
 set_tests_properties(coll_faults PROPERTIES TIMEOUT 300)
 
