@@ -173,20 +173,6 @@ int fold__shm_step(fold__coll *co, const fold__shm_kind *k) {
   for (;;) {
     int moved = 0, rc;
     size_t f = co->u[FOLD__SHM_U_FILL], i = co->u[FOLD__SHM_U_DONE];
-    /* fill ahead: chunk f may go in while chunk f - 1 is still being
-     * worked on, once nobody reads its slot (chunk f - 2) any more */
-    if (f < nch && f <= i + 1) {
-      uint64_t g = base + f;
-      rc = g >= 2 ? all_reached(co, a, W_DONE, g - 1) : 1;
-      if (rc < 0) return rc;
-      if (rc) {
-        if (k->fill) k->fill(co, a, f, fold__shm_slot(a, a->rank, (int)(g & 1)));
-        sig_write(co, me, g);
-        publish(a, W_ARRIVE, g + 1);
-        co->u[FOLD__SHM_U_FILL] = ++f;
-        moved = 1;
-      }
-    }
     if (i < f) {
       uint64_t g = base + i;
       int s = (int)(g & 1);
@@ -218,6 +204,21 @@ int fold__shm_step(fold__coll *co, const fold__shm_kind *k) {
           a->completed = base + nch;
           return 1;
         }
+      }
+    }
+    /* fill ahead: chunk f may go in while chunk f - 1 is still being
+     * worked on, once nobody reads its slot (chunk f - 2) any more. After
+     * the current chunk's work: peers may be waiting for our mid/done. */
+    if (f < nch && f <= i + 1) {
+      uint64_t g = base + f;
+      rc = g >= 2 ? all_reached(co, a, W_DONE, g - 1) : 1;
+      if (rc < 0) return rc;
+      if (rc) {
+        if (k->fill) k->fill(co, a, f, fold__shm_slot(a, a->rank, (int)(g & 1)));
+        sig_write(co, me, g);
+        publish(a, W_ARRIVE, g + 1);
+        co->u[FOLD__SHM_U_FILL] = ++f;
+        moved = 1;
       }
     }
     if (!moved) return 0;
