@@ -214,7 +214,6 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->algo) return bad("--tune times every algorithm; it takes no -a %s", o->algo);
     if (o->json || o->check) return bad("--tune takes neither --json nor --check%s", "");
     if (!o->coll_given) o->coll = -1;
-    if (o->coll == FB_BARRIER) return bad("--tune: %s has one algorithm, nothing to choose", "barrier");
   }
   int any_reduce = 0, any_algo = 0;
   for (int c = 0; c < FB_NCOLL; c++) {
@@ -252,7 +251,9 @@ static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, 
   mode_result m = {.wrong = -1};
   /* probe: untimed, checked, and agreed on (a refusal must skip on all ranks) */
   if (o->check) fb_fill(k);
+  fb_force(k, comm, 1);
   int rc = fb_run(k, comm), agreed;
+  fb_force(k, comm, 0);
   if (rc != FOLD_OK && rc != FOLD_EINVAL) die(comm, fb_colls[k->coll].name, rc);
   int r2 = fold_allreduce(&rc, &agreed, 1, FOLD_INT32, FOLD_MIN, comm);
   if (r2 != FOLD_OK) die(comm, "fold_allreduce (status)", r2);
@@ -270,9 +271,11 @@ static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, 
   }
   for (int it = 0; it < o->warmup + o->iters; it++) {
     if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
+    fb_force(k, comm, 1);
     double t0 = now();
     rc = fb_run(k, comm);
     double t1 = now();
+    fb_force(k, comm, 0);
     if (rc != FOLD_OK) die(comm, fb_colls[k->coll].name, rc);
     if (it >= o->warmup) t[it - o->warmup] = t1 - t0;
   }
@@ -404,15 +407,11 @@ static size_t count_sizes(const options *o) {
 }
 
 static void run_section(bench *b, fb_coll c, const char *algo) {
-  char spec[96];
-  snprintf(spec, sizeof spec, "%s=%s", fb_colls[c].name, algo ? algo : "auto");
-  int rc = fold_comm_set_algo(b->comm, spec);
-  if (rc != FOLD_OK) die(b->comm, spec, rc);
   if (b->rank == 0) print_header(&b->o, c, algo, b->n);
   size_t nsizes = c == FB_BARRIER ? 1 : count_sizes(&b->o), idx = 0;
   for (size_t s = b->o.minb; idx < nsizes; s *= b->o.factor, idx++) {
     fb_call k = {.coll = c, .dtype = b->o.dtype, .op = b->o.op, .root = b->o.root, .rank = b->rank, .n = b->n,
-                 .sbuf = b->sbuf, .rbuf = b->rbuf};
+                 .sbuf = b->sbuf, .rbuf = b->rbuf, .algo = algo};
     if (!fb_shape(&k, s)) continue;
     if (b->rank == 0 && now() - b->t_start > 2.0)
       fprintf(stderr, "fold-bench: %s %s: %zu B (%zu/%zu)\n", fb_colls[c].name, algo ? algo : "auto", k.bytes,
@@ -437,8 +436,6 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
       add_row(b, &r);
     }
   }
-  snprintf(spec, sizeof spec, "%s=auto", fb_colls[c].name);
-  if ((rc = fold_comm_set_algo(b->comm, spec)) != FOLD_OK) die(b->comm, spec, rc);
 }
 
 int main(int argc, char **argv) {

@@ -46,6 +46,7 @@ typedef struct fb_call {
   size_t bytes;  /* the row's size in bytes (nccl-tests convention) */
   char *sbuf;    /* send buffer (out of place) */
   char *rbuf;    /* receive buffer; holds everything in place */
+  const char *algo; /* forced for the measured calls only (fb_force); NULL: automatic */
 } fb_call;
 
 /* Shape a call of `size` bytes on n ranks for elements of es bytes: sets
@@ -62,6 +63,13 @@ double fb_bus_factor(fb_coll coll, int n);
 /* Make the call with the layout of k (in place or not). Blocking; returns
  * the fold status. */
 int fb_run(const fb_call *k, fold_comm *comm);
+
+/* Force k->algo on k's collective (on = 1) or return it to automatic
+ * selection (on = 0). Only the measured calls run forced: the barriers and
+ * agreeing allreduces around them stay automatic, so an algorithm this
+ * communicator cannot run (e.g. allreduce=shm over tcp) refuses the
+ * measured call alone. Exits with a message if fold rejects the spec. */
+void fb_force(const fb_call *k, fold_comm *comm, int on);
 
 /* --check: write this rank's exact inputs where the call reads them and a
  * poison pattern where it writes. */

@@ -1,5 +1,7 @@
 /* fold_bench_coll.c — fold-bench's per-collective knowledge: sizes, buffer layouts, exact inputs and the local reference. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -7,17 +9,17 @@
 
 const fb_coll_info fb_colls[FB_NCOLL] = {
   [FB_ALLREDUCE] = {"allreduce", 1, 0, 1,
-                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct"}},
-  [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline"}},
-  [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner"}},
-  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise"}},
-  [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring"}},
-  [FB_GATHER] = {"gather", 0, 1, 1, {"binomial", "linear"}},
-  [FB_SCATTER] = {"scatter", 0, 1, 1, {"binomial", "linear"}},
+                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "shm"}},
+  [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline", "shm"}},
+  [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner", "shm"}},
+  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm"}},
+  [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring", "shm"}},
+  [FB_GATHER] = {"gather", 0, 1, 1, {"binomial", "linear", "shm"}},
+  [FB_SCATTER] = {"scatter", 0, 1, 1, {"binomial", "linear", "shm"}},
   /* alltoall has no in-place form; broadcast has one buffer only, so its
    * single form is timed once, in the out-of-place columns. */
-  [FB_ALLTOALL] = {"alltoall", 0, 0, 0, {"pairwise", "bruck"}},
-  [FB_BARRIER] = {"barrier", 0, 0, 0, {"dissemination"}},
+  [FB_ALLTOALL] = {"alltoall", 0, 0, 0, {"pairwise", "bruck", "shm"}},
+  [FB_BARRIER] = {"barrier", 0, 0, 0, {"dissemination", "shm"}},
 };
 
 /* ---- sizes -------------------------------------------------------------- */
@@ -97,6 +99,18 @@ static fb_layout layout(const fb_call *k) {
     break;
   }
   return l;
+}
+
+void fb_force(const fb_call *k, fold_comm *comm, int on) {
+  if (k->algo == NULL) return;
+  char spec[96];
+  snprintf(spec, sizeof spec, "%s=%s", fb_colls[k->coll].name, on ? k->algo : "auto");
+  int rc = fold_comm_set_algo(comm, spec);
+  if (rc != FOLD_OK) {
+    fprintf(stderr, "fold-bench: rank %d: %s: %s (%s)\n", fold_comm_rank(comm), spec, fold_strerror(rc),
+            fold_comm_last_error(comm));
+    exit(1);
+  }
 }
 
 int fb_run(const fb_call *k, fold_comm *comm) {

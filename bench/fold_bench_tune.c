@@ -57,20 +57,15 @@ static void die(fold_comm *comm, const char *what, int rc) {
   exit(1);
 }
 
-static void set_algo(fold_comm *comm, fb_coll c, const char *algo) {
-  char spec[96];
-  snprintf(spec, sizeof spec, "%s=%s", fb_colls[c].name, algo);
-  int rc = fold_comm_set_algo(comm, spec);
-  if (rc != FOLD_OK) die(comm, spec, rc);
-}
-
 /* Median over iterations of the slowest rank's time of call k (seconds),
  * the same on every rank; INFINITY when fold refuses the call on any rank. */
 static double time_call(const fb_call *k, const fb_tune_args *a, fold_comm *comm, double *t, double *tmax) {
   int rc;
   if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
+  fb_force(k, comm, 1);
   double t0 = now();
   int run = fb_run(k, comm);
+  fb_force(k, comm, 0);
   double probe[2] = {now() - t0, run == FOLD_OK ? 0.0 : 1.0}, agreed[2];
   if (run != FOLD_OK && run != FOLD_EINVAL) die(comm, fb_colls[k->coll].name, run);
   if ((rc = fold_allreduce(probe, agreed, 2, FOLD_FLOAT64, FOLD_MAX, comm)) != FOLD_OK)
@@ -83,9 +78,11 @@ static double time_call(const fb_call *k, const fb_tune_args *a, fold_comm *comm
   int warm = agreed[0] < 1e-3 ? a->warmup : 0;
   for (int it = 0; it < warm + iters; it++) {
     if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
+    fb_force(k, comm, 1);
     t0 = now();
     rc = fb_run(k, comm);
     double t1 = now();
+    fb_force(k, comm, 0);
     if (rc != FOLD_OK) die(comm, fb_colls[k->coll].name, rc);
     if (it >= warm) t[it - warm] = t1 - t0;
   }
@@ -223,7 +220,7 @@ static size_t count_sizes(const fb_tune_args *a) {
 static void tune_coll(const fb_tune_args *a, fold_comm *comm, fb_coll c, char *sbuf, char *rbuf, double *t,
                       double *tmax, text *out, const char *tp) {
   int rank = fold_comm_rank(comm), n = fold_comm_size(comm), na = nalgos(c);
-  size_t nsizes = count_sizes(a), npts = 0;
+  size_t nsizes = c == FB_BARRIER ? 1 : count_sizes(a), npts = 0; /* barrier: one 0-byte row */
   point *pts = calloc(nsizes, sizeof *pts);
   int slow[FB_MAX_ALGOS] = {0}, dropped[FB_MAX_ALGOS] = {0}, last = -1;
   if (pts == NULL) die(comm, "calloc", FOLD_ENOMEM);
@@ -245,7 +242,7 @@ static void tune_coll(const fb_tune_args *a, fold_comm *comm, fb_coll c, char *s
     for (int i = 0; i < na; i++) {
       tm[i] = INFINITY;
       if (dropped[i]) continue;
-      set_algo(comm, c, fb_colls[c].algos[i]);
+      k.algo = fb_colls[c].algos[i];
       tm[i] = time_call(&k, a, comm, t, tmax);
       if (tm[i] < INFINITY && (best < 0 || tm[i] < tm[best])) best = i;
     }
@@ -273,7 +270,6 @@ static void tune_coll(const fb_tune_args *a, fold_comm *comm, fb_coll c, char *s
       }
     }
   }
-  set_algo(comm, c, "auto");
   if (rank == 0 && npts > 0) {
     char tag[128], date[64];
     time_t now_s = time(NULL);

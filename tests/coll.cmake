@@ -8,7 +8,7 @@ foreach(c broadcast reduce allreduce reduce_scatter allgather gather scatter all
   add_test(NAME coll_matrix_${c} COMMAND coll_matrix --coll ${c} ${FOLD_MATRIX_ARGS})
   set_tests_properties(coll_matrix_${c} PROPERTIES TIMEOUT 1200)
 endforeach()
-fold_add_test_exe(coll_faults coll/coll_faults.c check.c)
+fold_add_test_exe(coll_faults coll/coll_faults.c shm/shm_harness.c check.c)
 add_test(NAME coll_faults COMMAND coll_faults)
 set_tests_properties(coll_faults PROPERTIES TIMEOUT 300)
 
@@ -26,3 +26,8 @@ set_tests_properties(coll_procs_tcp3 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 # before its own signature has left (a use-after-free the ASan build catches).
 add_test(NAME coll_procs_tinyring COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 5 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
 set_tests_properties(coll_procs_tinyring PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT FOLD_SHM_RING_BYTES=64)
+# The shm collectives with one-page slots and the two-exchange allreduce
+# from 64 bytes on: every count above a few hundred elements runs several
+# pipelined chunks (and the mid phase), at an odd rank count.
+add_test(NAME coll_procs_shmcoll COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo shm)
+set_tests_properties(coll_procs_shmcoll PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT "FOLD_SHM_COLL_BYTES=4096;FOLD_SHM_SMALL_BYTES=64")

@@ -100,6 +100,8 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
   (void)co;
 }
 
+void fold__coll_describe(const fold__sig *s, char *buf, size_t cap) { describe(NULL, s, buf, cap); }
+
 static int sig_equal(const fold__sig *a, const fold__sig *b) {
   return a->count == b->count && a->root == b->root && a->op == b->op && a->coll == b->coll && a->dtype == b->dtype;
 }
@@ -220,6 +222,8 @@ static int finished(fold__coll *co, int sig_ok) {
 
 static int coll_step(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
+  if (co->algo->step) /* an algorithm with its own state machine (shm): no rounds, no signature messages */
+    return co->algo->step(co);
   int sc = sig_check(co);
   if (sc < 0) return sc;
   if (co->round < 0) /* rounds done; waiting for the signatures */
@@ -373,7 +377,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   /* FOLD_NO_MISMATCH_CHECK=1 skips the signature exchange; it exists only
    * to measure what the check costs (bench/coll_time), and every rank of a
    * job must agree on it. */
-  if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check) {
+  if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check && !algo->step) {
     int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                  a->kind == FOLD__COLL_SCATTER;
     co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .op = (uint16_t)(reduces ? a->op : 0),

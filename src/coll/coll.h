@@ -57,6 +57,13 @@ typedef struct fold__algo {
   int (*init)(fold__coll *co);
   int (*round)(fold__coll *co, int k);
   int noncommutative_ok; /* keeps rank order for non-commutative ops */
+  /* Optional, NULL for round algorithms. An algorithm with its own state
+   * machine instead of rounds (the shm collectives, src/coll/shm_coll.c):
+   * usable(c) is NULL when it can run on c, else why not (selection skips
+   * it; forcing it is FOLD_EINVAL); step(co) replaces the round executor
+   * (1 done, 0 waiting, <0 error) and checks call signatures itself. */
+  const char *(*usable)(const fold_comm *c);
+  int (*step)(fold__coll *co);
 } fold__algo;
 
 struct fold__coll {
@@ -125,5 +132,7 @@ typedef struct fold__algo_table {
 } fold__algo_table;
 extern const fold__algo_table fold__algo_tables[FOLD__COLL_COUNT];
 const char *fold__coll_name(fold__coll_kind k);
+/* "allreduce(count=8, dtype=float32, op=sum)": a call, for mismatch messages. */
+void fold__coll_describe(const fold__sig *s, char *buf, size_t cap);
 
 #endif

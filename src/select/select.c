@@ -30,6 +30,18 @@
  * the MPICH and Open MPI decision rules (few steps for small messages,
  * little data per rank for large ones). */
 static const fold__rule default_rules[] = {
+  /* Shared-memory collectives first, wherever they are usable (one host,
+   * every peer over shm; see src/coll/shm_coll.c): their usable() check
+   * passes them over elsewhere. */
+  {FOLD__COLL_BROADCAST, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_REDUCE, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_ALLREDUCE, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_REDUCE_SCATTER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_ALLGATHER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_GATHER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_SCATTER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_ALLTOALL, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  {FOLD__COLL_BARRIER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 0, 255, 0, 0, "pipeline", 0},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 256, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, SHM, 3, 3, 0, 511, 0, 0, "scatter_allgather", 0},
@@ -233,7 +245,7 @@ const char *fold_comm_transport(const fold_comm *comm) {
  * cannot serve is passed over, never an error. An algorithm with a
  * communicator-level condition (e.g. a shared segment) adds it here. */
 static int algo_serves(const fold_comm *c, const fold__algo *a, int commutative) {
-  (void)c;
+  if (a->usable && a->usable(c) != NULL) return 0; /* e.g. shm on threads or across hosts */
   return commutative || a->noncommutative_ok;
 }
 
@@ -291,6 +303,10 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
   int forced = c->coll_algo[kind];
   if (forced >= 0) {
     const fold__algo *a = fold__algo_tables[kind].algos[forced];
+    const char *why = a->usable ? a->usable(c) : NULL;
+    if (why)
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot run "
+                         "on this communicator: %s", opname, c->rank, a->name, why);
     if (!commutative && !a->noncommutative_ok)
       return fold__error(c, FOLD_EINVAL,
                          "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot keep the rank "

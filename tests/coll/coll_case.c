@@ -27,7 +27,9 @@ static int reduces(int c) { return c == REDUCE || c == ALLREDUCE || c == REDUCE_
 static int rooted(int c) { return c == BROADCAST || c == REDUCE || c == GATHER || c == SCATTER; }
 static int blocked(int c) { return c == REDUCE_SCATTER || c == ALLGATHER || c == GATHER || c == SCATTER || c == ALLTOALL; }
 
-int opt_quick, opt_verbose;
+int opt_quick, opt_verbose, opt_expect_refusal;
+
+const char *algo_name(int coll, int algo) { return algo == ALGO_SHM ? "shm" : algos[coll][algo]; }
 
 /* ---- the plan: identical on every rank ---- */
 
@@ -109,7 +111,7 @@ static const char *opname(int op) {
 }
 
 static void describe(char *b, size_t cap, const tcase *t, int n) {
-  snprintf(b, cap, "%s/%s n=%d count=%zu %s %s%s root=%d%s", coll_names[t->coll], algos[t->coll][t->algo], n, t->count,
+  snprintf(b, cap, "%s/%s n=%d count=%zu %s %s%s root=%d%s", coll_names[t->coll], algo_name(t->coll, t->algo), n, t->count,
            fold_dtype_name(t->dt), opname(t->op), t->in_place ? " in-place" : "", t->root,
            t->nonblocking ? " nonblocking" : "");
 }
@@ -194,7 +196,7 @@ int run_case(fold_comm *c, const tcase *t, fold_op affine) {
   int before = atomic_load(&check_failures);
 
   char spec[64];
-  snprintf(spec, sizeof spec, "%s=%s", coll_names[t->coll], algos[t->coll][t->algo]);
+  snprintf(spec, sizeof spec, "%s=%s", coll_names[t->coll], algo_name(t->coll, t->algo));
   CHECK_OK(fold_comm_set_algo(c, spec), c);
 
   uint8_t *sbuf = alloc_canaried(in_bytes), *rbuf = alloc_canaried(out_bytes), *sref = NULL;
@@ -254,6 +256,11 @@ int run_case(fold_comm *c, const tcase *t, fold_op affine) {
 #undef CALL
   }
   if (rc == FOLD_OK && req) rc = fold_wait(req);
+  if (opt_expect_refusal) { /* a forced algorithm that cannot run on this communicator at all */
+    CHECK(rc == FOLD_EINVAL && strstr(fold_comm_last_error(c), "cannot run on this communicator"),
+          "%s: rank %d: wanted FOLD_EINVAL (cannot run), got %s: %s", desc, r, fold_strerror(rc), fold_comm_last_error(c));
+    goto out;
+  }
   if (expect_refusal) {
     CHECK(rc == FOLD_EINVAL && strstr(fold_comm_last_error(c), "non-commutative"), "%s: rank %d: wanted a refusal, got %d: %s",
           desc, r, rc, fold_comm_last_error(c));

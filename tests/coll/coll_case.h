@@ -8,6 +8,12 @@ enum { BROADCAST, REDUCE, ALLREDUCE, REDUCE_SCATTER, ALLGATHER, GATHER, SCATTER,
 extern const char *coll_names[NCOLL];
 extern const char *algos[NCOLL][8]; /* "auto" first, NULL-terminated */
 extern int opt_quick, opt_verbose;
+/* tcase.algo of the `shm` algorithm, which is not in algos[]: ranks as
+ * threads cannot run it (coll_procs runs it over shm, and expects
+ * FOLD_EINVAL over tcp when opt_expect_refusal is set). */
+#define ALGO_SHM 100
+extern int opt_expect_refusal;
+const char *algo_name(int coll, int algo);
 
 typedef struct {
   int coll, algo;

@@ -1,5 +1,6 @@
 /* coll_faults.c — mismatched calls, bad arguments, algorithm specs, outstanding nonblocking calls, lost ranks. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "check.h"
 #include "fold.h"
+#include "shm/shm_harness.h"
 
 #define N 4
 static fold_comm *comms[N];
@@ -224,8 +226,93 @@ static void lost(void) {
   for (int r = 0; r < 3; r++) fold_comm_destroy(comms[r]);
 }
 
+/* ---- the shm algorithms: refused on threads; a killed rank and a mismatch
+ * among real processes (the shm harness forks them) ---- */
+
+static void *shm_threads_rank(void *p) {
+  int r = (int)(intptr_t)p;
+  float x = 1, y = 0;
+  int rc = fold_allreduce(&x, &y, 1, FOLD_FLOAT32, FOLD_SUM, comms[r]);
+  CHECK(rc == FOLD_EINVAL && strstr(fold_comm_last_error(comms[r]), "shm") &&
+        strstr(fold_comm_last_error(comms[r]), "threads"),
+        "rank %d: forced shm on threads: %s (%s)", r, fold_strerror(rc), fold_comm_last_error(comms[r]));
+  /* refused alike everywhere: the communicator is fine, auto still works */
+  CHECK_OK(fold_comm_set_algo(comms[r], "allreduce=auto"), comms[r]);
+  CHECK_OK(fold_allreduce(&x, &y, 1, FOLD_FLOAT32, FOLD_SUM, comms[r]), comms[r]);
+  CHECK(y == N, "rank %d: auto allreduce after the refusal gave %g", r, y);
+  return NULL;
+}
+
+static void shm_on_threads(void) {
+  setenv("FOLD_ALGO", "allreduce=shm", 1);
+  CHECK_OK(fold_comm_init_threads(N, comms), NULL);
+  unsetenv("FOLD_ALGO");
+  pthread_t th[N];
+  for (int r = 0; r < N; r++) pthread_create(&th[r], NULL, shm_threads_rank, (void *)(intptr_t)r);
+  for (int r = 0; r < N; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < N; r++) fold_comm_destroy(comms[r]);
+}
+
+/* The last rank dies while the others are inside a multi-chunk shm
+ * allreduce (they wait on its flags, no message is pending): FOLD_EPEER
+ * naming it, promptly. */
+static int shm_kill_body(fold_comm *c, void *arg) {
+  (void)arg;
+  int me = fold_comm_rank(c), victim = fold_comm_size(c) - 1;
+  size_t cnt = 4u << 20;
+  float *buf = calloc(cnt, sizeof *buf);
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=shm"), c);
+  CHECK_OK(fold_allreduce(buf, buf, 1024, FOLD_FLOAT32, FOLD_SUM, c), c); /* shm works here */
+  if (me == victim) {
+    usleep(100000); /* the others are waiting on its flags by now */
+    kill(getpid(), SIGKILL);
+  }
+  double t0 = shm_now();
+  int rc = fold_allreduce(buf, buf, cnt, FOLD_FLOAT32, FOLD_SUM, c);
+  double dt = shm_now() - t0;
+  char want[32];
+  snprintf(want, sizeof want, "peer rank %d", victim);
+  CHECK(rc == FOLD_EPEER && strstr(fold_comm_last_error(c), want) && strstr(fold_comm_last_error(c), "lost"),
+        "rank %d: shm allreduce with a killed rank: %s (%s)", me, fold_strerror(rc), fold_comm_last_error(c));
+  CHECK(dt < 5.0, "rank %d: the killed rank was noticed after %.1f s", me, dt);
+  if (me == 0) printf("shm kill: %s\n", fold_comm_last_error(c));
+  free(buf);
+  return atomic_load(&check_failures);
+}
+
+/* One rank calls a different count, then another collective: every rank
+ * gets FOLD_EMISMATCH naming both calls, nobody hangs. */
+static int shm_mismatch_body(fold_comm *c, void *arg) {
+  int kind = *(int *)arg, me = fold_comm_rank(c), odd = me == 1;
+  float buf[64] = {0}, out[64];
+  double t0 = shm_now();
+  int rc = kind == 0   ? fold_allreduce(buf, out, odd ? 8 : 16, FOLD_FLOAT32, FOLD_SUM, c)
+           : odd       ? fold_broadcast(buf, 16, FOLD_FLOAT32, 0, c)
+                       : fold_reduce_scatter(buf, out, 16, FOLD_FLOAT32, FOLD_SUM, c);
+  if (rc == FOLD_OK) rc = fold_barrier(c); /* a rank may finish its part first: its next call reports it */
+  const char *want = kind == 0 ? "count=" : "broadcast";
+  CHECK(rc == FOLD_EMISMATCH && strstr(fold_comm_last_error(c), want) && strstr(fold_comm_last_error(c), "rank"),
+        "rank %d: shm mismatch %d: %s (%s)", me, kind, fold_strerror(rc), fold_comm_last_error(c));
+  CHECK(shm_now() - t0 < 10.0, "rank %d: mismatch took %.1f s", me, shm_now() - t0);
+  if (me == 0) printf("shm mismatch: %s\n", fold_comm_last_error(c));
+  return atomic_load(&check_failures);
+}
+
+static void shm_procs(void) {
+  setenv("FOLD_TIMEOUT", "20", 1);
+  shm_run kill_run = {3, "collkill", shm_kill_body, NULL, -1, SHM_DIE_NEVER, 2, NULL};
+  CHECK(shm_run_ranks(&kill_run) == 0, "shm collective with a killed rank: see above");
+  for (int kind = 0; kind < 2; kind++) {
+    shm_run mm_run = {3, kind ? "collmm1" : "collmm0", shm_mismatch_body, &kind, -1, SHM_DIE_NEVER, -1, NULL};
+    CHECK(shm_run_ranks(&mm_run) == 0, "shm mismatch %d: see above", kind);
+  }
+  unsetenv("FOLD_TIMEOUT");
+}
+
 int main(void) {
   setenv("FOLD_DEBUG", "NONE", 0);
+  shm_on_threads();
+  shm_procs();
   mismatches();
   outstanding();
   bad_args();

@@ -57,7 +57,7 @@ EOF
     fail "a bad file stopped the run"
   grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "wrong results with a bad file"
   for r in 0 1 2; do
-    grep -qF "[$r] fold[rank $r] WARN: FOLD_RULES: $tmp/bad.rules:2: allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct) (FOLD_RULES ignored: using the built-in rules)" "$tmp/err" ||
+    grep -qF "[$r] fold[rank $r] WARN: FOLD_RULES: $tmp/bad.rules:2: allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm) (FOLD_RULES ignored: using the built-in rules)" "$tmp/err" ||
       fail "rank $r: no FILE:LINE warning"
   done
   grep -q "(built-in rule [0-9]*)\$" "$tmp/err" || fail "no built-in choice after a bad file"
@@ -80,7 +80,7 @@ tune)
   run 3 shm -- --tune "$f" -c allreduce -b 64 -e 64K -f 32 -n 3 -w 1 || fail "--tune again failed"
   grep -q 'allreduce tcp 5 \* ring   # keep' "$f" || fail "a foreign rule was lost"
   for tp in shm tcp; do
-    for c in allreduce broadcast reduce reduce_scatter allgather gather scatter alltoall; do
+    for c in allreduce broadcast reduce reduce_scatter allgather gather scatter alltoall barrier; do
       grep -q "^# $c, 3 ranks, $tp: fold-bench --tune" "$f" || fail "no $c block for $tp"
       [ "$(grep -c "^# $c, 3 ranks, $tp:" "$f")" -eq 1 ] || fail "$c block for $tp twice"
       awk -v c="$c" -v t="$tp" '$1 == c && $2 == t && $3 == "3"' "$f" | grep -q . || fail "no $c rules for $tp"
@@ -88,7 +88,8 @@ tune)
     # every size is covered: the first range starts at 0 (or is *), the last is open
     awk -v t="$tp" '$2 == t && $3 == "3" && $4 !~ /^(\*|0-|[0-9]+-$|[0-9]+-[0-9]+$)/' "$f" | grep -q . && fail "odd range"
   done
-  grep -q '^barrier' "$f" && fail "barrier has one algorithm; no rules expected"
+  [ "$(awk '$1 == "barrier" && $2 == "tcp" {print $3, $4, $5}' "$f")" = "3 * dissemination" ] ||
+    fail "tcp barrier: want the one algorithm that runs over tcp"
   [ "$(awk '$1 == "allreduce" && $2 == "shm"' "$f" | wc -l)" -le 3 ] || fail "shm rules were added, not replaced"
   ls "$tmp" | grep -q '\.tmp\.' && fail "a temp file was left"
   # FOLD_RULES accepts the file and its rules choose
@@ -100,7 +101,7 @@ tune)
     grep -q "TRACE: fold_alltoall: [0-9]* B, 3 ranks, $tp: [a-z_]* ($f:[0-9]*)\$" "$tmp/err" || fail "$tp: alltoall not by the tuned file"
   done
   # bad --tune command lines
-  for args in "--tune $f -a ring" "--tune $f --check" "--tune $f -c barrier" "--tune"; do
+  for args in "--tune $f -a ring" "--tune $f --check" "--tune $f -c nosuch" "--tune"; do
     "$B/fold-bench" $args >"$tmp/out" 2>"$tmp/err"
     [ $? -eq 2 ] || fail "fold-bench $args: want exit 2"
     grep -q '^usage: fold-bench' "$tmp/err" || fail "fold-bench $args: no usage"

@@ -109,8 +109,8 @@ static void test_errors(void) {
   expect_error("allreduce carrier_pigeon * * ring\n", 1, "unknown transport \"carrier_pigeon\" (known: * inproc shm tcp sim)");
   expect_error("allreduce * * * rign\n", 1,
                "allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring "
-               "ring_segmented direct)");
-  expect_error("gather * * * ring\n", 1, "gather has no algorithm \"ring\" (known: binomial linear)");
+               "ring_segmented direct shm)");
+  expect_error("gather * * * ring\n", 1, "gather has no algorithm \"ring\" (known: binomial linear shm)");
   expect_error("allreduce * * * ring sorted\n", 1, "unknown flag \"sorted\" (known: commutative pof2)");
   const char *rbad = "(want *, N, N-, -M or N-M with 1 <= N <= M)";
   const char *bbad = "(want *, N, N-, -M or N-M with N <= M; K, M, G suffixes)";
@@ -137,7 +137,7 @@ static void test_errors(void) {
                "reduce zzz\n",
                2,
                "allreduce has no algorithm \"nope\" (known: reduce_bcast recursive_doubling rabenseifner ring "
-               "ring_segmented direct) (and 2 more bad lines)");
+               "ring_segmented direct shm) (and 2 more bad lines)");
   expect_error("allreduce * * * ring\nx\ny\n", 2, "1 field; a rule is: collective transport ranks bytes algorithm "
                                                   "[commutative] [pof2] (and 1 more bad line)");
   {

@@ -3,8 +3,10 @@
 
 extern const fold__algo fold__barrier_dissemination;
 
+extern const fold__algo fold__barrier_shm; /* shared-memory collectives: src/coll/shm_coll.c */
+
 /* Names as in FOLD_ALGO; order is the index used by fold_comm_set_algo. */
-const fold__algo *const fold__barrier_algos[] = {&fold__barrier_dissemination, NULL};
+const fold__algo *const fold__barrier_algos[] = {&fold__barrier_dissemination, &fold__barrier_shm, NULL};
 
 int fold_ibarrier(fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_BARRIER, NULL, NULL, 0, FOLD_UINT8, FOLD_SUM, -1};

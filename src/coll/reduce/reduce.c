@@ -3,8 +3,10 @@
 
 extern const fold__algo fold__reduce_binomial, fold__reduce_rabenseifner;
 
+extern const fold__algo fold__reduce_shm; /* shared-memory collectives: src/coll/shm_coll.c */
+
 /* Names as in FOLD_ALGO; order is the index used by fold_comm_set_algo. */
-const fold__algo *const fold__reduce_algos[] = {&fold__reduce_binomial, &fold__reduce_rabenseifner, NULL};
+const fold__algo *const fold__reduce_algos[] = {&fold__reduce_binomial, &fold__reduce_rabenseifner, &fold__reduce_shm, NULL};
 
 int fold_ireduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root};

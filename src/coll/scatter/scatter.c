@@ -3,8 +3,10 @@
 
 extern const fold__algo fold__scatter_binomial, fold__scatter_linear;
 
+extern const fold__algo fold__scatter_shm; /* shared-memory collectives: src/coll/shm_coll.c */
+
 /* Names as in FOLD_ALGO; order is the index used by fold_comm_set_algo. */
-const fold__algo *const fold__scatter_algos[] = {&fold__scatter_binomial, &fold__scatter_linear, NULL};
+const fold__algo *const fold__scatter_algos[] = {&fold__scatter_binomial, &fold__scatter_linear, &fold__scatter_shm, NULL};
 
 int fold_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root, fold_comm *comm, fold_request **req) {
   fold__coll_args a = {FOLD__COLL_SCATTER, sendbuf, recvbuf, recvcount, dtype, FOLD_SUM, root};

@@ -103,6 +103,7 @@ typedef struct shm_tp {
   int64_t idle_since;            /* first poll of the current idle stretch, or 0 */
   int64_t next_check;            /* next liveness check (fold__now) */
   int down, down_status;         /* shut down (fail-stop) */
+  fold__shm_area *area;          /* every rank's collective area, or NULL */
 } shm_tp;
 
 static const fold__tp_ops shm_ops;
@@ -404,9 +405,64 @@ static int check_peers(shm_tp *t) {
   return 0;
 }
 
+/* ---- the collective area ---------------------------------------------------- */
+
+/* The area exists when every peer is reached through this transport and
+ * every segment (ours included) carries an area of the same slot size;
+ * otherwise the shm collectives are not usable (src/coll/shm_coll.c). */
+static void area_make(shm_tp *t) {
+  fold_comm *c = t->base.comm;
+  int n = c->size;
+  if (t->own.coll == NULL || t->nwatch != n - 1)
+    return;
+  for (int p = 0; p < n; p++)
+    if (p != c->rank && (t->peers[p].map.coll == NULL || t->peers[p].map.coll_slot != t->own.coll_slot)) {
+      FOLD__INFO(c, "shm: peer rank %d's collective area differs from ours: shm collectives off", p);
+      return;
+    }
+  fold__shm_area *a = calloc(1, sizeof *a);
+  if (a) {
+    a->ctl = calloc((size_t)n, sizeof *a->ctl);
+    a->data = calloc((size_t)n, sizeof *a->data);
+  }
+  if (a == NULL || a->ctl == NULL || a->data == NULL) {
+    if (a) {
+      free(a->ctl);
+      free(a->data);
+    }
+    free(a);
+    return; /* shm collectives off; everything else works */
+  }
+  a->rank = c->rank;
+  a->size = n;
+  a->slot_bytes = (size_t)t->own.coll_slot;
+  a->tp = &t->base;
+  for (int p = 0; p < n; p++) {
+    char *base = p == c->rank ? t->own.coll : t->peers[p].map.coll;
+    a->ctl[p] = (fold__shm_ctl *)base;
+    a->data[p] = base + FOLD__SHM_PAGE;
+  }
+  t->area = a;
+}
+
+fold__shm_area *fold__shm_area_of(fold__tp *tp) {
+  return tp && tp->ops == &shm_ops ? ((shm_tp *)tp)->area : NULL;
+}
+
+void fold__shm_area_wake(fold__shm_area *a) {
+  shm_tp *t = (shm_tp *)a->tp;
+  for (int i = 0; i < t->nwatch; i++)
+    ring_bell(t->peers[t->watch[i]].map.hdr);
+}
+
 /* ---- the vtable ------------------------------------------------------------- */
 
 static void tp_free(shm_tp *t) {
+  if (t->area) {
+    free(t->area->ctl);
+    free(t->area->data);
+    free(t->area);
+  }
   for (int i = 0; t->peers && i < t->base.comm->size; i++) {
     shm_peer *p = &t->peers[i];
     if (p->pidfd >= 0)
@@ -474,6 +530,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
                        c->rank, bad);
   }
   t->next_check = fold__now(c) + CHECK_NS;
+  area_make(t);
   cpu_set_t cpus;
   int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
   t->oversub = ncpu > 0 && t->nwatch + 1 > ncpu;

@@ -53,6 +53,37 @@ static uint64_t choose_ring_bytes(fold_comm *c) {
   return r;
 }
 
+/* Collective area data slot size (src/coll/shm_coll.c has the why of the
+ * numbers). Two slots per rank so that a chunk's copy-in overlaps the
+ * previous chunk's copy-out; 256 KiB each keeps the slots of 2-4 ranks
+ * (2-4 MiB) within L2+L3 reach, so copy-in/reduce/copy-out run at cache
+ * speed and only the user's buffers touch DRAM, while a chunk is long
+ * enough (~20 us) that its two flag exchanges (~1 us) are noise. With many
+ * ranks the slot shrinks so that all areas stay within 32 MiB, never below
+ * a page. FOLD_SHM_COLL_BYTES overrides it (rounded up to a page; 0 turns
+ * the area and the `shm` algorithms off); tests use a page to force
+ * multi-chunk pipelining with small counts. Every rank must agree: a
+ * peer whose area differs turns the area off on every rank (usable() is
+ * symmetric). */
+#define COLL_DEFAULT (256u << 10)
+#define COLL_BUDGET (32u << 20)
+
+static uint64_t choose_coll_bytes(fold_comm *c) {
+  const char *e = getenv("FOLD_SHM_COLL_BYTES");
+  if (e && *e) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (errno == 0 && *end == '\0' && v <= (1ull << 30))
+      return (v + FOLD__SHM_PAGE - 1) & ~(uint64_t)(FOLD__SHM_PAGE - 1);
+    FOLD__WARN(c, "FOLD_SHM_COLL_BYTES=%s is not a byte count in [0, 2^30]; using the default", e);
+  }
+  uint64_t b = COLL_DEFAULT;
+  while (b > FOLD__SHM_PAGE && (uint64_t)c->size * 2 * b > COLL_BUDGET)
+    b >>= 1;
+  return c->size > 1 ? b : 0;
+}
+
 /* "/fold-<job>-<rank>". Job ids are kept when they are short and made of
  * portable characters; otherwise a prefix and a 64-bit FNV-1a hash of the
  * whole id keep the name unique, short (card->shm is 64 bytes) and valid. */
@@ -93,6 +124,9 @@ void fold__shm_map_release(fold__shm_map *m) {
   fold__shm_map_unlink(m);
   if (m->slot && !m->single)
     munmap(m->slot, m->slot_bytes);
+  if (m->coll && !m->single)
+    munmap(m->coll, m->coll_bytes);
+  m->coll = NULL;
   if (m->hdr)
     munmap(m->hdr, m->hdr_bytes);
   m->hdr = NULL;
@@ -158,7 +192,9 @@ int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void *
   fold__shm_map *m = &s->own;
   make_name(m->name, sizeof m->name, job_id ? job_id : "", c->rank);
   uint64_t ring = choose_ring_bytes(c);
-  uint64_t bytes = FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring);
+  uint64_t coll = choose_coll_bytes(c);
+  uint64_t coll_off = FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring);
+  uint64_t bytes = coll_off + fold__shm_coll_area_bytes(coll);
 
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
@@ -198,8 +234,17 @@ int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void *
   m->single = 1;
   m->slot = (char *)base + FOLD__SHM_PAGE;
   m->slot_bytes = (size_t)(bytes - FOLD__SHM_PAGE);
+  if (coll) {
+    /* Touch the collective area once now, so that no call page-faults on
+     * it and peers can map it populated. */
+    m->coll = (char *)base + coll_off;
+    m->coll_bytes = (size_t)fold__shm_coll_area_bytes(coll);
+    m->coll_slot = coll;
+    memset(m->coll, 0, m->coll_bytes);
+  }
   fold__shm_hdr *h = m->hdr; /* fresh tmpfs pages are zero: rings start empty */
   h->version = FOLD__SHM_VERSION;
+  h->coll_slot_bytes = coll;
   h->pid = (int32_t)getpid();
   h->rank = c->rank;
   h->nranks = c->size;
@@ -226,7 +271,7 @@ static int map_peer(fold_comm *c, int p, const fold__card *card, fold__shm_map *
                        c->rank, m->name, p, strerror(errno));
   struct stat st;
   const char *why = NULL;
-  uint64_t ring = 0; /* read once: the peer may write its header at any time */
+  uint64_t ring = 0, coll = 0; /* read once: the peer may write its header at any time */
   if (fstat(fd, &st) != 0 || st.st_size < (off_t)FOLD__SHM_PAGE) {
     why = "too small";
   } else {
@@ -240,6 +285,7 @@ static int map_peer(fold_comm *c, int p, const fold__card *card, fold__shm_map *
     m->hdr_bytes = FOLD__SHM_PAGE;
     const fold__shm_hdr *h = m->hdr;
     ring = h->ring_bytes;
+    coll = h->coll_slot_bytes;
     if (h->magic != FOLD__SHM_MAGIC || h->version != FOLD__SHM_VERSION)
       why = "bad magic or version";
     else if (h->pid != card->pid)
@@ -248,7 +294,10 @@ static int map_peer(fold_comm *c, int p, const fold__card *card, fold__shm_map *
       why = "rank or size differs";
     else if (!fold__ring_size_ok(ring) || ring > (1ull << 30))
       why = "bad ring size";
-    else if ((uint64_t)st.st_size != FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring))
+    else if (coll % FOLD__SHM_PAGE || coll > (1ull << 30))
+      why = "bad collective area size";
+    else if ((uint64_t)st.st_size !=
+             FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring) + fold__shm_coll_area_bytes(coll))
       why = "segment size differs from its header";
   }
   if (why == NULL) {
@@ -260,6 +309,18 @@ static int map_peer(fold_comm *c, int p, const fold__card *card, fold__shm_map *
     if (m->slot == MAP_FAILED) {
       m->slot = NULL;
       why = "mmap of the ring failed";
+    }
+  }
+  if (why == NULL && coll) {
+    /* read-only: only the owner writes its area; populated, so that the
+     * first collective does not fault on it */
+    m->coll_slot = coll;
+    m->coll_bytes = (size_t)fold__shm_coll_area_bytes(coll);
+    m->coll = mmap(NULL, m->coll_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
+                   (off_t)(FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring)));
+    if (m->coll == MAP_FAILED) {
+      m->coll = NULL;
+      why = "mmap of the collective area failed";
     }
   }
   close(fd);

@@ -8,6 +8,11 @@
  *                                 to r; control block, then ring_bytes data
  *   stride = 4096 + ring_bytes    (rounded up to a page multiple, so a peer
  *                                 maps only the header page and its own slot)
+ *   offset 4096 + n * stride      the collective area (if coll_slot_bytes):
+ *                                 fold__shm_ctl (one page), then two data
+ *                                 slots of coll_slot_bytes each; written
+ *                                 only by r, read by every peer (mapped
+ *                                 read-only there); see src/coll/shm_coll.c
  *
  * Only r reads its rings and sleeps on its doorbell; rank i writes slot i
  * and rings r's doorbell. tmpfs is sparse: slots nobody writes cost no
@@ -24,7 +29,7 @@
 #include "transport/transport.h"
 
 #define FOLD__SHM_MAGIC 0x314d48534c4f46ull /* "FOLSHM1" */
-#define FOLD__SHM_VERSION 1
+#define FOLD__SHM_VERSION 2
 #define FOLD__SHM_PAGE 4096u
 #define FOLD__SHM_NAME_MAX 64 /* = sizeof card->shm */
 
@@ -37,6 +42,7 @@ typedef struct fold__shm_hdr {
   int32_t nranks;       /* number of ring slots */
   uint64_t ring_bytes;  /* data bytes per ring (a power of two) */
   uint64_t seg_bytes;   /* total segment size */
+  uint64_t coll_slot_bytes; /* collective area data slot size (page multiple), 0: no area */
   /* owner destroyed its communicator: it reads no ring any more */
   _Atomic uint32_t gone;
   /* The doorbell, on its own line: `bell` is a sequence number senders bump
@@ -58,7 +64,10 @@ typedef struct fold__shm_map {
                           (peer): the header is writable by peers, so it is
                           never re-read */
   char name[FOLD__SHM_NAME_MAX];
-  int single;          /* 1: hdr..hdr+hdr_bytes is one mapping holding slot */
+  void *coll;          /* collective area (fold__shm_ctl, then two slots), or NULL */
+  size_t coll_bytes;   /* its mapped length */
+  uint64_t coll_slot;  /* its data slot size, as chosen (own) or checked (peer) */
+  int single;          /* 1: hdr..hdr+hdr_bytes is one mapping holding slot and coll */
   int owner;           /* 1: this process created it (unlinks it) */
   int unlinked;
 } fold__shm_map;
@@ -69,6 +78,51 @@ typedef struct fold__shm_map {
 static inline uint64_t fold__shm_stride(uint64_t ring_bytes) {
   return FOLD__SHM_PAGE + ((ring_bytes + FOLD__SHM_PAGE - 1) & ~(uint64_t)(FOLD__SHM_PAGE - 1));
 }
+
+/* ---- the collective area -------------------------------------------------
+ * Per-rank words the collective engine (src/coll/shm_coll.c) publishes,
+ * each on its own cache line so that a rank spinning on one peer's flag
+ * does not steal the line another is writing. Counters only grow: the
+ * value for the chunk with global index g is g + 1, so nothing is ever
+ * reset between calls. */
+typedef struct fold__shm_csig {
+  uint64_t chunk;  /* global index of the chunk this signature goes with */
+  uint64_t base;   /* global index of the call's first chunk */
+  uint64_t count;
+  int32_t root;
+  uint16_t op;
+  uint8_t coll;
+  uint8_t dtype;
+} fold__shm_csig;
+
+typedef struct fold__shm_ctl {
+  _Alignas(64) _Atomic uint64_t arrive; /* my data for chunk g is in my slot */
+  _Alignas(64) _Atomic uint64_t mid;    /* my reduced sub-block of chunk g is in my slot */
+  _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
+  _Alignas(64) fold__shm_csig sig[2];   /* by chunk parity, written before `arrive` */
+} fold__shm_ctl;
+_Static_assert(sizeof(fold__shm_ctl) <= FOLD__SHM_PAGE, "collective control block larger than a page");
+
+static inline uint64_t fold__shm_coll_area_bytes(uint64_t slot) { return slot ? FOLD__SHM_PAGE + 2 * slot : 0; }
+
+/* The view of every rank's collective area that the collective engine
+ * uses; owned by the shm transport (NULL when the area is off or some
+ * peer is not reached through this transport). */
+typedef struct fold__shm_area {
+  int rank, size;
+  size_t slot_bytes;
+  fold__shm_ctl **ctl; /* size entries; ctl[rank] is writable, the others read-only */
+  char **data;         /* size entries: slot s of rank p is data[p] + s * slot_bytes */
+  uint64_t issued;     /* chunks handed out to calls so far (this rank) */
+  uint64_t completed;  /* chunks of finished calls: the next call may start at this index */
+  fold__tp *tp;
+} fold__shm_area;
+
+/* The area of shm transport tp, or NULL. */
+fold__shm_area *fold__shm_area_of(fold__tp *tp);
+/* Ring every peer's doorbell after publishing a flag (wakes a peer only
+ * if it announced sleeping). */
+void fold__shm_area_wake(fold__shm_area *a);
 
 /* Unlink the name of m if this process owns it and has not yet; idempotent. */
 void fold__shm_map_unlink(fold__shm_map *m);

@@ -1,0 +1,226 @@
+/* shm_coll.c — the shared-memory collective engine: chunks, flags, waiting and mismatch checks for the `shm` algorithms.
+ *
+ * When every rank of a communicator is a process on one host reached
+ * through the shm transport, each rank's segment carries a collective area
+ * (shm_seg.h): a control block of flag words, each on its own cache line,
+ * and two data slots. Every rank maps every peer's area read-only, so a
+ * collective is: each rank copies its part into its own slot, says so, and
+ * reads what it needs straight from the peers' slots — one copy in, one
+ * copy (or reduction) out, no messages, no per-call allocation.
+ *
+ * A call is cut into chunks of at most one slot. Chunks get global indices
+ * (a->issued hands them out in call order, identically on every rank since
+ * every rank makes the same calls), chunk g lives in slot g & 1 of every
+ * rank, and each rank publishes three counters, which only ever grow:
+ *
+ *   arrive = g + 1   my part of chunk g is in my slot (and my signature
+ *                    of the call is in sig[g & 1])
+ *   mid    = g + 1   (calls with a mid phase) my share of chunk g, e.g.
+ *                    the sub-block I reduced, is in my slot
+ *   done   = g + 1   I have read everything of chunk g I need
+ *
+ * Per chunk, every rank: fills (needs every rank's done >= g - 1, i.e.
+ * nobody still reads chunk g - 2 from that slot), publishes arrive, waits
+ * for every arrive, checks every signature, runs mid and waits for every
+ * mid if the call has one, drains, publishes done. The fill of chunk g + 1
+ * happens as soon as its slot is free, so it overlaps the wait for chunk
+ * g: double buffering. Every rank waits for every arrive, even where it
+ * needs no data (a broadcast root), because that is where signatures are
+ * compared: some rank sees every mismatch, tells everyone through the
+ * ordinary report path (fold__comm_fail_and_tell), and no rank hangs.
+ *
+ * Waiting never blocks: a step checks the flags, does what is ready and
+ * returns 0; the engine spins, yields and then sleeps on the rank's own
+ * doorbell, which a peer rings (fold__shm_area_wake) after publishing a
+ * flag. A peer that is found lost (pidfd, shm.c) while a flag from it is
+ * missing fails the call with FOLD_EPEER naming it; a peer that already
+ * published what we need may leave. Calls on one communicator run in call
+ * order (a->completed), so several nonblocking ones may be outstanding.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/shm_coll.h"
+
+enum { W_ARRIVE, W_MID, W_DONE };
+
+static fold__shm_area *area_of(const fold_comm *c) { return c->ntps == 1 ? fold__shm_area_of(c->tps[0]) : NULL; }
+
+const char *fold__shm_usable(const fold_comm *c) {
+  if (c->size == 1) return NULL; /* nothing to share: a local copy */
+  if (c->sim_drive) return "the simulated transport has no shared memory";
+  if (c->ntps != 1) return "its ranks are reached through more than one transport (not all on one host over shm)";
+  const fold__tp *tp = c->tps[0];
+  if (tp->ops->kind == FOLD__TP_KIND_INPROC) return "its ranks are threads of one process (inproc transport), not processes sharing memory";
+  if (tp->ops->kind != FOLD__TP_KIND_SHM) return "its peers are reached over tcp, not through shared memory";
+  for (int p = 0; p < c->size; p++)
+    if (p != c->rank && c->peer_tp[p] != c->tps[0]) return "some peer is not reached through shared memory";
+  if (area_of(c) == NULL)
+    return "the shared-memory collective area is off (FOLD_SHM_COLL_BYTES=0, or the ranks disagree on its size)";
+  return NULL;
+}
+
+int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid) {
+  if (elems == 0)
+    return fold__error(co->comm, FOLD_EINVAL, "%s: rank %d: shm: a %zu-rank communicator's slots are too small for "
+                       "one element per rank (raise FOLD_SHM_COLL_BYTES)", fold__coll_name(co->kind), co->rank, (size_t)co->size);
+  int rooted = co->kind == FOLD__COLL_BROADCAST || co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_GATHER ||
+               co->kind == FOLD__COLL_SCATTER;
+  int reduces = co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_ALLREDUCE || co->kind == FOLD__COLL_REDUCE_SCATTER;
+  co->sig = (fold__sig){.count = co->count, .root = rooted ? co->root : -1, .op = (uint16_t)(reduces ? co->op : 0),
+                        .coll = (uint8_t)co->kind, .dtype = (uint8_t)co->dtype};
+  co->u[FOLD__SHM_U_ELEMS] = elems;
+  co->u[FOLD__SHM_U_NCHUNKS] = nchunks ? nchunks : 1;
+  co->u[FOLD__SHM_U_FILL] = co->u[FOLD__SHM_U_DONE] = 0;
+  co->v[FOLD__SHM_V_PHASE] = 0;
+  co->v[FOLD__SHM_V_MID] = use_mid;
+  co->v[FOLD__SHM_V_WAIT] = 0;
+  fold__shm_area *a = area_of(co->comm);
+  if (co->size > 1 && a == NULL) /* selection checked usable(): cannot happen */
+    return fold__error(co->comm, FOLD_EINTERNAL, "%s: rank %d: shm collective area missing", fold__coll_name(co->kind), co->rank);
+  if (a) {
+    co->u[FOLD__SHM_U_BASE] = a->issued;
+    a->issued += co->u[FOLD__SHM_U_NCHUNKS];
+  }
+  return FOLD_OK;
+}
+
+/* ---- flags ---------------------------------------------------------------------- */
+
+static _Atomic uint64_t *word(fold__shm_ctl *ctl, int which) {
+  return which == W_ARRIVE ? &ctl->arrive : which == W_MID ? &ctl->mid : &ctl->done;
+}
+
+/* Release our data with the flag, then ring every peer that may sleep on it. */
+static void publish(fold__shm_area *a, int which, uint64_t v) {
+  atomic_store_explicit(word(a->ctl[a->rank], which), v, memory_order_release);
+  fold__shm_area_wake(a);
+}
+
+/* 1 when every peer's counter reached v, 0 if not yet, <0 if a peer we
+ * still wait for is lost. Starts at the peer that was missing last time. */
+static int all_reached(fold__coll *co, fold__shm_area *a, int which, uint64_t v) {
+  int n = a->size;
+  for (int k = 0; k < n; k++) {
+    int p = (co->v[FOLD__SHM_V_WAIT] + k) % n;
+    if (p == a->rank) continue;
+    if (atomic_load_explicit(word(a->ctl[p], which), memory_order_acquire) >= v) continue;
+    co->v[FOLD__SHM_V_WAIT] = p;
+    if (co->comm->lost[p]) {
+      char what[96];
+      snprintf(what, sizeof what, "%s (shm, chunk %llu) waits for", fold__coll_name(co->kind),
+               (unsigned long long)(v - 1 - co->u[FOLD__SHM_U_BASE]));
+      return fold__fail_for_lost(co->comm, p, what);
+    }
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- signatures ------------------------------------------------------------------- */
+
+static void sig_write(fold__coll *co, fold__shm_ctl *me, uint64_t g) {
+  fold__shm_csig *s = &me->sig[g & 1];
+  s->chunk = g;
+  s->base = co->u[FOLD__SHM_U_BASE];
+  s->count = co->sig.count;
+  s->root = co->sig.root;
+  s->op = co->sig.op;
+  s->coll = co->sig.coll;
+  s->dtype = co->sig.dtype;
+}
+
+/* Every peer filled chunk g: its signature for g must be ours. The first
+ * difference is reported to every rank (FOLD_EMISMATCH naming both calls). */
+static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
+  for (int p = 0; p < a->size; p++) {
+    if (p == a->rank) continue;
+    fold__shm_csig t = a->ctl[p]->sig[g & 1];
+    if (t.chunk == g && t.base == co->u[FOLD__SHM_U_BASE] && t.count == co->sig.count && t.root == co->sig.root &&
+        t.op == co->sig.op && t.coll == co->sig.coll && t.dtype == co->sig.dtype)
+      continue;
+    fold__sig theirs = {.count = t.count, .root = t.root, .op = t.op, .coll = t.coll, .dtype = t.dtype};
+    char d1[160], d2[160], msg[FOLD__ERRLEN];
+    fold__coll_describe(&co->sig, d1, sizeof d1);
+    fold__coll_describe(&theirs, d2, sizeof d2);
+    if (t.coll < FOLD__COLL_COUNT && t.chunk == g && t.base != co->u[FOLD__SHM_U_BASE] && strcmp(d1, d2) == 0)
+      snprintf(d2 + strlen(d2), sizeof d2 - strlen(d2), " after a different sequence of calls");
+    snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, d1, p, d2);
+    return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+  }
+  return FOLD_OK;
+}
+
+/* ---- one rank: nothing to share ------------------------------------------------------ */
+
+static void local_only(fold__coll *co) {
+  size_t bytes = co->count * co->esize;
+  if (co->kind == FOLD__COLL_BROADCAST || co->kind == FOLD__COLL_BARRIER || co->in_place || bytes == 0) return;
+  memcpy(co->rbuf, co->sbuf, bytes); /* FOLD_AVG over one rank divides by 1 */
+}
+
+/* ---- the chunk loop ----------------------------------------------------------------- */
+
+int fold__shm_step(fold__coll *co, const fold__shm_kind *k) {
+  if (co->size == 1) {
+    local_only(co);
+    return 1;
+  }
+  fold__shm_area *a = area_of(co->comm);
+  uint64_t base = co->u[FOLD__SHM_U_BASE], nch = co->u[FOLD__SHM_U_NCHUNKS];
+  if (a->completed != base) return 0; /* an earlier shm call on this communicator is still running */
+  fold__shm_ctl *me = a->ctl[a->rank];
+  for (;;) {
+    int moved = 0, rc;
+    size_t f = co->u[FOLD__SHM_U_FILL], i = co->u[FOLD__SHM_U_DONE];
+    if (i < f) {
+      uint64_t g = base + i;
+      int s = (int)(g & 1);
+      if (co->v[FOLD__SHM_V_PHASE] == 0) { /* everyone's part is in */
+        if ((rc = all_reached(co, a, W_ARRIVE, g + 1)) < 0) return rc;
+        if (rc) {
+          if ((rc = sig_check(co, a, g)) < 0) return rc;
+          if (co->v[FOLD__SHM_V_MID]) {
+            k->mid(co, a, i, s);
+            publish(a, W_MID, g + 1);
+            co->v[FOLD__SHM_V_PHASE] = 1;
+          } else {
+            co->v[FOLD__SHM_V_PHASE] = 2;
+          }
+          moved = 1;
+        }
+      }
+      if (co->v[FOLD__SHM_V_PHASE] == 1) { /* everyone's share is in */
+        if ((rc = all_reached(co, a, W_MID, g + 1)) < 0) return rc;
+        if (rc) co->v[FOLD__SHM_V_PHASE] = 2;
+      }
+      if (co->v[FOLD__SHM_V_PHASE] == 2) {
+        if (k->drain) k->drain(co, a, i, s);
+        publish(a, W_DONE, g + 1);
+        co->v[FOLD__SHM_V_PHASE] = 0;
+        co->u[FOLD__SHM_U_DONE] = ++i;
+        moved = 1;
+        if (i == nch) {
+          a->completed = base + nch;
+          return 1;
+        }
+      }
+    }
+    /* fill ahead: chunk f may go in while chunk f - 1 is still being
+     * worked on, once nobody reads its slot (chunk f - 2) any more. After
+     * the current chunk's work: peers may be waiting for our mid/done. */
+    if (f < nch && f <= i + 1) {
+      uint64_t g = base + f;
+      rc = g >= 2 ? all_reached(co, a, W_DONE, g - 1) : 1;
+      if (rc < 0) return rc;
+      if (rc) {
+        if (k->fill) k->fill(co, a, f, fold__shm_slot(a, a->rank, (int)(g & 1)));
+        sig_write(co, me, g);
+        publish(a, W_ARRIVE, g + 1);
+        co->u[FOLD__SHM_U_FILL] = ++f;
+        moved = 1;
+      }
+    }
+    if (!moved) return 0;
+  }
+}

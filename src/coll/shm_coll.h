@@ -1,0 +1,72 @@
+/* shm_coll.h — the shared-memory collective engine: the chunk loop every `shm` algorithm runs (shm_coll.c). */
+#ifndef FOLD_SHM_COLL_H
+#define FOLD_SHM_COLL_H
+
+#include "coll/coll.h"
+#include "transport/shm/shm_seg.h"
+
+/* What one shm collective does with chunk i of its call (0-based; the
+ * chunk's slot parity is s, and mine/theirs are slot s of a rank):
+ *   fill(co, a, i, mine)  put this rank's part of chunk i into its own slot
+ *   mid(co, a, i, s)      only in calls that asked for it (fold__shm_init):
+ *                         runs once every rank filled chunk i; may write
+ *                         this rank's own slot s; a second flag follows
+ *   drain(co, a, i, s)    runs once every rank filled (and mid-ed) chunk
+ *                         i: read the slots, write the user's buffers
+ * Any of them may be NULL. None may block. */
+typedef struct fold__shm_kind {
+  void (*fill)(fold__coll *co, const fold__shm_area *a, size_t i, char *mine);
+  void (*mid)(fold__coll *co, const fold__shm_area *a, size_t i, int s);
+  void (*drain)(fold__coll *co, const fold__shm_area *a, size_t i, int s);
+} fold__shm_kind;
+
+/* Per-call numbers the engine keeps in co->u / co->v; an algorithm may use
+ * u[5..7] and v[3..7]. */
+enum { FOLD__SHM_U_BASE = 0, FOLD__SHM_U_NCHUNKS, FOLD__SHM_U_FILL, FOLD__SHM_U_DONE, FOLD__SHM_U_ELEMS };
+enum { FOLD__SHM_V_PHASE = 0, FOLD__SHM_V_MID, FOLD__SHM_V_WAIT };
+
+/* NULL if the shm algorithms can run on c, else why not. They can when c
+ * has one rank, or when every peer is reached through the shm transport
+ * and every rank's segment carries a collective area of the same size. */
+const char *fold__shm_usable(const fold_comm *c);
+
+/* For an algorithm's init: the call moves `elems` elements per chunk
+ * (elems >= 1) in `nchunks` chunks (0 is taken as 1: a call always
+ * synchronises once, so a mismatch is still seen); use_mid asks for the
+ * mid phase. Hands out the call's chunk indices, so it must be the last
+ * thing init does. */
+int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid);
+
+/* The task step of an shm algorithm: 1 done, 0 waiting, <0 failed. */
+int fold__shm_step(fold__coll *co, const fold__shm_kind *k);
+
+/* Data slot s of rank p. */
+static inline char *fold__shm_slot(const fold__shm_area *a, int p, int s) {
+  return a->data[p] + (size_t)s * a->slot_bytes;
+}
+
+/* Elements of chunk i of a call over `total` elements: first element and length. */
+static inline size_t fold__shm_chunk(const fold__coll *co, size_t i, size_t total, size_t *len) {
+  size_t m = co->u[FOLD__SHM_U_ELEMS], off = i * m;
+  *len = off >= total ? 0 : total - off < m ? total - off : m;
+  return off;
+}
+
+/* Elements per slot for a collective moving `pieces` pieces per slot. */
+static inline size_t fold__shm_elems(const fold__coll *co, int pieces) {
+  const fold__shm_area *a = co->comm->ntps ? fold__shm_area_of(co->comm->tps[0]) : NULL;
+  size_t slot = a ? a->slot_bytes : 4096;
+  return slot / ((size_t)pieces * co->esize);
+}
+
+/* Rank r's share of a chunk of len elements split n ways, in whole cache
+ * lines of 4-byte elements where the length allows: first element, length. */
+static inline size_t fold__shm_share(size_t len, int n, int r, size_t *share) {
+  size_t per = (len + (size_t)n - 1) / (size_t)n;
+  per = (per + 15) & ~(size_t)15;
+  size_t lo = per * (size_t)r < len ? per * (size_t)r : len;
+  *share = len - lo < per ? len - lo : per;
+  return lo;
+}
+
+#endif
