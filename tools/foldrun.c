@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +43,13 @@ typedef struct rank_proc {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--] program [args...]\n"
+          "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--bind core|none] [--] program [args...]\n"
           "Starts N ranks of program on this host. Each rank gets FOLD_RANK, FOLD_SIZE, FOLD_STORE and\n"
           "FOLD_JOB_TOKEN (and FOLD_TRANSPORT / FOLD_TIMEOUT when given); fold_init() reads them.\n"
           "Output lines are prefixed with \"[rank] \". When a rank fails, the others are stopped\n"
-          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits non-zero.\n");
+          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits non-zero.\n"
+          "--bind core pins rank r to the r-th CPU foldrun may run on (modulo their count); the default is\n"
+          "core when N is at most that CPU count, else none (oversubscribed ranks are left to the scheduler).\n");
 }
 
 static int64_t mono_ns(void) {
@@ -179,10 +182,12 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {{"np", required_argument, NULL, 'n'},
                                        {"transport", required_argument, NULL, 't'},
                                        {"timeout", required_argument, NULL, 'T'},
+                                       {"bind", required_argument, NULL, 'B'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   long n = 0;
   const char *transport = NULL, *timeout = NULL;
+  int bind = -1; /* -1: decide from the CPU count; 0: none; 1: core */
   int o;
   while ((o = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
     char *end = NULL;
@@ -213,6 +218,14 @@ int main(int argc, char **argv) {
       timeout = optarg;
       break;
     }
+    case 'B':
+      if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0) {
+        fprintf(stderr, "foldrun: --bind wants core or none, not \"%s\"\n", optarg);
+        usage(stderr);
+        return 2;
+      }
+      bind = strcmp(optarg, "core") == 0;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -297,6 +310,21 @@ int main(int argc, char **argv) {
   }
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
+  /* Binding: a rank that stays on one core keeps its caches and never
+   * queues behind a sibling that the scheduler moved onto its core (the MPI
+   * launchers bind by default too). Only when every rank gets a core of its
+   * own: oversubscribed ranks need the scheduler to move them. */
+  int cpus[CPU_SETSIZE], ncpus = 0;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
+  if (bind < 0) bind = ncpus > 0 && n <= ncpus;
+  if (bind && ncpus == 0) {
+    fprintf(stderr, "foldrun: --bind core: cannot read this process's CPU set (%s)\n", strerror(errno));
+    return 1;
+  }
+
   int failed = 0, exit_code = 0, alive = 0;
   int64_t kill_at = 0;
   char failure[160] = "";
@@ -322,6 +350,12 @@ int main(int argc, char **argv) {
       if (getppid() != self)             /* foldrun died before prctl took hold */
         _exit(127);
       sigprocmask(SIG_SETMASK, &old, NULL);
+      if (bind) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[r % ncpus], &one);
+        sched_setaffinity(0, sizeof one, &one); /* a refusal leaves the rank unbound, not failed */
+      }
       execve(prog, prog_argv, env);
       static const char msg[] = "foldrun: exec failed\n";
       if (write(2, msg, sizeof msg - 1) < 0) {

@@ -25,8 +25,30 @@ usage)
   "$F" -n 2 --transport bogus true 2> "$T/e"; check "bad transport -> 2" test $? -eq 2
   "$F" -n 2 --timeout -1 true 2> "$T/e"; check "bad timeout -> 2" test $? -eq 2
   "$F" -n 2 --bogus true 2> "$T/e"; check "unknown option -> 2" test $? -eq 2
+  "$F" -n 2 --bind socket true 2> "$T/e"; check "bad --bind -> 2" test $? -eq 2
+  check "bad --bind named" grep -q 'bind wants core or none' "$T/e"
   "$F" --help > "$T/o"; check "--help -> 0" test $? -eq 0
   "$F" -n 2 /nonexistent/prog 2> "$T/e"; check "missing program -> 127" test $? -eq 127
+  ;;
+bind)
+  # The CPUs foldrun may use, in order; rank r must land on the (r mod count)-th.
+  mine=$(grep Cpus_allowed_list /proc/self/status | tr -d '\t' | cut -d: -f2)
+  cpus=$(python3 -c 'import os,sys; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+  set -- $cpus; ncpu=$#
+  show='grep Cpus_allowed_list /proc/self/status | tr -d "\t" | cut -d: -f2'
+  "$F" -n 3 --bind core -- sh -c "$show" > "$T/o"; check "--bind core -> 0" test $? -eq 0
+  for r in 0 1 2; do
+    want=$(echo $cpus | cut -d' ' -f$(( r % ncpu + 1 )))
+    check "rank $r on cpu $want" grep -qx "\[$r\] $want" "$T/o"
+  done
+  "$F" -n 2 --bind none -- sh -c "$show" > "$T/o"
+  check "--bind none keeps the whole set" test "$(sort -u < "$T/o" | sed 's/^\[[0-9]*\] //' | sort -u)" = "$mine"
+  # default: bound when the ranks fit the CPUs, not when they do not
+  "$F" -n "$ncpu" -- sh -c "$show" > "$T/o"
+  check "default with N = CPUs: bound" test "$(sed 's/^\[[0-9]*\] //' "$T/o" | sort -u | wc -l)" -eq "$ncpu"
+  check "default with N = CPUs: one CPU each" sh -c "! grep -q '[-,]' '$T/o'"
+  "$F" -n $((ncpu + 1)) -- sh -c "$show" > "$T/o"
+  check "default with N > CPUs: unbound" test "$(sed 's/^\[[0-9]*\] //' "$T/o" | sort -u)" = "$mine"
   ;;
 env)
   # options after the program belong to the program ('+' in getopt)
