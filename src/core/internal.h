@@ -135,6 +135,8 @@ struct fold_comm {
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
+  int own_cpu;               /* every peer is a local process and each rank may have a CPU of its own
+                              * (set by the shm transport): waits spin without yielding */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);

@@ -144,7 +144,7 @@ int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
       return st;
     }
     if (now - start < FOLD__SPIN_NS) {
-      if (now - start > FOLD__YIELD_AFTER_NS)
+      if (now - start > FOLD__YIELD_AFTER_NS && !c->own_cpu)
         sched_yield();
       else
         cpu_relax();

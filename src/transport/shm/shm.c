@@ -97,6 +97,7 @@ typedef struct shm_tp {
   struct pollfd *pfd;            /* scratch for the pidfd check */
   int *pfd_rank;
   uint32_t bell_seen;            /* doorbell sequence read at the start of poll */
+  uint64_t area_seen;            /* sum of the peers' collective counters, read at the start of poll */
   int more;                      /* poll stopped early: wait must not sleep */
   int moved;                     /* poll moved bytes or completed something */
   int oversub;                   /* more local ranks than CPUs we may run on */
@@ -449,10 +450,35 @@ fold__shm_area *fold__shm_area_of(fold__tp *tp) {
   return tp && tp->ops == &shm_ops ? ((shm_tp *)tp)->area : NULL;
 }
 
+/* The sum of every peer's collective counters: it changes whenever a peer
+ * publishes a collective flag (counters only grow). */
+static uint64_t area_sum(const shm_tp *t) {
+  const fold__shm_area *a = t->area;
+  uint64_t sum = 0;
+  for (int p = 0; p < a->size; p++) {
+    if (p == a->rank) continue;
+    const fold__shm_ctl *x = a->ctl[p];
+    sum += atomic_load_explicit(&x->arrive, memory_order_seq_cst) + atomic_load_explicit(&x->mid, memory_order_seq_cst) +
+           atomic_load_explicit(&x->done, memory_order_seq_cst);
+  }
+  return sum;
+}
+
+/* A collective flag was just published (a release store). Ring only the
+ * peers that announced sleeping: an atomic add on a peer's doorbell would
+ * pull its cache line away from a peer that polls it, twice per call. No
+ * wake-up is lost: we store the flag, fence, then read `sleeping`; a
+ * sleeper stores `sleeping`, then compares the counters with what its last
+ * poll saw (shm_wait). In the single order of those seq_cst operations,
+ * either we see it sleeping and ring, or it sees our flag and stays up. */
 void fold__shm_area_wake(fold__shm_area *a) {
   shm_tp *t = (shm_tp *)a->tp;
-  for (int i = 0; i < t->nwatch; i++)
-    ring_bell(t->peers[t->watch[i]].map.hdr);
+  atomic_thread_fence(memory_order_seq_cst);
+  for (int i = 0; i < t->nwatch; i++) {
+    fold__shm_hdr *h = t->peers[t->watch[i]].map.hdr;
+    if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst))
+      ring_bell(h);
+  }
 }
 
 /* ---- the vtable ------------------------------------------------------------- */
@@ -533,7 +559,16 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   area_make(t);
   cpu_set_t cpus;
   int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  /* Pinned to one CPU: a launcher bound us, as launchers do only when the
+   * ranks fit the CPUs (foldrun, mpirun), so each rank has its own; count
+   * the host's CPUs instead of our one. */
+  if (ncpu == 1)
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
   t->oversub = ncpu > 0 && t->nwatch + 1 > ncpu;
+  /* Every peer is ours and nobody shares a CPU: a wait's spin need not
+   * yield (a sched_yield is a system call, a few hundred ns, on every turn
+   * of a wait that the answer may end in 100 ns). */
+  c->own_cpu = ncpu > 0 && !t->oversub && t->nwatch + 1 == c->size;
   *out = &t->base;
   return FOLD_OK;
 }
@@ -575,6 +610,8 @@ static int shm_poll(fold__tp *tp) {
     return fold__comm_failed(c) ? fold__comm_failed(c) : t->down_status;
   /* Read the doorbell before looking at any ring (see shm_wait). */
   t->bell_seen = atomic_load_explicit(&t->own.hdr->bell, memory_order_seq_cst);
+  if (t->area)
+    t->area_seen = area_sum(t);
   t->more = 0;
   t->moved = 0;
   uint64_t budget = 4 * t->own_ring;
@@ -618,7 +655,8 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
   atomic_store_explicit(&h->sleeping, 1, memory_order_seq_cst);
   /* Any send published after poll() read bell_seen has bumped bell: then do
    * not sleep. The futex re-checks the value atomically in the kernel. */
-  if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen)
+  if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen &&
+      (t->area == NULL || area_sum(t) == t->area_seen))
     futex_wait(&h->bell, t->bell_seen, timeout_ns);
   atomic_store_explicit(&h->sleeping, 0, memory_order_relaxed);
   return 0;
