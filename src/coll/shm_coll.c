@@ -121,8 +121,8 @@ static int all_reached(fold__coll *co, fold__shm_area *a, int which, uint64_t v)
 
 static void sig_write(fold__coll *co, fold__shm_ctl *me, uint64_t g) {
   fold__shm_csig *s = &me->sig[g & 1];
-  s->chunk = g;
-  s->base = co->u[FOLD__SHM_U_BASE];
+  s->chunk = (uint32_t)g;
+  s->index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
   s->count = co->sig.count;
   s->root = co->sig.root;
   s->op = co->sig.op;
@@ -136,14 +136,15 @@ static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
   for (int p = 0; p < a->size; p++) {
     if (p == a->rank) continue;
     fold__shm_csig t = a->ctl[p]->sig[g & 1];
-    if (t.chunk == g && t.base == co->u[FOLD__SHM_U_BASE] && t.count == co->sig.count && t.root == co->sig.root &&
+    uint32_t index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
+    if (t.chunk == (uint32_t)g && t.index == index && t.count == co->sig.count && t.root == co->sig.root &&
         t.op == co->sig.op && t.coll == co->sig.coll && t.dtype == co->sig.dtype)
       continue;
     fold__sig theirs = {.count = t.count, .root = t.root, .op = t.op, .coll = t.coll, .dtype = t.dtype};
     char d1[160], d2[160], msg[FOLD__ERRLEN];
     fold__coll_describe(&co->sig, d1, sizeof d1);
     fold__coll_describe(&theirs, d2, sizeof d2);
-    if (t.coll < FOLD__COLL_COUNT && t.chunk == g && t.base != co->u[FOLD__SHM_U_BASE] && strcmp(d1, d2) == 0)
+    if (t.coll < FOLD__COLL_COUNT && t.chunk == (uint32_t)g && t.index != index && strcmp(d1, d2) == 0)
       snprintf(d2 + strlen(d2), sizeof d2 - strlen(d2), " after a different sequence of calls");
     snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, d1, p, d2);
     return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);

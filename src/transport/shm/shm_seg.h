@@ -29,7 +29,7 @@
 #include "transport/transport.h"
 
 #define FOLD__SHM_MAGIC 0x314d48534c4f46ull /* "FOLSHM1" */
-#define FOLD__SHM_VERSION 2
+#define FOLD__SHM_VERSION 3
 #define FOLD__SHM_PAGE 4096u
 #define FOLD__SHM_NAME_MAX 64 /* = sizeof card->shm */
 
@@ -86,8 +86,8 @@ static inline uint64_t fold__shm_stride(uint64_t ring_bytes) {
  * value for the chunk with global index g is g + 1, so nothing is ever
  * reset between calls. */
 typedef struct fold__shm_csig {
-  uint64_t chunk;  /* global index of the chunk this signature goes with */
-  uint64_t base;   /* global index of the call's first chunk */
+  uint32_t chunk; /* global index of the chunk this signature goes with (low 32 bits) */
+  uint32_t index; /* the chunk's index within its call: a different sequence of calls shows here */
   uint64_t count;
   int32_t root;
   uint16_t op;
@@ -95,12 +95,17 @@ typedef struct fold__shm_csig {
   uint8_t dtype;
 } fold__shm_csig;
 
+/* `arrive` shares its cache line with the two signatures: a peer that sees
+ * the counter move has the signature it must check in the same line, one
+ * transfer between cores instead of two. */
 typedef struct fold__shm_ctl {
   _Alignas(64) _Atomic uint64_t arrive; /* my data for chunk g is in my slot */
+  fold__shm_csig sig[2];                /* by chunk parity, written before `arrive` */
   _Alignas(64) _Atomic uint64_t mid;    /* my reduced sub-block of chunk g is in my slot */
   _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
-  _Alignas(64) fold__shm_csig sig[2];   /* by chunk parity, written before `arrive` */
 } fold__shm_ctl;
+_Static_assert(sizeof(fold__shm_csig) == 24, "signature must be 24 bytes");
+_Static_assert(offsetof(fold__shm_ctl, mid) == 64, "arrive and the signatures must fill one cache line");
 _Static_assert(sizeof(fold__shm_ctl) <= FOLD__SHM_PAGE, "collective control block larger than a page");
 
 static inline uint64_t fold__shm_coll_area_bytes(uint64_t slot) { return slot ? FOLD__SHM_PAGE + 2 * slot : 0; }
