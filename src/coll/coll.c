@@ -373,6 +373,9 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   /* FOLD_NO_MISMATCH_CHECK=1 skips the signature exchange; it exists only
    * to measure what the check costs (bench/coll_time), and every rank of a
    * job must agree on it. */
+  /* The signature and the first round's sends leave together: to one
+   * neighbour they are one write instead of two. */
+  fold__tx_batch_begin(c);
   if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check) {
     int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                  a->kind == FOLD__COLL_SCATTER;
@@ -384,6 +387,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
       rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, right, FOLD__CTX_SIG, co->tag, &co->sig_send);
   }
   if (rc != FOLD_OK) {
+    fold__tx_batch_end(c);
     if (co->sig_recv && fold__unpost(c, co->sig_recv) == 0 && !fold__req_done(co->sig_recv))
       rc = fold__comm_fail(c, FOLD_EINTERNAL, "%s: rank %d: signature receive lost", opname, c->rank);
     fold__req_unref(r); /* releases co */
@@ -398,6 +402,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
     return rc;
   }
   fold__task_start(c, &co->task);
+  fold__tx_batch_end(c);
   *req = r;
   return FOLD_OK;
 }

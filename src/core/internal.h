@@ -134,6 +134,7 @@ struct fold_comm {
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
+  int tx_batch;              /* > 0: transports may hold sends until fold__tx_batch_end (progress.c) */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -256,6 +257,12 @@ int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, 
 /* Poll every transport once and step the active tasks. Never blocks.
  * Returns the communicator's failure status (0 if healthy). */
 int fold__progress(fold_comm *c);
+/* Bracket code that starts several sends at once (a collective's start, the
+ * task steps of one progress pass): in between, a transport may gather the
+ * sends to a peer into one write; the outermost end writes them out. Sends
+ * outside a bracket leave at once, as before. Nests. */
+void fold__tx_batch_begin(fold_comm *c);
+void fold__tx_batch_end(fold_comm *c);
 /* Drive progress until r completes, comm fails or FOLD_TIMEOUT passes without
  * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
  * briefly, then sleeps in the transports' wait. Does not free r. */

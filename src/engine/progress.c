@@ -39,6 +39,16 @@ void fold__task_start(fold_comm *c, fold__task *t) {
   c->tasks = t;
 }
 
+void fold__tx_batch_begin(fold_comm *c) { c->tx_batch++; }
+
+void fold__tx_batch_end(fold_comm *c) {
+  if (--c->tx_batch > 0)
+    return;
+  for (int i = 0; i < c->ntps; i++)
+    if (c->tps[i]->ops->flush && !fold__comm_failed(c))
+      c->tps[i]->ops->flush(c->tps[i]);
+}
+
 /* Step every active task once; finished ones leave the list and complete
  * their request. */
 static void step_tasks(fold_comm *c) {
@@ -73,8 +83,12 @@ int fold__progress(fold_comm *c) {
     c->lost_fail_pending = 0;
     fold__fail_for_lost(c, p, "needs");
   }
-  if (c->tasks && !fold__comm_failed(c))
+  if (c->tasks && !fold__comm_failed(c)) {
+    /* the rounds that complete now start their sends together */
+    fold__tx_batch_begin(c);
     step_tasks(c);
+    fold__tx_batch_end(c);
+  }
   return fold__comm_failed(c);
 }
 
