@@ -26,3 +26,8 @@ set_tests_properties(coll_procs_tcp3 PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 # before its own signature has left (a use-after-free the ASan build catches).
 add_test(NAME coll_procs_tinyring COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 5 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs>)
 set_tests_properties(coll_procs_tinyring PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT FOLD_SHM_RING_BYTES=64)
+
+# The executor's per-communicator state and scratch reused across calls.
+fold_add_test_exe(coll_reuse coll/coll_reuse.c check.c)
+add_test(NAME coll_reuse COMMAND coll_reuse)
+set_tests_properties(coll_reuse PROPERTIES TIMEOUT 300)

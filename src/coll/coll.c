@@ -249,15 +249,72 @@ static int coll_step(fold__task *t) {
   }
 }
 
-static void coll_release(fold__task *t) {
-  fold__coll *co = (fold__coll *)t;
-  for (int i = 0; i < co->nreqs; i++) fold__req_unref(co->reqs[i]);
-  fold__req_unref(co->sig_send);
-  fold__req_unref(co->sig_recv);
-  free(co->bufs[FOLD__B_TMP]);
+/* ---- reuse across calls ------------------------------------------------------------
+ * A finished call's state (its op and request arrays and its scratch) waits
+ * in c->coll_cache for the next call, so that the hot path neither
+ * allocates nor page-faults: a fresh calloc of a large scratch is a new
+ * mmap of zero pages, faulted in on every call (512 KiB allreduce at n=2
+ * over shm: 403 us out of place against 91 us in place). One call's state
+ * is kept; with several calls in flight the others allocate their own, and
+ * of two the one with the larger scratch stays. Freed with the comm. */
+
+static void coll_free(fold__coll *co) {
+  free(co->tmp_mem);
   free(co->ops);
   free(co->reqs);
   free(co);
+}
+
+static fold__coll *coll_get(fold_comm *c) {
+  fold__coll *co = c->coll_cache;
+  if (co == NULL) return calloc(1, sizeof *co);
+  c->coll_cache = NULL;
+  fold__coll keep = *co;
+  memset(co, 0, sizeof *co);
+  co->ops = keep.ops;
+  co->cap = keep.cap;
+  co->reqs = keep.reqs;
+  co->reqcap = keep.reqcap;
+  co->tmp_mem = keep.tmp_mem;
+  co->tmp_cap = keep.tmp_cap;
+  return co;
+}
+
+/* Point bufs[FOLD__B_TMP] at tmp_bytes of scratch, growing it if needed.
+ * New scratch is zeroed so that every byte sent is defined (a barrier's
+ * token); reused scratch holds an earlier call's bytes, defined too. */
+static int scratch_get(fold__coll *co) {
+  if (co->tmp_cap < co->tmp_bytes) {
+    free(co->tmp_mem);
+    co->tmp_cap = 0;
+    co->tmp_mem = calloc(1, co->tmp_bytes);
+    if (co->tmp_mem == NULL) return FOLD_ENOMEM;
+    co->tmp_cap = co->tmp_bytes;
+  }
+  co->bufs[FOLD__B_TMP] = co->tmp_mem;
+  return FOLD_OK;
+}
+
+static void coll_release(fold__task *t) {
+  fold__coll *co = (fold__coll *)t;
+  for (int i = 0; i < co->nreqs; i++) fold__req_unref(co->reqs[i]);
+  co->nreqs = 0;
+  fold__req_unref(co->sig_send);
+  fold__req_unref(co->sig_recv);
+  fold_comm *c = co->comm;
+  if (c->coll_cache && c->coll_cache->tmp_cap < co->tmp_cap) {
+    coll_free(c->coll_cache);
+    c->coll_cache = NULL;
+  }
+  if (c->coll_cache == NULL)
+    c->coll_cache = co;
+  else
+    coll_free(co);
+}
+
+void fold__coll_cache_free(fold_comm *c) {
+  if (c->coll_cache) coll_free(c->coll_cache);
+  c->coll_cache = NULL;
 }
 
 /* ---- argument checks ------------------------------------------------------------------ */
@@ -337,10 +394,10 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
   if ((rc = fold__select(c, a->kind, a->count * esize, commutative, &algo, opname))) return rc;
 
-  fold__coll *co = calloc(1, sizeof *co);
+  fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
   if (r == NULL) {
-    free(co);
+    if (co) coll_free(co);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", opname, c->rank);
   }
   co->comm = c;
@@ -365,8 +422,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   r->task = &co->task;
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
-    co->bufs[FOLD__B_TMP] = calloc(1, co->tmp_bytes); /* defined bytes, even for a barrier's token */
-    if (co->bufs[FOLD__B_TMP] == NULL)
+    if (scratch_get(co) != FOLD_OK)
       rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu bytes of scratch", opname, c->rank,
                        co->tmp_bytes);
   }

@@ -76,6 +76,8 @@ struct fold__coll {
   int tag;           /* sequence number of this call */
   void *bufs[FOLD__B_COUNT];
   size_t tmp_bytes;  /* set by init */
+  void *tmp_mem;     /* the scratch behind bufs[FOLD__B_TMP], tmp_cap bytes, kept across calls */
+  size_t tmp_cap;
   size_t u[8];       /* algorithm's per-call numbers */
   int v[8];
   /* executor state */

@@ -134,6 +134,7 @@ struct fold_comm {
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
+  struct fold__coll *coll_cache; /* a finished collective's state, reused by the next (coll/coll.c) */
   int tx_batch;              /* > 0: transports may hold sends until fold__tx_batch_end (progress.c) */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
@@ -199,6 +200,9 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
+/* Free the collective state cached for reuse (coll/coll.c); after the last
+ * request of the comm is gone. */
+void fold__coll_cache_free(fold_comm *c);
 /* Apply FOLD_ALGO to a new communicator (select/select.c). */
 void fold__select_init(fold_comm *c);
 
