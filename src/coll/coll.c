@@ -124,6 +124,9 @@ static int sig_check(fold__coll *co) {
 
 /* ---- executor ---------------------------------------------------------------------- */
 
+/* co->reqs[i] is the request of co->ops[i] (NULL for local ops); nreqs
+ * counts the round's started transfers, nlocal the ops before the first
+ * local op not run yet (see run_ready_local_ops). */
 static int start_comm_ops(fold__coll *co) {
   fold_comm *c = co->comm;
   if (co->reqcap < co->nops) {
@@ -132,7 +135,9 @@ static int start_comm_ops(fold__coll *co) {
     co->reqs = r;
     co->reqcap = co->nops;
   }
+  for (int i = 0; i < co->nops; i++) co->reqs[i] = NULL;
   co->nreqs = 0;
+  co->nlocal = 0;
   /* receives first, so that eager arrivals land in place */
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < co->nops; i++) {
@@ -148,7 +153,8 @@ static int start_comm_ops(fold__coll *co) {
       else
         continue;
       if (rc) return rc;
-      co->reqs[co->nreqs++] = r;
+      co->reqs[i] = r;
+      co->nreqs++;
     }
   return FOLD_OK;
 }
@@ -166,12 +172,13 @@ static int size_mismatch(fold__coll *co, const fold_request *r) {
 
 /* 1 when every request of the round is complete, 0 if not, <0 on failure. */
 static int round_comm_done(fold__coll *co) {
-  for (int i = 0; i < co->nreqs; i++) {
-    if (!fold__req_done(co->reqs[i])) return 0;
-  }
+  for (int i = 0; i < co->nops; i++)
+    if (co->reqs[i] && !fold__req_done(co->reqs[i])) return 0;
   int st = FOLD_OK;
-  for (int i = 0; i < co->nreqs; i++) {
+  for (int i = 0; i < co->nops; i++) {
     fold_request *r = co->reqs[i];
+    if (r == NULL) continue;
+    co->reqs[i] = NULL;
     if (st == FOLD_OK && r->kind == FOLD__REQ_RECV &&
         (r->status == FOLD_EMISMATCH || (r->status == FOLD_OK && r->got != r->bytes)))
       st = size_mismatch(co, r);
@@ -185,21 +192,69 @@ static int round_comm_done(fold__coll *co) {
   return st < 0 ? st : 1;
 }
 
+static void run_local_op(fold__coll *co, const fold__cop *op, double *busy) {
+  if (op->kind == FOLD__OP_REDUCE) {
+    fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
+                     (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
+    *busy += (double)(op->len * co->esize);
+  } else if (op->kind == FOLD__OP_COPY)
+    memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
+}
+
+/* Run the round's local ops not run yet, in order. */
 static void run_local_ops(fold__coll *co) {
   /* In the simulator, reducing costs op_time (gamma) per byte of virtual time. */
-  double gamma = fold__sim_op_time(co->comm), busy = 0;
-  for (int i = 0; i < co->nops; i++) {
-    fold__cop *op = &co->ops[i];
-    if (op->kind == FOLD__OP_REDUCE) {
-      fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
-                       (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
-      busy += gamma * (double)(op->len * co->esize);
-    }
-    else if (op->kind == FOLD__OP_COPY)
-      memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
-  }
-  if (busy > 0) fold__sim_charge(co->comm, busy);
+  double busy = 0;
+  for (int i = co->nlocal; i < co->nops; i++) run_local_op(co, &co->ops[i], &busy);
+  if (busy > 0) fold__sim_charge(co->comm, busy * fold__sim_op_time(co->comm));
   co->nops = 0;
+  co->nlocal = 0;
+}
+
+/* ---- local ops overlapping the round's transfers ------------------------------------
+ * A round's local ops run, in order, once its transfers are complete. But
+ * a local op whose memory no pending transfer touches (no receive still
+ * writing what it reads or writes, no send still reading what it writes)
+ * may run at once: e.g. the reduction of one segment while the next
+ * segments are on the wire. Memory is compared by address, because
+ * buffers alias (in place). Only the ops' order is kept, so the results
+ * are those of the round run as written. Rounds with many transfers skip
+ * this (the check is quadratic), and so does the simulator, whose costs
+ * model the round as written. */
+#define FOLD__EARLY_MAX_OPS 64
+
+static int mem_overlap(const fold__coll *co, int b1, size_t o1, size_t n1, int b2, size_t o2, size_t n2) {
+  uintptr_t p = (uintptr_t)co->bufs[b1] + o1, q = (uintptr_t)co->bufs[b2] + o2;
+  return n1 && n2 && p < q + n2 && q < p + n1;
+}
+
+static int local_ready(const fold__coll *co, const fold__cop *op) {
+  size_t n = op->kind == FOLD__OP_REDUCE ? op->len * co->esize : op->len;
+  for (int j = 0; j < co->nops; j++) {
+    const fold_request *r = co->reqs[j];
+    if (r == NULL || fold__req_done(r)) continue;
+    const fold__cop *x = &co->ops[j];
+    if (x->kind == FOLD__OP_RECV) {
+      if (mem_overlap(co, x->out_buf, x->out_off, x->len, op->out_buf, op->out_off, n) ||
+          mem_overlap(co, x->out_buf, x->out_off, x->len, op->a_buf, op->a_off, n) ||
+          (op->kind == FOLD__OP_REDUCE && mem_overlap(co, x->out_buf, x->out_off, x->len, op->b_buf, op->b_off, n)))
+        return 0;
+    } else if (mem_overlap(co, x->a_buf, x->a_off, x->len, op->out_buf, op->out_off, n)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void run_ready_local_ops(fold__coll *co) {
+  if (co->nops > FOLD__EARLY_MAX_OPS || co->comm->sim_drive) return;
+  double busy = 0;
+  for (; co->nlocal < co->nops; co->nlocal++) {
+    const fold__cop *op = &co->ops[co->nlocal];
+    if (op->kind != FOLD__OP_REDUCE && op->kind != FOLD__OP_COPY) continue;
+    if (!local_ready(co, op)) break;
+    run_local_op(co, op, &busy);
+  }
 }
 
 /* The result's last touch: FOLD_AVG divides by the rank count. */
@@ -227,6 +282,7 @@ static int coll_step(fold__task *t) {
   for (;;) {
     if (co->nreqs) {
       int rc = round_comm_done(co);
+      if (rc == 0) run_ready_local_ops(co);
       if (rc <= 0) return rc;
       run_local_ops(co);
       co->round++;
@@ -297,7 +353,10 @@ static int scratch_get(fold__coll *co) {
 
 static void coll_release(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
-  for (int i = 0; i < co->nreqs; i++) fold__req_unref(co->reqs[i]);
+  for (int i = 0; co->reqs && i < co->nops && i < co->reqcap; i++) {
+    fold__req_unref(co->reqs[i]);
+    co->reqs[i] = NULL;
+  }
   co->nreqs = 0;
   fold__req_unref(co->sig_send);
   fold__req_unref(co->sig_recv);

@@ -84,8 +84,9 @@ struct fold__coll {
   int round;
   fold__cop *ops;
   int nops, cap;
-  fold_request **reqs;
+  fold_request **reqs; /* [i]: the transfer of ops[i] */
   int nreqs, reqcap;
+  int nlocal;          /* ops[0..nlocal) need no more running (early local ops) */
   int failed;
   /* mismatch check: our signature, and the one from rank-1 */
   fold__sig sig, left_sig;

@@ -29,10 +29,16 @@
  * Rounds: 0 copy sendbuf -> recvbuf (out of place only); 1 .. 2n-2+J-1.
  * Cost: (2(n-1) + J - 1) alpha + 2 (n-1)/n S beta + (n-1)/n S gamma, where
  * J = ceil(S / (n * FOLD_SEGMENT_BYTES)) (the latency of the J-1 extra
- * rounds is the price of the pipeline; the bytes are those of the ring).
+ * rounds is the price of the pipeline; the bytes are those of the ring),
+ * and J >= 2 once a block has 2 * FOLD__SEGMENT_MIN bytes: with two
+ * segments in flight the executor reduces one while the other is on the
+ * wire (coll.c, local ops overlapping transfers).
  * Block order depends on the rank, so non-commutative ops are refused. */
 
 #define FOLD__SEGMENT_BYTES_DEFAULT ((size_t)1 << 20)
+/* Halving a block into segments smaller than this costs more in per-message
+ * latency than the overlap wins back. */
+#define FOLD__SEGMENT_MIN ((size_t)64 << 10)
 
 /* FOLD_SEGMENT_BYTES: a test-only knob to force many segments. */
 static size_t segment_bytes(void) {
@@ -52,6 +58,7 @@ static int seg_init(fold__coll *co) {
   size_t seg = segment_bytes() / co->esize, maxblk = fold__block_len(co->count, n, 0);
   if (seg == 0) seg = 1;
   if (seg > maxblk) seg = maxblk ? maxblk : 1;
+  if (seg == maxblk && maxblk * co->esize >= 2 * FOLD__SEGMENT_MIN) seg = (maxblk + 1) / 2;
   size_t J = (maxblk + seg - 1) / seg;
   if (J > (size_t)(1 << 28))
     return fold__error(co->comm, FOLD_EINVAL,
