@@ -7,11 +7,13 @@
 #include "transport/transport.h"
 
 /* How long a wait spins on progress before it sleeps, and the longest single
- * sleep. The short spin keeps latency low when the peer answers at once; the
- * sleep keeps oversubscribed ranks (more ranks than cores) from starving
- * each other; the cap bounds how late an abort from another thread or a
- * lost peer is noticed. */
-#define FOLD__SPIN_NS 20000
+ * sleep. The spin keeps latency low when the peer answers soon: it covers a
+ * loopback TCP round trip (20-40 us; with a 20 us spin such waits fell
+ * into epoll and paid a wake-up on top); past the first 2 us it yields at
+ * every turn, so an oversubscribed peer still gets the core. The sleep
+ * stops the burn on long waits; the cap bounds how late an abort from
+ * another thread or a lost peer is noticed. */
+#define FOLD__SPIN_NS 100000
 #define FOLD__SLEEP_CAP_NS 50000000
 /* Past this much spinning, each spin also yields the core: when ranks
  * outnumber cores, the peer we wait for may be queued behind us. */
