@@ -26,7 +26,14 @@
  * tmp: one segment slot per reduce-scatter step that can be active in a
  * round; the active ones have consecutive j, so slot j mod Q with
  * Q = min(J, n-1) is free.
- * Rounds: 0 copy sendbuf -> recvbuf (out of place only); 1 .. 2n-2+J-1.
+ * Out of place there is no copy of sendbuf into recvbuf: step 0 sends the
+ * rank's own block from sendbuf, and step s reduces into block r-s-1 the
+ * received segment and that block's sendbuf bytes (the block is written
+ * for the first time there); the one block never reduced into, r, arrives
+ * in the first allgather step. A copy of the whole vector would cost as
+ * much as a fifth of the call at large sizes.
+ * Rounds: 0 (empty but at n = 1, kept so the rounds keep their numbers);
+ * 1 .. 2n-2+J-1.
  * Cost: (2(n-1) + J - 1) alpha + 2 (n-1)/n S beta + (n-1)/n S gamma, where
  * J = ceil(S / (n * FOLD_SEGMENT_BYTES)) (the latency of the J-1 extra
  * rounds is the price of the pipeline; the bytes are those of the ring),
@@ -83,10 +90,11 @@ static int seg_round(fold__coll *co, int k) {
   int n = co->size, r = co->rank, right = fold__ring_right(r, n), left = fold__ring_left(r, n);
   int J = co->v[0], Q = co->v[1];
   size_t off, len;
-  if (k == 0) {
-    if (!co->in_place) fold__co_copy(co, FOLD__B_RECV, 0, FOLD__B_SEND, 0, co->count * co->esize);
+  if (k == 0) { /* one rank: the result is its own vector */
+    if (n == 1 && !co->in_place) fold__co_copy(co, FOLD__B_RECV, 0, FOLD__B_SEND, 0, co->count * co->esize);
     return 1;
   }
+  int own = co->in_place ? FOLD__B_RECV : FOLD__B_SEND; /* where untouched blocks are */
   int steps = 2 * (n - 1);
   if (steps == 0 || J == 0 || k > steps + J - 1) return 0;
   /* active steps: s in [0, steps) with j = k-1-s in [0, J) */
@@ -96,10 +104,10 @@ static int seg_round(fold__coll *co, int k) {
     if (s < n - 1) { /* reduce-scatter */
       size_t slot = (size_t)(j % Q) * co->u[0] * co->esize;
       segment(co, r - s, j, &off, &len);
-      fold__co_send(co, right, FOLD__B_RECV, off, len);
+      fold__co_send(co, right, s == 0 ? own : FOLD__B_RECV, off, len);
       segment(co, r - s - 1, j, &off, &len);
       fold__co_recv(co, left, FOLD__B_TMP, slot, len);
-      fold__co_reduce(co, FOLD__B_RECV, off, FOLD__B_TMP, slot, FOLD__B_RECV, off, len / co->esize);
+      fold__co_reduce(co, FOLD__B_RECV, off, FOLD__B_TMP, slot, own, off, len / co->esize);
     } else { /* allgather */
       int t = s - (n - 1);
       segment(co, r + 1 - t, j, &off, &len);
