@@ -31,3 +31,8 @@ set_tests_properties(coll_procs_tinyring PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE 
 # pipelined chunks (and the mid phase), at an odd rank count.
 add_test(NAME coll_procs_shmcoll COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo shm)
 set_tests_properties(coll_procs_shmcoll PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE ENVIRONMENT "FOLD_SHM_COLL_BYTES=4096;FOLD_SHM_SMALL_BYTES=64")
+
+# The executor's per-communicator state and scratch reused across calls.
+fold_add_test_exe(coll_reuse coll/coll_reuse.c check.c)
+add_test(NAME coll_reuse COMMAND coll_reuse)
+set_tests_properties(coll_reuse PROPERTIES TIMEOUT 300)

@@ -83,14 +83,17 @@ struct fold__coll {
   int tag;           /* sequence number of this call */
   void *bufs[FOLD__B_COUNT];
   size_t tmp_bytes;  /* set by init */
+  void *tmp_mem;     /* the scratch behind bufs[FOLD__B_TMP], tmp_cap bytes, kept across calls */
+  size_t tmp_cap;
   size_t u[8];       /* algorithm's per-call numbers */
   int v[8];
   /* executor state */
   int round;
   fold__cop *ops;
   int nops, cap;
-  fold_request **reqs;
+  fold_request **reqs; /* [i]: the transfer of ops[i] */
   int nreqs, reqcap;
+  int nlocal;          /* ops[0..nlocal) need no more running (early local ops) */
   int failed;
   /* mismatch check: our signature, and the one from rank-1 */
   fold__sig sig, left_sig;

@@ -68,6 +68,7 @@ void fold__comm_free(fold_comm *c) {
     fold__req_user_done(r);
     fold__req_unref(r);
   }
+  fold__coll_cache_free(c);
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);
   if (c->boot_release)

@@ -137,6 +137,8 @@ struct fold_comm {
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
   int own_cpu;               /* every peer is a local process and each rank may have a CPU of its own
                               * (set by the shm transport): waits spin without yielding */
+  struct fold__coll *coll_cache; /* a finished collective's state, reused by the next (coll/coll.c) */
+  int tx_batch;              /* > 0: transports may hold sends until fold__tx_batch_end (progress.c) */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -201,6 +203,9 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
+/* Free the collective state cached for reuse (coll/coll.c); after the last
+ * request of the comm is gone. */
+void fold__coll_cache_free(fold_comm *c);
 /* Apply FOLD_ALGO and FOLD_RULES to a new communicator (select/select.c). */
 void fold__select_init(fold_comm *c);
 /* Release what fold__select_init attached. */
@@ -261,6 +266,12 @@ int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, 
 /* Poll every transport once and step the active tasks. Never blocks.
  * Returns the communicator's failure status (0 if healthy). */
 int fold__progress(fold_comm *c);
+/* Bracket code that starts several sends at once (a collective's start, the
+ * task steps of one progress pass): in between, a transport may gather the
+ * sends to a peer into one write; the outermost end writes them out. Sends
+ * outside a bracket leave at once, as before. Nests. */
+void fold__tx_batch_begin(fold_comm *c);
+void fold__tx_batch_end(fold_comm *c);
 /* Drive progress until r completes, comm fails or FOLD_TIMEOUT passes without
  * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
  * briefly, then sleeps in the transports' wait. Does not free r. */

@@ -7,11 +7,13 @@
 #include "transport/transport.h"
 
 /* How long a wait spins on progress before it sleeps, and the longest single
- * sleep. The short spin keeps latency low when the peer answers at once; the
- * sleep keeps oversubscribed ranks (more ranks than cores) from starving
- * each other; the cap bounds how late an abort from another thread or a
- * lost peer is noticed. */
-#define FOLD__SPIN_NS 20000
+ * sleep. The spin keeps latency low when the peer answers soon: it covers a
+ * loopback TCP round trip (20-40 us; with a 20 us spin such waits fell
+ * into epoll and paid a wake-up on top); past the first 2 us it yields at
+ * every turn, so an oversubscribed peer still gets the core. The sleep
+ * stops the burn on long waits; the cap bounds how late an abort from
+ * another thread or a lost peer is noticed. */
+#define FOLD__SPIN_NS 100000
 #define FOLD__SLEEP_CAP_NS 50000000
 /* Past this much spinning, each spin also yields the core: when ranks
  * outnumber cores, the peer we wait for may be queued behind us. */
@@ -37,6 +39,16 @@ void fold__task_start(fold_comm *c, fold__task *t) {
   }
   t->next = c->tasks;
   c->tasks = t;
+}
+
+void fold__tx_batch_begin(fold_comm *c) { c->tx_batch++; }
+
+void fold__tx_batch_end(fold_comm *c) {
+  if (--c->tx_batch > 0)
+    return;
+  for (int i = 0; i < c->ntps; i++)
+    if (c->tps[i]->ops->flush && !fold__comm_failed(c))
+      c->tps[i]->ops->flush(c->tps[i]);
 }
 
 /* Step every active task once; finished ones leave the list and complete
@@ -73,8 +85,12 @@ int fold__progress(fold_comm *c) {
     c->lost_fail_pending = 0;
     fold__fail_for_lost(c, p, "needs");
   }
-  if (c->tasks && !fold__comm_failed(c))
+  if (c->tasks && !fold__comm_failed(c)) {
+    /* the rounds that complete now start their sends together */
+    fold__tx_batch_begin(c);
     step_tasks(c);
+    fold__tx_batch_end(c);
+  }
   return fold__comm_failed(c);
 }
 

@@ -50,6 +50,10 @@ typedef struct fold__tp_ops {
   /* Fail-stop: stop all I/O at once, complete every request the transport
    * holds with `status` and drop its references. Idempotent. */
   void (*shutdown)(fold__tp *tp, int status);
+  /* Write out the sends isend held back while c->tx_batch > 0 (the
+   * transport may hold them only then). May be NULL: the transport never
+   * holds sends. */
+  void (*flush)(fold__tp *tp);
   /* Called once after the final bootstrap barrier (every rank connected):
    * e.g. unlink names that peers no longer need. May be NULL. */
   void (*joined)(fold__tp *tp);

@@ -678,6 +678,40 @@ static void huge_fn(fold_comm *c, int rank, void *arg) {
   CHECK(failed == 0, "rank %d: huge message failed", rank);
 }
 
+/* ---- batch: a collective's held-back sends leave before its start returns ---- */
+
+/* Rank 0 starts a nonblocking allreduce and then makes no fold call until
+ * rank 1's blocking allreduce is done: rank 1 can finish only if rank 0's
+ * signature and data (queued together inside the start's send batch) were
+ * written by the start itself. */
+static atomic_int batch_peer_done;
+
+static void batch_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  int32_t in[64], out[64];
+  for (int i = 0; i < 64; i++) in[i] = rank * 1000 + i;
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=recursive_doubling"), c); /* one round at n = 2 */
+  if (rank == 0) {
+    fold_request *r = NULL;
+    CHECK_OK(fold_iallreduce(in, out, 64, FOLD_INT32, FOLD_SUM, c, &r), c);
+    double until = tcp_now() + 20;
+    while (!atomic_load(&batch_peer_done) && tcp_now() < until) usleep(1000);
+    CHECK(atomic_load(&batch_peer_done), "rank 1 did not finish while rank 0 made no progress calls");
+    if (r) CHECK_OK(fold_wait(r), c);
+  } else {
+    CHECK_OK(fold_allreduce(in, out, 64, FOLD_INT32, FOLD_SUM, c), c);
+    atomic_store(&batch_peer_done, 1);
+  }
+  for (int i = 0; i < 64; i++) CHECK(out[i] == 1000 + 2 * i, "rank %d element %d: %d", rank, i, out[i]);
+}
+
+static void t_batch(void) {
+  tcp_world w;
+  atomic_store(&batch_peer_done, 0);
+  if (world_or_fail(&w, 2, "127.0.0.1") == 0) tcp_world_run(&w, batch_fn, NULL);
+  tcp_world_destroy(&w);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   int all = strcmp(what, "all") == 0, rc = 0;
@@ -688,6 +722,7 @@ int main(int argc, char **argv) {
   if (all || !strcmp(what, "peer_close")) t_peer_close();
   if (all || !strcmp(what, "strangers")) t_strangers();
   if (all || !strcmp(what, "flood")) t_flood();
+  if (all || !strcmp(what, "batch")) t_batch();
   if (all || !strcmp(what, "timeout")) { t_timeout(); t_late(); }
   if (all || !strcmp(what, "ifname")) t_ifname();
   if (all || !strcmp(what, "ipv6")) rc = t_ipv6();

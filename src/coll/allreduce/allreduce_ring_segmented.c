@@ -26,13 +26,26 @@
  * tmp: one segment slot per reduce-scatter step that can be active in a
  * round; the active ones have consecutive j, so slot j mod Q with
  * Q = min(J, n-1) is free.
- * Rounds: 0 copy sendbuf -> recvbuf (out of place only); 1 .. 2n-2+J-1.
+ * Out of place there is no copy of sendbuf into recvbuf: step 0 sends the
+ * rank's own block from sendbuf, and step s reduces into block r-s-1 the
+ * received segment and that block's sendbuf bytes (the block is written
+ * for the first time there); the one block never reduced into, r, arrives
+ * in the first allgather step. A copy of the whole vector would cost as
+ * much as a fifth of the call at large sizes.
+ * Rounds: 0 (empty but at n = 1, kept so the rounds keep their numbers);
+ * 1 .. 2n-2+J-1.
  * Cost: (2(n-1) + J - 1) alpha + 2 (n-1)/n S beta + (n-1)/n S gamma, where
  * J = ceil(S / (n * FOLD_SEGMENT_BYTES)) (the latency of the J-1 extra
- * rounds is the price of the pipeline; the bytes are those of the ring).
+ * rounds is the price of the pipeline; the bytes are those of the ring),
+ * and J >= 2 once a block has 2 * FOLD__SEGMENT_MIN bytes: with two
+ * segments in flight the executor reduces one while the other is on the
+ * wire (coll.c, local ops overlapping transfers).
  * Block order depends on the rank, so non-commutative ops are refused. */
 
 #define FOLD__SEGMENT_BYTES_DEFAULT ((size_t)1 << 20)
+/* Halving a block into segments smaller than this costs more in per-message
+ * latency than the overlap wins back. */
+#define FOLD__SEGMENT_MIN ((size_t)64 << 10)
 
 /* FOLD_SEGMENT_BYTES: a test-only knob to force many segments. */
 static size_t segment_bytes(void) {
@@ -52,6 +65,7 @@ static int seg_init(fold__coll *co) {
   size_t seg = segment_bytes() / co->esize, maxblk = fold__block_len(co->count, n, 0);
   if (seg == 0) seg = 1;
   if (seg > maxblk) seg = maxblk ? maxblk : 1;
+  if (seg == maxblk && maxblk * co->esize >= 2 * FOLD__SEGMENT_MIN) seg = (maxblk + 1) / 2;
   size_t J = (maxblk + seg - 1) / seg;
   if (J > (size_t)(1 << 28))
     return fold__error(co->comm, FOLD_EINVAL,
@@ -76,10 +90,11 @@ static int seg_round(fold__coll *co, int k) {
   int n = co->size, r = co->rank, right = fold__ring_right(r, n), left = fold__ring_left(r, n);
   int J = co->v[0], Q = co->v[1];
   size_t off, len;
-  if (k == 0) {
-    if (!co->in_place) fold__co_copy(co, FOLD__B_RECV, 0, FOLD__B_SEND, 0, co->count * co->esize);
+  if (k == 0) { /* one rank: the result is its own vector */
+    if (n == 1 && !co->in_place) fold__co_copy(co, FOLD__B_RECV, 0, FOLD__B_SEND, 0, co->count * co->esize);
     return 1;
   }
+  int own = co->in_place ? FOLD__B_RECV : FOLD__B_SEND; /* where untouched blocks are */
   int steps = 2 * (n - 1);
   if (steps == 0 || J == 0 || k > steps + J - 1) return 0;
   /* active steps: s in [0, steps) with j = k-1-s in [0, J) */
@@ -89,10 +104,10 @@ static int seg_round(fold__coll *co, int k) {
     if (s < n - 1) { /* reduce-scatter */
       size_t slot = (size_t)(j % Q) * co->u[0] * co->esize;
       segment(co, r - s, j, &off, &len);
-      fold__co_send(co, right, FOLD__B_RECV, off, len);
+      fold__co_send(co, right, s == 0 ? own : FOLD__B_RECV, off, len);
       segment(co, r - s - 1, j, &off, &len);
       fold__co_recv(co, left, FOLD__B_TMP, slot, len);
-      fold__co_reduce(co, FOLD__B_RECV, off, FOLD__B_TMP, slot, FOLD__B_RECV, off, len / co->esize);
+      fold__co_reduce(co, FOLD__B_RECV, off, FOLD__B_TMP, slot, own, off, len / co->esize);
     } else { /* allgather */
       int t = s - (n - 1);
       segment(co, r + 1 - t, j, &off, &len);

@@ -628,9 +628,12 @@ static int tcp_isend(fold__tp *tp, fold_request *r) {
     return fold__comm_fail(c, FOLD_EPEER, "fold_send: rank %d: peer rank %d lost", c->rank, p->rank);
   r->tp_off = 0;
   r->next = NULL;
+  /* Inside a batch the frame only joins the queue: flush() writes every
+   * frame queued for p in one sendmsg. A failure report goes at once. */
+  int hold = c->tx_batch > 0 && !c->telling;
   if (r->bytes <= FOLD__TCP_EAGER_MAX) {
     set_tx_state(r, TX_EAGER);
-    if (p->txq_head == NULL && p->ctl_head == NULL) {
+    if (!hold && p->txq_head == NULL && p->ctl_head == NULL) {
       /* Fast path: an idle connection usually takes the whole frame now,
        * and then the request completes without being queued at all. */
       uint8_t hdr[FOLD__TCP_HDR];
@@ -668,8 +671,17 @@ static int tcp_isend(fold__tp *tp, fold_request *r) {
   else
     p->txq_head = r;
   p->txq_tail = r;
-  tx_flush(t, p);
+  if (hold)
+    mark_dirty(t, p);
+  else
+    tx_flush(t, p);
   return fold__comm_failed(c);
+}
+
+static void tcp_flush(fold__tp *tp) {
+  tcp_tp *t = (tcp_tp *)tp;
+  if (!t->down)
+    flush_dirty(t);
 }
 
 static int tcp_poll(fold__tp *tp) {
@@ -827,6 +839,7 @@ static const fold__tp_ops tcp_ops = {
     .wait = tcp_wait,
     .pull = tcp_pull,
     .shutdown = tcp_shutdown,
+    .flush = tcp_flush,
     .joined = NULL, /* the listener is closed as soon as every peer connected */
     .destroy = tcp_destroy,
 };
