@@ -91,20 +91,24 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 128, 2047, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 2048, 16383, 0, 0, "ring", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 16384, 131071, 0, 0, "reduce_bcast", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 131072, 16777215, 0, 0, "direct", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 16777216, ANY_B, 0, 0, "reduce_bcast", 0},
+  /* From 64-128 KiB on, tcp takes the algorithms that move the least data
+   * per link (direct, ring, ring_segmented). The loopback tuning, memory
+   * bound and oversubscribed, had picked reduce_bcast in places; on the
+   * 1 Gbit/s links of bench/compare it sends twice the data and took twice
+   * the time of every peer (n = 2: 16 MiB 280 ms against 140-211; n = 4:
+   * 256 KiB 5.0 ms against 3.3). */
+  {FOLD__COLL_ALLREDUCE, TCP, 1, 2, 131072, ANY_B, 0, 0, "direct", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 0, 31, 0, 0, "direct", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 32, 63, 0, 0, "reduce_bcast", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 64, 127, 0, 0, "direct", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 128, 2097151, 0, 0, "reduce_bcast", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 2097152, ANY_B, 0, 0, "ring", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 128, 65535, 0, 0, "reduce_bcast", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 3, 3, 65536, ANY_B, 0, 0, "ring", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 0, 15, 0, 0, "rabenseifner", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 16, 511, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 512, 16383, 0, 0, "direct", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 16384, 32767, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 32768, 131071, 0, 0, "direct", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 131072, 524287, 0, 0, "reduce_bcast", 0},
-  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 524288, ANY_B, 0, 0, "ring_segmented", 0},
+  {FOLD__COLL_ALLREDUCE, TCP, 4, 7, 131072, ANY_B, 0, 0, "ring_segmented", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 0, 511, 0, 0, "direct", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 512, 262143, 0, 0, "recursive_doubling", 0},
   {FOLD__COLL_ALLREDUCE, TCP, 8, ANY_N, 262144, ANY_B, 0, 0, "ring", 0},
