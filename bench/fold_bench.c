@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fold_bench.h"
 
@@ -228,23 +227,6 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* ---- measuring ---------------------------------------------------------- */
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void die(fold_comm *comm, const char *what, int rc) {
-  fprintf(stderr, "fold-bench: rank %d: %s failed: %s (%s)\n", fold_comm_rank(comm), what, fold_strerror(rc),
-          fold_comm_last_error(comm));
-  exit(1);
-}
-
 /* Time k in one mode (out of place or in place). Every rank returns the same
  * `ran` and `wrong`; the times are meaningful on rank 0. */
 static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, double *t, double *tmax) {
@@ -254,9 +236,9 @@ static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, 
   fb_force(k, comm, 1);
   int rc = fb_run(k, comm), agreed;
   fb_force(k, comm, 0);
-  if (rc != FOLD_OK && rc != FOLD_EINVAL) die(comm, fb_colls[k->coll].name, rc);
+  if (rc != FOLD_OK && rc != FOLD_EINVAL) fb_die(comm, fb_colls[k->coll].name, rc);
   int r2 = fold_allreduce(&rc, &agreed, 1, FOLD_INT32, FOLD_MIN, comm);
-  if (r2 != FOLD_OK) die(comm, "fold_allreduce (status)", r2);
+  if (r2 != FOLD_OK) fb_die(comm, "fold_allreduce (status)", r2);
   if (agreed != FOLD_OK) {
     if (k->rank == 0)
       printf("# %s (%s, %zu B): refused by fold: %s\n", fb_colls[k->coll].name, k->in_place ? "in place" : "out of place",
@@ -266,25 +248,11 @@ static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, 
   if (o->check) {
     int64_t w = fb_check(k), wsum = 0;
     if ((r2 = fold_allreduce(&w, &wsum, 1, FOLD_INT64, FOLD_SUM, comm)) != FOLD_OK)
-      die(comm, "fold_allreduce (#wrong)", r2);
+      fb_die(comm, "fold_allreduce (#wrong)", r2);
     m.wrong = (long)wsum;
   }
-  for (int it = 0; it < o->warmup + o->iters; it++) {
-    if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
-    fb_force(k, comm, 1);
-    double t0 = now();
-    rc = fb_run(k, comm);
-    double t1 = now();
-    fb_force(k, comm, 0);
-    if (rc != FOLD_OK) die(comm, fb_colls[k->coll].name, rc);
-    if (it >= o->warmup) t[it - o->warmup] = t1 - t0;
-  }
-  /* slowest rank per iteration */
-  if ((rc = fold_allreduce(t, tmax, (size_t)o->iters, FOLD_FLOAT64, FOLD_MAX, comm)) != FOLD_OK)
-    die(comm, "fold_allreduce (times)", rc);
-  qsort(tmax, (size_t)o->iters, sizeof(double), cmp_double);
+  double med = fb_time_calls(k, comm, o->warmup, o->iters, t, tmax);
   int i = o->iters;
-  double med = i % 2 ? tmax[i / 2] : (tmax[i / 2 - 1] + tmax[i / 2]) / 2;
   int p99 = (int)ceil(0.99 * i) - 1;
   m.ran = 1;
   m.time_us = med * 1e6;
@@ -413,7 +381,7 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
     fb_call k = {.coll = c, .dtype = b->o.dtype, .op = b->o.op, .root = b->o.root, .rank = b->rank, .n = b->n,
                  .sbuf = b->sbuf, .rbuf = b->rbuf, .algo = algo};
     if (!fb_shape(&k, s)) continue;
-    if (b->rank == 0 && now() - b->t_start > 2.0)
+    if (b->rank == 0 && fb_now() - b->t_start > 2.0)
       fprintf(stderr, "fold-bench: %s %s: %zu B (%zu/%zu)\n", fb_colls[c].name, algo ? algo : "auto", k.bytes,
               idx + 1, nsizes);
     row r = {.coll = c, .algo = algo, .bytes = k.bytes, .root = b->o.root};
@@ -473,12 +441,12 @@ int main(int argc, char **argv) {
   b.tmax = calloc((size_t)b.o.iters, sizeof(double));
   if (b.t == NULL || b.tmax == NULL) return 1;
 
-  b.t_start = now();
+  b.t_start = fb_now();
   if (b.o.tune) {
     fb_tune_args ta = {.path = b.o.tune, .coll = b.o.coll, .minb = b.o.minb, .maxb = b.o.maxb, .factor = b.o.factor,
                        .dtype = b.o.dtype, .op = b.o.op, .iters = b.o.iters, .warmup = b.o.warmup, .root = b.o.root};
     int status = fb_tune(&ta, b.comm, b.sbuf, b.rbuf);
-    if ((rc = fold_barrier(b.comm)) != FOLD_OK) die(b.comm, "fold_barrier", rc);
+    if ((rc = fold_barrier(b.comm)) != FOLD_OK) fb_die(b.comm, "fold_barrier", rc);
     fold_comm_destroy(b.comm);
     free(b.sbuf);
     free(b.rbuf);
@@ -509,7 +477,7 @@ int main(int argc, char **argv) {
   if (b.wrong_total > 0) status = 1;
   /* Leave together: a launcher stops the job when a rank exits non-zero,
    * which must not cut rank 0's table short. */
-  if ((rc = fold_barrier(b.comm)) != FOLD_OK) die(b.comm, "fold_barrier", rc);
+  if ((rc = fold_barrier(b.comm)) != FOLD_OK) fb_die(b.comm, "fold_barrier", rc);
   fold_comm_destroy(b.comm);
   free(b.sbuf);
   free(b.rbuf);

@@ -71,6 +71,20 @@ int fb_run(const fb_call *k, fold_comm *comm);
  * measured call alone. Exits with a message if fold rejects the spec. */
 void fb_force(const fb_call *k, fold_comm *comm, int on);
 
+/* Monotonic time in seconds. */
+double fb_now(void);
+
+/* Print "fold-bench: rank R: WHAT failed: ..." with the communicator's last
+ * error and exit(1). */
+_Noreturn void fb_die(fold_comm *comm, const char *what, int rc);
+
+/* The timed loop both the tables and --tune use: warm + iters calls of k,
+ * each after a barrier, forced (fb_force) and timed alone; this rank's
+ * times of the last iters go to t. Then tmax[i] = the slowest rank's time
+ * of iteration i, sorted ascending (the same on every rank). Returns the
+ * median of tmax. A failing call exits through fb_die. */
+double fb_time_calls(const fb_call *k, fold_comm *comm, int warm, int iters, double *t, double *tmax);
+
 /* --check: write this rank's exact inputs where the call reads them and a
  * poison pattern where it writes. */
 void fb_fill(const fb_call *k);

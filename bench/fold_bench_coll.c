@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "fold_bench.h"
 
@@ -101,16 +102,48 @@ static fb_layout layout(const fb_call *k) {
   return l;
 }
 
+double fb_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+_Noreturn void fb_die(fold_comm *comm, const char *what, int rc) {
+  fprintf(stderr, "fold-bench: rank %d: %s failed: %s (%s)\n", fold_comm_rank(comm), what, fold_strerror(rc),
+          fold_comm_last_error(comm));
+  exit(1);
+}
+
 void fb_force(const fb_call *k, fold_comm *comm, int on) {
   if (k->algo == NULL) return;
   char spec[96];
   snprintf(spec, sizeof spec, "%s=%s", fb_colls[k->coll].name, on ? k->algo : "auto");
   int rc = fold_comm_set_algo(comm, spec);
-  if (rc != FOLD_OK) {
-    fprintf(stderr, "fold-bench: rank %d: %s: %s (%s)\n", fold_comm_rank(comm), spec, fold_strerror(rc),
-            fold_comm_last_error(comm));
-    exit(1);
+  if (rc != FOLD_OK) fb_die(comm, spec, rc);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double fb_time_calls(const fb_call *k, fold_comm *comm, int warm, int iters, double *t, double *tmax) {
+  int rc;
+  for (int it = 0; it < warm + iters; it++) {
+    if ((rc = fold_barrier(comm)) != FOLD_OK) fb_die(comm, "fold_barrier", rc);
+    fb_force(k, comm, 1);
+    double t0 = fb_now();
+    rc = fb_run(k, comm);
+    double t1 = fb_now();
+    fb_force(k, comm, 0);
+    if (rc != FOLD_OK) fb_die(comm, fb_colls[k->coll].name, rc);
+    if (it >= warm) t[it - warm] = t1 - t0;
   }
+  /* slowest rank per iteration */
+  if ((rc = fold_allreduce(t, tmax, (size_t)iters, FOLD_FLOAT64, FOLD_MAX, comm)) != FOLD_OK)
+    fb_die(comm, "fold_allreduce (times)", rc);
+  qsort(tmax, (size_t)iters, sizeof(double), cmp_double);
+  return iters % 2 ? tmax[iters / 2] : (tmax[iters / 2 - 1] + tmax[iters / 2]) / 2;
 }
 
 int fb_run(const fb_call *k, fold_comm *comm) {

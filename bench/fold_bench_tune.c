@@ -40,56 +40,26 @@ typedef struct point {
   int winner;    /* algorithm index */
 } point;
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void die(fold_comm *comm, const char *what, int rc) {
-  fprintf(stderr, "fold-bench: rank %d: %s failed: %s (%s)\n", fold_comm_rank(comm), what, fold_strerror(rc),
-          fold_comm_last_error(comm));
-  exit(1);
-}
-
 /* Median over iterations of the slowest rank's time of call k (seconds),
  * the same on every rank; INFINITY when fold refuses the call on any rank. */
 static double time_call(const fb_call *k, const fb_tune_args *a, fold_comm *comm, double *t, double *tmax) {
   int rc;
-  if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
+  if ((rc = fold_barrier(comm)) != FOLD_OK) fb_die(comm, "fold_barrier", rc);
   fb_force(k, comm, 1);
-  double t0 = now();
+  double t0 = fb_now();
   int run = fb_run(k, comm);
   fb_force(k, comm, 0);
-  double probe[2] = {now() - t0, run == FOLD_OK ? 0.0 : 1.0}, agreed[2];
-  if (run != FOLD_OK && run != FOLD_EINVAL) die(comm, fb_colls[k->coll].name, run);
+  double probe[2] = {fb_now() - t0, run == FOLD_OK ? 0.0 : 1.0}, agreed[2];
+  if (run != FOLD_OK && run != FOLD_EINVAL) fb_die(comm, fb_colls[k->coll].name, run);
   if ((rc = fold_allreduce(probe, agreed, 2, FOLD_FLOAT64, FOLD_MAX, comm)) != FOLD_OK)
-    die(comm, "fold_allreduce (probe)", rc);
+    fb_die(comm, "fold_allreduce (probe)", rc);
   if (agreed[1] != 0.0) return INFINITY;
   int iters = agreed[0] > 0 ? (int)(BUDGET_S / agreed[0]) : a->iters;
   if (iters > a->iters) iters = a->iters;
   if (iters < MIN_ITERS) iters = MIN_ITERS;
   /* the probe warmed the caches already; slow calls need no more */
   int warm = agreed[0] < 1e-3 ? a->warmup : 0;
-  for (int it = 0; it < warm + iters; it++) {
-    if ((rc = fold_barrier(comm)) != FOLD_OK) die(comm, "fold_barrier", rc);
-    fb_force(k, comm, 1);
-    t0 = now();
-    rc = fb_run(k, comm);
-    double t1 = now();
-    fb_force(k, comm, 0);
-    if (rc != FOLD_OK) die(comm, fb_colls[k->coll].name, rc);
-    if (it >= warm) t[it - warm] = t1 - t0;
-  }
-  if ((rc = fold_allreduce(t, tmax, (size_t)iters, FOLD_FLOAT64, FOLD_MAX, comm)) != FOLD_OK)
-    die(comm, "fold_allreduce (times)", rc);
-  qsort(tmax, (size_t)iters, sizeof(double), cmp_double);
-  return iters % 2 ? tmax[iters / 2] : (tmax[iters / 2 - 1] + tmax[iters / 2]) / 2;
+  return fb_time_calls(k, comm, warm, iters, t, tmax);
 }
 
 static int nalgos(fb_coll c) {
@@ -223,7 +193,7 @@ static void tune_coll(const fb_tune_args *a, fold_comm *comm, fb_coll c, char *s
   size_t nsizes = c == FB_BARRIER ? 1 : count_sizes(a), npts = 0; /* barrier: one 0-byte row */
   point *pts = calloc(nsizes, sizeof *pts);
   int slow[FB_MAX_ALGOS] = {0}, dropped[FB_MAX_ALGOS] = {0}, last = -1;
-  if (pts == NULL) die(comm, "calloc", FOLD_ENOMEM);
+  if (pts == NULL) fb_die(comm, "calloc", FOLD_ENOMEM);
   if (rank == 0) {
     printf("# tune %s: %d ranks, %s, %s%s%s; time (us): median of the slowest rank\n# %12s", fb_colls[c].name, n,
            tp, fold_dtype_name(a->dtype), fb_colls[c].reduces ? " " : "", fb_colls[c].reduces ? fb_op_name(a->op) : "",
@@ -288,10 +258,10 @@ int fb_tune(const fb_tune_args *a, fold_comm *comm, char *sbuf, char *rbuf) {
   int rank = fold_comm_rank(comm), n = fold_comm_size(comm);
   const char *tp = fold_comm_transport(comm);
   double *t = calloc((size_t)a->iters + MIN_ITERS, sizeof *t), *tmax = calloc((size_t)a->iters + MIN_ITERS, sizeof *t);
-  if (t == NULL || tmax == NULL) die(comm, "calloc", FOLD_ENOMEM);
+  if (t == NULL || tmax == NULL) fb_die(comm, "calloc", FOLD_ENOMEM);
   int tuned[FB_NCOLL] = {0};
   text out = {0};
-  double t0 = now();
+  double t0 = fb_now();
   for (int c = 0; c < FB_NCOLL; c++) {
     if ((a->coll != -1 && a->coll != c) || nalgos((fb_coll)c) < 2) continue;
     tuned[c] = 1;
@@ -299,7 +269,7 @@ int fb_tune(const fb_tune_args *a, fold_comm *comm, char *sbuf, char *rbuf) {
   }
   int status = 0;
   if (rank == 0) {
-    printf("#\n# rules for %d ranks over %s (%.2f s):\n", n, tp, now() - t0);
+    printf("#\n# rules for %d ranks over %s (%.2f s):\n", n, tp, fb_now() - t0);
     fputs(out.s ? out.s : "", stdout);
     if (write_rules(a->path, &out, tuned, n, tp) != 0) status = 1;
     else printf("# written to %s\n#\n", a->path);
@@ -310,6 +280,6 @@ int fb_tune(const fb_tune_args *a, fold_comm *comm, char *sbuf, char *rbuf) {
   free(tmax);
   /* every rank leaves with rank 0's status */
   int agreed = 0, rc = fold_allreduce(&status, &agreed, 1, FOLD_INT32, FOLD_MAX, comm);
-  if (rc != FOLD_OK) die(comm, "fold_allreduce (status)", rc);
+  if (rc != FOLD_OK) fb_die(comm, "fold_allreduce (status)", rc);
   return agreed;
 }
