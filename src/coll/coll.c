@@ -102,7 +102,7 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
 
 void fold__coll_describe(const fold__sig *s, char *buf, size_t cap) { describe(NULL, s, buf, cap); }
 
-static int sig_equal(const fold__sig *a, const fold__sig *b) {
+int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b) {
   return a->count == b->count && a->root == b->root && a->op == b->op && a->coll == b->coll && a->dtype == b->dtype;
 }
 
@@ -114,7 +114,7 @@ static int sig_check(fold__coll *co) {
   co->sig_checked = 1;
   int st = co->sig_recv->status;
   if (st < 0) return st;
-  if (co->sig_recv->got == sizeof co->left_sig && sig_equal(&co->sig, &co->left_sig)) return 1;
+  if (co->sig_recv->got == sizeof co->left_sig && fold__coll_sig_equal(&co->sig, &co->left_sig)) return 1;
   char mine[160], theirs[160], msg[FOLD__ERRLEN];
   describe(co, &co->sig, mine, sizeof mine);
   describe(co, &co->left_sig, theirs, sizeof theirs);

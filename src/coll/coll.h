@@ -137,5 +137,7 @@ extern const fold__algo_table fold__algo_tables[FOLD__COLL_COUNT];
 const char *fold__coll_name(fold__coll_kind k);
 /* "allreduce(count=8, dtype=float32, op=sum)": a call, for mismatch messages. */
 void fold__coll_describe(const fold__sig *s, char *buf, size_t cap);
+/* Do two calls' signatures agree (count, root, op, collective, dtype)? */
+int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b);
 
 #endif

@@ -137,10 +137,9 @@ static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
     if (p == a->rank) continue;
     fold__shm_csig t = a->ctl[p]->sig[g & 1];
     uint32_t index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
-    if (t.chunk == (uint32_t)g && t.index == index && t.count == co->sig.count && t.root == co->sig.root &&
-        t.op == co->sig.op && t.coll == co->sig.coll && t.dtype == co->sig.dtype)
-      continue;
     fold__sig theirs = {.count = t.count, .root = t.root, .op = t.op, .coll = t.coll, .dtype = t.dtype};
+    if (t.chunk == (uint32_t)g && t.index == index && fold__coll_sig_equal(&co->sig, &theirs))
+      continue;
     char d1[160], d2[160], msg[FOLD__ERRLEN];
     fold__coll_describe(&co->sig, d1, sizeof d1);
     fold__coll_describe(&theirs, d2, sizeof d2);
