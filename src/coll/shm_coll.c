@@ -53,8 +53,8 @@ const char *fold__shm_usable(const fold_comm *c) {
   const fold__tp *tp = c->tps[0];
   if (tp->ops->kind == FOLD__TP_KIND_INPROC) return "its ranks are threads of one process (inproc transport), not processes sharing memory";
   if (tp->ops->kind != FOLD__TP_KIND_SHM) return "its peers are reached over tcp, not through shared memory";
-  for (int p = 0; p < c->size; p++)
-    if (p != c->rank && c->peer_tp[p] != c->tps[0]) return "some peer is not reached through shared memory";
+  /* One transport, and it is shm: it reaches every peer (bootstrap maps each
+   * peer to exactly one transport), so no per-peer scan on every call. */
   if (area_of(c) == NULL)
     return "the shared-memory collective area is off (FOLD_SHM_COLL_BYTES=0, or the ranks disagree on its size)";
   return NULL;
