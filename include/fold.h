@@ -152,14 +152,25 @@ FOLD_API int fold_comm_size(const fold_comm *comm);
 /* Messages between one pair of ranks with one tag never overtake each other.
  * tag must be >= 0. A message may be shorter than the receive buffer (the
  * rest of the buffer is untouched); a message longer than the receive buffer
- * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer)
- * and leaves the communicator usable; for a large message (over 64 KiB,
- * sent by rendezvous) the send then fails with FOLD_EMISMATCH too.
+ * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer,
+ * the message is discarded) and leaves the communicator usable. What the
+ * sender of such a message gets depends on the transport between the two
+ * ranks (fold_comm_transport names it when all pairs use one):
+ *  - tcp and inproc send a message over 64 KiB by rendezvous (it waits for
+ *    the receiver): the send fails with FOLD_EMISMATCH too;
+ *  - messages up to 64 KiB (buffered on every transport), every message over
+ *    shm (streamed through shared memory without an answer from the
+ *    receiver) and every simulated one: the send returns FOLD_OK.
  * Sending to oneself is allowed (post the receive or use the nonblocking
- * calls to avoid waiting on yourself). */
+ * calls to avoid waiting on yourself); it never fails the send. */
 
-/* Send count elements of dtype to rank peer. Blocks until buf may be reused
- * (small messages are buffered; large ones wait for the receiver). */
+/* Send count elements of dtype to rank peer. Blocks until buf may be reused:
+ * a message up to 64 KiB once it is copied into the transport's buffers
+ * (socket, shared-memory ring; a wait only while they are full); a larger
+ * one over tcp and inproc once the receiver has posted the receive and
+ * taken the data, over shm once the last byte is in shared memory (which
+ * needs the receiver's progress, not its receive), and on the simulator
+ * once the bytes have left the sender's link. */
 FOLD_API int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
 
 /* Receive up to count elements of dtype from rank peer with tag. Blocks
