@@ -348,7 +348,8 @@ FOLD_API int fold_op_create(fold_op *op,
  * Deterministic: the same program gives the same times.
  * Nonblocking calls started on every rank complete by running the simulator;
  * a blocking call (or fold_wait) on a simulated communicator runs the
- * simulator until that operation completes. */
+ * simulator until that operation completes, and fold_test runs at most one
+ * simulator event. */
 typedef struct fold_sim fold_sim;
 
 typedef struct fold_sim_params {
