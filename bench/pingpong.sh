@@ -11,8 +11,9 @@
 #                        writes a new pingpong-<date>-<time>/ under it
 #   PINGPONG_TIMEOUT     seconds allowed per run (default 120; a full run of
 #                        one side takes a few seconds); FOLD_TIMEOUT defaults to 60
-#   PINGPONG_BIND        core (default): rank r pinned to CPU r on both sides;
-#                        none: nobody is pinned
+#   PINGPONG_BIND        core (default): rank r pinned to the r-th CPU on both
+#                        sides (foldrun --bind core, mpirun --bind-to core);
+#                        none: nobody is pinned (foldrun --bind none)
 #   PINGPONG_ROUNDS      run all sides this many times (default 1), pairs
 #                        interleaved; per size and side the best round (lowest
 #                        median latency) is reported: on a shared machine this
@@ -26,7 +27,7 @@
 #                        mpirun.openmpi)
 # Exit status: 0 if every run succeeded, 1 if some failed (the table is still
 # printed, with "-" where a side failed), 2 on a setup error (bad
-# PINGPONG_ROUNDS, results dir not writable).
+# PINGPONG_ROUNDS or PINGPONG_BIND, results dir not writable).
 set -u
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +38,7 @@ run_timeout=${PINGPONG_TIMEOUT:-120}
 # message (which rank, which peer) rather than with timeout's kill.
 export FOLD_TIMEOUT=${FOLD_TIMEOUT:-60}
 bind=${PINGPONG_BIND:-core}
+case $bind in core | none) ;; *) echo "pingpong: PINGPONG_BIND must be core or none" >&2; exit 2 ;; esac
 rounds=${PINGPONG_ROUNDS:-1}
 case $rounds in '' | *[!0-9]* | 0) echo "pingpong: PINGPONG_ROUNDS must be >= 1" >&2; exit 2 ;; esac
 only=${PINGPONG_ONLY:-fold-shm fold-tcp ompi-shm ompi-tcp}
@@ -94,16 +96,15 @@ fi
 # ---- run ------------------------------------------------------------------
 mpi_common=(-n 2)
 [ "$(id -u)" = 0 ] && mpi_common+=(--allow-run-as-root)
+# foldrun --bind core puts rank r on the r-th CPU it may use, as
+# mpirun --map-by core --bind-to core does; --bind none is needed for an
+# unbound run, since foldrun binds by default when the ranks fit the CPUs.
 if [ "$bind" = core ]; then
   mpi_common+=(--map-by core --bind-to core)
-  # foldrun does not pin; wrap each rank so that rank r runs on CPU r, as
-  # mpirun --map-by core --bind-to core does.
-  ncpu=$(nproc)
-  fold_cmd=(sh -c 'exec taskset -c $((FOLD_RANK % '"$ncpu"')) "$0" "$@"' "$pp")
 else
   mpi_common+=(--bind-to none)
-  fold_cmd=("$pp")
 fi
+fold_cmd=("$pp")
 
 failed=0
 # run NAME CMD...: one round of one side, with the harness args "${model[@]}"
@@ -139,7 +140,7 @@ for round in $(seq 1 "$rounds"); do
   for t in shm tcp; do
     if [ $t = shm ]; then model=("${model_shm[@]}"); else model=("${model_tcp[@]}"); fi
     if [ $fold_ok = 1 ]; then
-      run fold-$t "$foldrun" -n 2 --transport $t -- "${fold_cmd[@]}"
+      run fold-$t "$foldrun" -n 2 --transport $t --bind "$bind" -- "${fold_cmd[@]}"
     elif wanted fold-$t; then
       failed=1
     fi

@@ -16,8 +16,9 @@
  *    FOLD_EABORTED) at once; fold_comm_destroy() still works and never hangs.
  *    Argument errors (FOLD_EINVAL) and mismatches on a single call do not fail
  *    the communicator.
- *  - Every wait is bounded by FOLD_TIMEOUT seconds (default 300): a wait that
- *    sees no completion for that long returns FOLD_ETIMEDOUT.
+ *  - Every wait (a blocking call, fold_wait) is bounded by FOLD_TIMEOUT
+ *    seconds (default 300; virtual seconds on the simulator) from its start:
+ *    an operation not complete by then returns FOLD_ETIMEDOUT.
  */
 #ifndef FOLD_H
 #define FOLD_H
@@ -101,9 +102,11 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  *   store:     FOLD_STORE, else tcp://MASTER_ADDR:MASTER_PORT, else (all
  *              ranks on one host only) a file store in $TMPDIR named after
  *              the launcher's job id (docs/bootstrap.md lists the variables).
- * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|inproc|shm|tcp),
- * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE),
- * FOLD_ALGO and FOLD_RULES (algorithm selection: see fold_comm_set_algo).
+ * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|shm|tcp; inproc is
+ * FOLD_EINVAL here, ranks made by fold_comm_init_threads always use it),
+ * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG
+ * (NONE|WARN|INFO|TRACE), FOLD_ALGO and FOLD_RULES (algorithm selection:
+ * see fold_comm_set_algo); README.md lists every variable with its default.
  * Returns FOLD_EINVAL if rank/size/store cannot be found, FOLD_ETIMEDOUT if
  * some rank does not join in time (the message names the missing ranks),
  * FOLD_EAUTH if the store refuses this rank's token. On failure *comm is NULL
@@ -112,8 +115,9 @@ FOLD_API int fold_init(fold_comm **comm);
 
 /* Create a communicator of `size` ranks, this process being `rank`, meeting
  * at `store`: "tcp://host:port" (IPv4, a name, or [IPv6]) or "file:///dir".
- * With a tcp store, rank 0 serves the store at host:port itself unless that
- * port is already served (by foldrun): then every rank is a client. Blocks
+ * With a tcp store, rank 0 serves the store at host:port itself unless it
+ * cannot listen there (the port is taken, by foldrun for instance, or host
+ * is not an address of this machine): then every rank is a client. Blocks
  * until every rank has joined and all connections are made and
  * authenticated (bounded by FOLD_TIMEOUT). Transports: peers in the same
  * process, host and namespaces use shm, others tcp (FOLD_TRANSPORT forces
@@ -133,7 +137,8 @@ FOLD_API int fold_comm_init_threads(int n, fold_comm **comms);
 /* Release comm and everything it holds. Never hangs, even after a failure;
  * pending requests of comm become invalid (do not wait on them afterwards).
  * Peers still talking to this rank see it as lost (FOLD_EPEER).
- * NULL is accepted and ignored. Returns FOLD_OK. */
+ * NULL is accepted and ignored. Returns FOLD_OK (FOLD_EINVAL, nothing
+ * done, for a simulated rank while its fold_sim_run is running). */
 FOLD_API int fold_comm_destroy(fold_comm *comm);
 
 /* Fail every pending and later operation on comm with FOLD_EABORTED. Local:
@@ -152,14 +157,25 @@ FOLD_API int fold_comm_size(const fold_comm *comm);
 /* Messages between one pair of ranks with one tag never overtake each other.
  * tag must be >= 0. A message may be shorter than the receive buffer (the
  * rest of the buffer is untouched); a message longer than the receive buffer
- * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer)
- * and leaves the communicator usable; for a large message (over 64 KiB,
- * sent by rendezvous) the send then fails with FOLD_EMISMATCH too.
+ * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer,
+ * the message is discarded) and leaves the communicator usable. What the
+ * sender of such a message gets depends on the transport between the two
+ * ranks (fold_comm_transport names it when all pairs use one):
+ *  - tcp and inproc send a message over 64 KiB by rendezvous (it waits for
+ *    the receiver): the send fails with FOLD_EMISMATCH too;
+ *  - messages up to 64 KiB (buffered on every transport), every message over
+ *    shm (streamed through shared memory without an answer from the
+ *    receiver) and every simulated one: the send returns FOLD_OK.
  * Sending to oneself is allowed (post the receive or use the nonblocking
- * calls to avoid waiting on yourself). */
+ * calls to avoid waiting on yourself); it never fails the send. */
 
-/* Send count elements of dtype to rank peer. Blocks until buf may be reused
- * (small messages are buffered; large ones wait for the receiver). */
+/* Send count elements of dtype to rank peer. Blocks until buf may be reused:
+ * a message up to 64 KiB once it is copied into the transport's buffers
+ * (socket, shared-memory ring; a wait only while they are full); a larger
+ * one over tcp and inproc once the receiver has posted the receive and
+ * taken the data, over shm once the last byte is in shared memory (which
+ * needs the receiver's progress, not its receive), and on the simulator
+ * once the bytes have left the sender's link. */
 FOLD_API int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
 
 /* Receive up to count elements of dtype from rank peer with tag. Blocks
@@ -306,9 +322,10 @@ FOLD_API const char *fold_comm_transport(const fold_comm *comm);
  * "collective=algorithm[,collective=algorithm...]", e.g.
  * "allreduce=ring,broadcast=binomial"; "collective=auto" restores automatic
  * selection. The same grammar as the FOLD_ALGO environment variable, which
- * is read when a communicator is created. Local: every rank must set the
- * same. Algorithms per collective: docs/collectives.md. Returns FOLD_EINVAL
- * (nothing changed) for an unknown collective or algorithm. */
+ * is read when a communicator is created (a bad FOLD_ALGO is ignored with a
+ * warning). Local: every rank must set the same. Algorithms per
+ * collective: docs/collectives.md. Returns FOLD_EINVAL (nothing changed)
+ * for a NULL comm or spec, or an unknown collective or algorithm. */
 FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
@@ -316,7 +333,7 @@ FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
  * lower ranks (MPI_User_function's convention); ctx is passed through.
  * commutative = 0 restricts the op to order-keeping algorithms. Local: every
  * rank creates the same ops in the same order. The op lives as long as
- * comm. Returns FOLD_EINVAL for a NULL op or fn. */
+ * comm. Returns FOLD_EINVAL for a NULL op, fn or comm. */
 FOLD_API int fold_op_create(fold_op *op,
                             void (*fn)(void *inout, const void *in, size_t count, fold_dtype dtype, void *ctx),
                             void *ctx, int commutative, fold_comm *comm);
@@ -331,7 +348,8 @@ FOLD_API int fold_op_create(fold_op *op,
  * Deterministic: the same program gives the same times.
  * Nonblocking calls started on every rank complete by running the simulator;
  * a blocking call (or fold_wait) on a simulated communicator runs the
- * simulator until that operation completes. */
+ * simulator until that operation completes, and fold_test runs at most one
+ * simulator event. */
 typedef struct fold_sim fold_sim;
 
 typedef struct fold_sim_params {
@@ -344,18 +362,21 @@ typedef struct fold_sim_params {
 FOLD_API void fold_sim_params_default(fold_sim_params *p);
 
 /* Create a simulated world of n ranks; comms[i] is rank i. params may be
- * NULL for the defaults. Returns FOLD_EINVAL for n < 1 or negative params. */
+ * NULL for the defaults. Returns FOLD_EINVAL for n < 1, a NULL sim or comms,
+ * or params that are negative or not finite. */
 FOLD_API int fold_sim_create(int n, const fold_sim_params *params, fold_sim **sim, fold_comm **comms);
 
 /* Run the simulator until no event is left. Returns FOLD_OK, or
  * FOLD_ETIMEDOUT (with a message naming the stuck ranks) if operations are
- * still pending when nothing more can happen (a deadlock in the program). */
+ * still pending when nothing more can happen (a deadlock in the program);
+ * FOLD_EINVAL for NULL or when called from inside a run (a user op). */
 FOLD_API int fold_sim_run(fold_sim *sim);
 
 /* Current virtual time in seconds. */
 FOLD_API double fold_sim_time(const fold_sim *sim);
 
-/* Destroy the simulator and all its communicators. NULL is ignored. */
+/* Destroy the simulator and all its communicators. NULL is ignored.
+ * Returns FOLD_OK, or FOLD_EINVAL (nothing done) from inside a run. */
 FOLD_API int fold_sim_destroy(fold_sim *sim);
 
 #ifdef __cplusplus

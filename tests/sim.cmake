@@ -6,7 +6,7 @@ set_tests_properties(sim_heap PROPERTIES TIMEOUT 30)
 fold_add_test_exe(sim_model_test ${FOLD_TEST_DIR}/sim/sim_model_test.c)
 target_link_libraries(sim_model_test PRIVATE m)
 foreach(case one_message ring_step sender_serialises receiver_serialises order determinism deadlock
-        blocking charge_and_timers destroy_rank virtual_timeout args)
+        blocking charge_and_timers destroy_rank virtual_timeout args oversized)
   add_test(NAME sim_model_${case} COMMAND sim_model_test ${case})
   set_tests_properties(sim_model_${case} PROPERTIES TIMEOUT 30)
 endforeach()

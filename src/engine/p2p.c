@@ -57,7 +57,12 @@ static int finish(fold_comm *c, fold_request *r, const char *op) {
   else if (st < 0 && fold__comm_failed(c))
     st = fold__comm_failed(c);
   fold__req_user_done(r);
-  if (st < 0 && r->kind == FOLD__REQ_SEND && !fold__comm_failed(c))
+  /* The transport's own message may be long overwritten (nonblocking
+   * sends finish late), so say here what a refused send means. */
+  if (st == FOLD_EMISMATCH && r->kind == FOLD__REQ_SEND && !fold__comm_failed(c))
+    fold__error(c, st, "%s: rank %d: message of %zu bytes to rank %d (tag %d) is larger than the receive buffer",
+                op, c->rank, r->bytes, r->peer, r->tag);
+  else if (st < 0 && r->kind == FOLD__REQ_SEND && !fold__comm_failed(c))
     fold__error(c, st, "%s: rank %d: send to rank %d (tag %d) failed: %s", op, c->rank, r->peer, r->tag,
                 fold_strerror(st));
   fold__req_unref(r);
