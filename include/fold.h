@@ -48,7 +48,8 @@ extern "C" {
 #define FOLD_EPEER     -3  /* a peer was lost (exited, killed, connection closed) */
 #define FOLD_EMISMATCH -4  /* ranks disagree (collective, count, dtype, op, root) or a
                               message is larger than the receive buffer */
-#define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job */
+#define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job (or the
+                              store address serves something that is not a fold store) */
 #define FOLD_ENOMEM    -6  /* out of memory */
 #define FOLD_ESYS      -7  /* an operating-system call failed (see last_error) */
 #define FOLD_EABORTED  -8  /* the communicator was aborted */
@@ -122,7 +123,9 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  * Returns FOLD_EINVAL if rank/size are incomplete or the store cannot be
  * found, FOLD_ETIMEDOUT if some rank does not join in time (the message
  * names the missing ranks), FOLD_EAUTH if the store refuses this rank's
- * token.
+ * token or the store address is served by something that is not a fold
+ * store (e.g. PyTorch's TCPStore at MASTER_PORT: detected within about 2 s
+ * of connecting; the message says what answered and to set FOLD_STORE).
  * On failure *comm is NULL and fold_comm_last_error(NULL) says why. */
 FOLD_API int fold_init(fold_comm **comm);
 

@@ -73,3 +73,8 @@ set_tests_properties(init_singleton init_singleton_partial_rank init_singleton_p
   init_singleton_bad_transport init_local_unit PROPERTIES TIMEOUT 30)
 set_tests_properties(init_local_foldrun3 init_local_netns3 PROPERTIES TIMEOUT 120)
 set_tests_properties(init_local_netns3 PROPERTIES LABELS nosan RUN_SERIAL TRUE)
+
+# A store port served by something else (PyTorch's TCPStore, a silent or a chatty server) is reported
+# within seconds, not after FOLD_TIMEOUT (issue 9, item 14). python3-torch: scripts/deps.sh.
+add_test(NAME init_foreign_store COMMAND ${FOLD_TEST_DIR}/bootstrap/foreign_store.sh $<TARGET_FILE:init_world>)
+set_tests_properties(init_foreign_store PROPERTIES TIMEOUT 300 LABELS nosan)

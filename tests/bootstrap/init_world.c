@@ -52,8 +52,8 @@ static void collectives(fold_comm *c) {
  *   init_world SIZE all|own [TRANSPORT]  fold_init must give SIZE ranks whose
  *       local rank/size are rank/size (all) or 0/1 (own host each), and run
  *       every collective; TRANSPORT: the fold_comm_transport wanted.
- *   init_world einval WORD...            fold_init must fail with FOLD_EINVAL,
- *       fast, with a message naming each WORD.
+ *   init_world einval|eauth WORD...      fold_init must fail with FOLD_EINVAL
+ *       (FOLD_EAUTH), with a message naming each WORD.
  *   init_world unit                      threads, simulator and NULL. */
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "unit") == 0) {
@@ -81,15 +81,16 @@ int main(int argc, char **argv) {
   }
   fold_comm *c = NULL;
   int rc = fold_init(&c);
-  if (argc >= 2 && strcmp(argv[1], "einval") == 0) {
-    CHECK(rc == FOLD_EINVAL, "fold_init returned %d (%s), wanted FOLD_EINVAL", rc, fold_strerror(rc));
+  if (argc >= 2 && (strcmp(argv[1], "einval") == 0 || strcmp(argv[1], "eauth") == 0)) {
+    int want = strcmp(argv[1], "einval") == 0 ? FOLD_EINVAL : FOLD_EAUTH;
+    CHECK(rc == want, "fold_init returned %d (%s), wanted %s", rc, fold_strerror(rc), fold_strerror(want));
     CHECK(c == NULL, "comm not NULL on failure");
     for (int i = 2; i < argc; i++)
       CHECK(strstr(fold_comm_last_error(NULL), argv[i]) != NULL, "message lacks \"%s\": %s", argv[i],
             fold_comm_last_error(NULL));
     printf("refused: %s\n", fold_comm_last_error(NULL));
     fold_comm_destroy(c);
-    return check_report("init_world einval");
+    return check_report("init_world refused");
   }
   if (argc < 3) {
     fprintf(stderr, "usage: init_world SIZE all|own [TRANSPORT] | einval WORD... | unit\n");
