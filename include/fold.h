@@ -36,8 +36,10 @@ extern "C" {
 #define FOLD_API
 #endif
 
+/* The version of this header. It is the project's one version: CMake reads
+ * it from here (project VERSION, the library's SONAME, fold.pc). */
 #define FOLD_VERSION_MAJOR 0
-#define FOLD_VERSION_MINOR 1
+#define FOLD_VERSION_MINOR 2
 #define FOLD_VERSION_PATCH 0
 
 /* ---- status codes ------------------------------------------------------ */
@@ -47,7 +49,8 @@ extern "C" {
 #define FOLD_EPEER     -3  /* a peer was lost (exited, killed, connection closed) */
 #define FOLD_EMISMATCH -4  /* ranks disagree (collective, count, dtype, op, root) or a
                               message is larger than the receive buffer */
-#define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job */
+#define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job (or the
+                              store address serves something that is not a fold store) */
 #define FOLD_ENOMEM    -6  /* out of memory */
 #define FOLD_ESYS      -7  /* an operating-system call failed (see last_error) */
 #define FOLD_EABORTED  -8  /* the communicator was aborted */
@@ -77,6 +80,12 @@ FOLD_API const char *fold_dtype_name(fold_dtype dtype);
 typedef struct fold_comm fold_comm;
 typedef struct fold_request fold_request;
 
+/* The version of the library that runs, "MAJOR.MINOR.PATCH" (e.g. "0.2.0"):
+ * the FOLD_VERSION_* macros of the header it was built with (which may
+ * differ from the header a program was compiled against). Static string,
+ * never NULL. */
+FOLD_API const char *fold_version(void);
+
 /* ---- errors ------------------------------------------------------------ */
 
 /* Static name and description of a status code, e.g.
@@ -95,7 +104,7 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
 /* ---- communicators ----------------------------------------------------- */
 
 /* Create the world communicator from the environment. Blocks until every rank
- * has joined (bounded by FOLD_TIMEOUT). Understood, first match wins:
+ * has joined (bounded by FOLD_TIMEOUT). Understood, first complete pair wins:
  *   rank/size: FOLD_RANK/FOLD_SIZE (foldrun), RANK/WORLD_SIZE (torchrun),
  *              OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE (Open MPI mpirun),
  *              PMI_RANK/PMI_SIZE (MPICH hydra), SLURM_PROCID/SLURM_NTASKS (srun)
@@ -107,10 +116,20 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG
  * (NONE|WARN|INFO|TRACE), FOLD_ALGO and FOLD_RULES (algorithm selection:
  * see fold_comm_set_algo); README.md lists every variable with its default.
- * Returns FOLD_EINVAL if rank/size/store cannot be found, FOLD_ETIMEDOUT if
- * some rank does not join in time (the message names the missing ranks),
- * FOLD_EAUTH if the store refuses this rank's token. On failure *comm is NULL
- * and fold_comm_last_error(NULL) says why. */
+ * Singleton: when none of the rank/size variables above is set (a program
+ * started by hand, without a launcher), fold_init does not block and makes a
+ * world of one, like MPI's singleton init: rank 0 of size 1, transport
+ * "inproc", no store, no sockets, no rendezvous (logged at INFO); every
+ * call works on it. Some of the variables set but no complete pair (e.g.
+ * FOLD_RANK without FOLD_SIZE), or FOLD_STORE without rank/size, is
+ * FOLD_EINVAL naming them: a job was meant, and running alone would hide it.
+ * Returns FOLD_EINVAL if rank/size are incomplete or the store cannot be
+ * found, FOLD_ETIMEDOUT if some rank does not join in time (the message
+ * names the missing ranks), FOLD_EAUTH if the store refuses this rank's
+ * token or the store address is served by something that is not a fold
+ * store (e.g. PyTorch's TCPStore at MASTER_PORT: detected within about 2 s
+ * of connecting; the message says what answered and to set FOLD_STORE).
+ * On failure *comm is NULL and fold_comm_last_error(NULL) says why. */
 FOLD_API int fold_init(fold_comm **comm);
 
 /* Create a communicator of `size` ranks, this process being `rank`, meeting
@@ -152,6 +171,20 @@ FOLD_API int fold_comm_rank(const fold_comm *comm);
 
 /* The number of ranks, or FOLD_EINVAL for NULL. */
 FOLD_API int fold_comm_size(const fold_comm *comm);
+
+/* Node-local rank: this rank's index among the ranks of comm on the same
+ * host, ordered by rank (torchrun's LOCAL_RANK), or FOLD_EINVAL for NULL.
+ * "Same host" is the test the transports use to choose shared memory: the
+ * same kernel boot and the same network, pid and ipc namespaces, so ranks
+ * in different network namespaces of one machine are on different hosts.
+ * fold_comm_init_threads (and fold_init's world of one): every rank is
+ * local (local rank = rank). Simulator: every rank is its own host (local
+ * rank 0, local size 1), as each has its own link in the model. */
+FOLD_API int fold_comm_local_rank(const fold_comm *comm);
+
+/* How many ranks of comm are on this rank's host (itself included), by the
+ * same rule as fold_comm_local_rank, or FOLD_EINVAL for NULL. */
+FOLD_API int fold_comm_local_size(const fold_comm *comm);
 
 /* ---- point-to-point ---------------------------------------------------- */
 /* Messages between one pair of ranks with one tag never overtake each other.

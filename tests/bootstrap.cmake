@@ -55,3 +55,26 @@ if(FOLD_HAVE_LIBFUZZER)
 else()
   message(STATUS "fold: clang with libFuzzer not found; fuzz targets not built")
 endif()
+
+# fold_init without a launcher (a clean environment): a world of one; a half-set
+# launcher or a lone FOLD_STORE is refused. Node-local rank/size: all local
+# under foldrun and in threads, each rank its own host in network namespaces
+# and in the simulator (issue 9, items 12 and 13).
+fold_add_test_exe(init_world bootstrap/init_world.c check.c)
+add_test(NAME init_singleton COMMAND env -i PATH=/usr/bin:/bin $<TARGET_FILE:init_world> 1 all inproc)
+add_test(NAME init_singleton_partial_rank COMMAND env -i FOLD_RANK=0 $<TARGET_FILE:init_world> einval FOLD_RANK=0)
+add_test(NAME init_singleton_partial_size COMMAND env -i WORLD_SIZE=2 $<TARGET_FILE:init_world> einval WORLD_SIZE=2)
+add_test(NAME init_singleton_store_only COMMAND env -i FOLD_STORE=tcp://127.0.0.1:9 $<TARGET_FILE:init_world> einval FOLD_STORE)
+add_test(NAME init_singleton_bad_transport COMMAND env -i FOLD_TRANSPORT=carrier-pigeon $<TARGET_FILE:init_world> einval FOLD_TRANSPORT)
+add_test(NAME init_local_unit COMMAND init_world unit)
+add_test(NAME init_local_foldrun3 COMMAND foldrun -n 3 --timeout 30 -- $<TARGET_FILE:init_world> 3 all)
+add_test(NAME init_local_netns3 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh netns 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:init_world> 3 own tcp)
+set_tests_properties(init_singleton init_singleton_partial_rank init_singleton_partial_size init_singleton_store_only
+  init_singleton_bad_transport init_local_unit PROPERTIES TIMEOUT 30)
+set_tests_properties(init_local_foldrun3 init_local_netns3 PROPERTIES TIMEOUT 120)
+set_tests_properties(init_local_netns3 PROPERTIES LABELS nosan RUN_SERIAL TRUE)
+
+# A store port served by something else (PyTorch's TCPStore, a silent or a chatty server) is reported
+# within seconds, not after FOLD_TIMEOUT (issue 9, item 14). python3-torch: scripts/deps.sh.
+add_test(NAME init_foreign_store COMMAND ${FOLD_TEST_DIR}/bootstrap/foreign_store.sh $<TARGET_FILE:init_world>)
+set_tests_properties(init_foreign_store PROPERTIES TIMEOUT 300 LABELS nosan)

@@ -293,6 +293,21 @@ static int choose(boot *b, int tpk) {
   return 0;
 }
 
+/* Node-local rank and size: ranks whose host identity equals this rank's
+ * (the test choose() uses for shm, so network namespaces count as hosts),
+ * ordered by rank. */
+static void set_local(const boot *b, fold_comm *c) {
+  const char *mine = b->cards[b->rank].host;
+  c->local_rank = 0;
+  c->local_size = 0;
+  for (int p = 0; p < b->size; p++)
+    if (strcmp(b->cards[p].host, mine) == 0) {
+      if (p < b->rank)
+        c->local_rank++;
+      c->local_size++;
+    }
+}
+
 static int any(const uint8_t *use, int n) {
   for (int i = 0; i < n; i++)
     if (use[i])
@@ -473,6 +488,7 @@ static int comm_init(fold_comm **comm, int rank, int size, const char *store, in
   if ((rc = prepare(b, c, tpk, job_id, &me)) < 0 || (rc = exchange_cards(b, &me)) < 0 ||
       (rc = choose(b, tpk)) < 0 || (rc = connect_all(b, c)) < 0 || (rc = finish(b, remove_dir)) < 0)
     goto out;
+  set_local(b, c);
   for (int i = 0; i < c->ntps; i++)
     if (c->tps[i]->ops->joined)
       c->tps[i]->ops->joined(c->tps[i]);
@@ -593,6 +609,43 @@ static int single_host_job_id(const char *who, char *out, size_t cap) {
   return -1;
 }
 
+/* No complete rank/size pair. With no launcher variable at all the program
+ * was started by hand: like MPI's singleton init it is a world of one
+ * (inproc, no store, no sockets). A half-set launcher (FOLD_RANK without
+ * FOLD_SIZE, a lone WORLD_SIZE) or a FOLD_STORE with no rank says a job was
+ * meant: then running alone would hide the mistake, so it is an error. */
+static int init_singleton(fold_comm **comm) {
+  char set[256] = "";
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
+    const char *names[2] = {launchers[i].rank, launchers[i].size};
+    for (int k = 0; k < 2; k++) {
+      const char *v = getenv(names[k]);
+      if (v && *v && n < sizeof set - 64)
+        n += (size_t)snprintf(set + n, sizeof set - n, "%s%s=%.16s", n ? ", " : "", names[k], v);
+    }
+  }
+  const char *st = getenv("FOLD_STORE");
+  if (st && *st && n < sizeof set - 64)
+    n += (size_t)snprintf(set + n, sizeof set - n, "%sFOLD_STORE=%.40s", n ? ", " : "", st);
+  if (n > 0)
+    return fold__error(NULL, FOLD_EINVAL,
+                       "fold_init: incomplete launcher environment (%s): need a complete rank/size pair "
+                       "(FOLD_RANK/FOLD_SIZE, RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, "
+                       "PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS), or none of them for a world of one",
+                       set);
+  if (fold__env_transport() < 0)
+    return fold__error(NULL, FOLD_EINVAL, "fold_init: FOLD_TRANSPORT=%s is not auto, shm or tcp",
+                       getenv("FOLD_TRANSPORT"));
+  int rc = fold__inproc_create(1, comm);
+  if (rc < 0) {
+    *comm = NULL;
+    return rc;
+  }
+  FOLD__INFO(*comm, "fold_init: no launcher variables: a world of one (rank 0 of 1, transport inproc, no store)");
+  return FOLD_OK;
+}
+
 int fold_init(fold_comm **comm) {
   if (comm == NULL)
     return fold__error(NULL, FOLD_EINVAL, "fold_init: comm is NULL");
@@ -611,10 +664,7 @@ int fold_init(fold_comm **comm) {
     who = launchers[i].who;
   }
   if (who == NULL)
-    return fold__error(NULL, FOLD_EINVAL,
-                       "fold_init: no rank/size in the environment (looked for FOLD_RANK/FOLD_SIZE, "
-                       "RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, "
-                       "SLURM_PROCID/SLURM_NTASKS); start the program with foldrun or call fold_comm_init");
+    return init_singleton(comm);
   char url[4200];
   const char *v = getenv("FOLD_STORE"), *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
   char job[128];

@@ -18,6 +18,9 @@
 #define CLI_IO_GRACE_NS (5LL * 1000000000) /* a reply may lag the wait it answers by this much */
 #define CLI_GET_SLICE_MS 60000u            /* re-ask at least this often during long waits */
 #define CLI_HANDSHAKE_NS (5LL * 1000000000) /* one handshake attempt; then reconnect */
+#define CLI_GREET_NS (1000000000LL)         /* a fold store greets at once: silence this long is suspect */
+#define CLI_PROBE_NS (1000000000LL)         /* then wait this long for an answer to the probe */
+#define TORCH_GETNUMKEYS 6                  /* PyTorch TCPStore's one-byte key-count query */
 
 /* ======================================================================
  * client
@@ -189,6 +192,88 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline) {
   return fd;
 }
 
+#define PEEK_MAX 24 /* bytes of a foreign greeting looked at (and quoted) */
+
+/* Wait for the first bytes to arrive (peeked, not consumed) until deadline,
+ * then up to 50 ms more for the rest of a short greeting; returns how many
+ * (at most PEEK_MAX; 0 on EOF or reset), or -1 when nothing came in time. */
+static int peek_first(int fd, uint8_t *buf, int64_t deadline) {
+  ssize_t n = -1;
+  for (;;) {
+    if (fold__fd_wait(fd, POLLIN, deadline) < 0)
+      return n > 0 ? (int)n : -1;
+    ssize_t m = recv(fd, buf, PEEK_MAX, MSG_PEEK);
+    if (m < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+      continue;
+    if (m <= 0)
+      return n > 0 ? (int)n : 0;
+    if (n < 0) { /* first bytes: give the rest of a short message a moment */
+      int64_t soon = fold__clock_mono(NULL) + 50000000;
+      deadline = soon < deadline ? soon : deadline;
+    }
+    n = m;
+    if (n == PEEK_MAX || fold__clock_mono(NULL) >= deadline)
+      return (int)n;
+    fold__sleep_ns(5000000);
+  }
+}
+
+/* "it sent <printable form of the first bytes>" */
+static void describe_bytes(const uint8_t *b, int n, char *out, size_t cap) {
+  size_t k = (size_t)snprintf(out, cap, "it sent \"");
+  for (int i = 0; i < n && k + 6 < cap; i++)
+    k += (size_t)snprintf(out + k, cap - k, b[i] >= 0x20 && b[i] < 0x7f && b[i] != '"' ? "%c" : "\\x%02x", b[i]);
+  snprintf(out + k, cap - k, "\" where a fold store sends FOLDAUTH");
+}
+
+/* Before the handshake: is a fold store answering? A fold store greets
+ * first and at once ("FOLDAUTH"); other services either send something
+ * else (HTTP, SSH banners) or wait for the client to speak, as PyTorch's
+ * TCPStore does, which torch.distributed serves at MASTER_PORT: without
+ * this check fold would wait for a greeting until FOLD_TIMEOUT. After
+ * CLI_GREET_NS of silence one harmless read-only TCPStore request (the key
+ * count) is sent: TCPStore 1.x answers it with 8 bytes, newer ones hang up
+ * on an unvalidated client, a fold store ignores it as a bad proof but has
+ * greeted by then (a slow fold store: the caller reconnects and does not
+ * probe again). Returns 0 to go on with the handshake, FOLD_EPEER to
+ * reconnect (*fold_seen set), or FOLD_EAUTH with the message recorded. */
+static int check_greeting(const tcp_store *t, int fd, int *fold_seen) {
+  static const char magic[8] = {'F', 'O', 'L', 'D', 'A', 'U', 'T', 'H'};
+  uint8_t b[PEEK_MAX];
+  char why[200];
+  int n = peek_first(fd, b, fold__clock_mono(NULL) + CLI_GREET_NS);
+  if (n == 0)
+    return 0; /* closed at once: the handshake reports it (and retries) */
+  if (n > 0) {
+    if (memcmp(b, magic, (size_t)(n < 8 ? n : 8)) == 0)
+      return 0;
+    describe_bytes(b, n, why, sizeof why);
+  } else {
+    uint8_t q = TORCH_GETNUMKEYS;
+    if (send(fd, &q, 1, MSG_NOSIGNAL) != 1)
+      return 0; /* let the handshake see what happened */
+    n = peek_first(fd, b, fold__clock_mono(NULL) + CLI_PROBE_NS);
+    if (n > 0 && memcmp(b, magic, (size_t)(n < 8 ? n : 8)) == 0) {
+      *fold_seen = 1;
+      return FOLD_EPEER;
+    }
+    if (n == 8 && b[7] == 0) /* a little-endian int64 count */
+      snprintf(why, sizeof why, "it is PyTorch's TCPStore: it sent nothing on connecting and answered a "
+                                "TCPStore key-count query; torch.distributed serves MASTER_PORT");
+    else if (n == 0)
+      snprintf(why, sizeof why, "it looks like PyTorch's TCPStore: it sent nothing on connecting and hung up on "
+                                "a TCPStore query; torch.distributed serves MASTER_PORT");
+    else if (n > 0)
+      describe_bytes(b, n, why, sizeof why);
+    else
+      snprintf(why, sizeof why, "it sent nothing within %g s of connecting, where a fold store greets at once; "
+                                "PyTorch's TCPStore at MASTER_PORT is silent like that",
+               (double)(CLI_GREET_NS + CLI_PROBE_NS) / 1e9);
+  }
+  return fold__error(NULL, FOLD_EAUTH, "%s is not a fold store (%s); set FOLD_STORE=tcp://host:otherport "
+                                       "to a port of fold's own", t->where, why);
+}
+
 int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, const char *claim,
                          int64_t deadline, fold__store **out) {
   *out = NULL;
@@ -203,7 +288,7 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
   snprintf(portstr, sizeof portstr, "%d", u->port);
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
   int64_t backoff = 10 * 1000000LL;
-  int last_err = 0, rc = 0, hs_rc = 0;
+  int last_err = 0, rc = 0, hs_rc = 0, fold_seen = 0;
   /* The server (rank 0 or foldrun) may not be up yet: retry until the
    * deadline. Resolution is retried too (a name may appear late in DNS).
    * A handshake that ends in EOF, reset or timeout is retried as well: the
@@ -232,7 +317,15 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
       int64_t hs_deadline = now + CLI_HANDSHAKE_NS < deadline ? now + CLI_HANDSHAKE_NS : deadline;
       if (hs_deadline < now + 1000000000LL)
         hs_deadline = now + 1000000000LL;
-      rc = fold__auth_client(fd, key, claim, hs_deadline);
+      rc = fold_seen ? 0 : check_greeting(t, fd, &fold_seen);
+      if (rc == FOLD_EAUTH) { /* not a fold store: the message is recorded */
+        close(fd);
+        freeaddrinfo(res);
+        free(t);
+        return rc;
+      }
+      if (rc == 0)
+        rc = fold__auth_client(fd, key, claim, hs_deadline);
       if (rc == 0) {
         t->fd = fd;
         break;

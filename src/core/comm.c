@@ -16,6 +16,10 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
     return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   c->rank = rank;
   c->size = size;
+  /* Threads of one process share a host; fold_comm_init and the simulator
+   * set their own view. */
+  c->local_rank = rank;
+  c->local_size = size;
   c->peer_tp = calloc((size_t)size, sizeof *c->peer_tp);
   c->lost = calloc((size_t)size, 1);
   if (c->peer_tp == NULL || c->lost == NULL) {
@@ -103,6 +107,10 @@ int fold_comm_abort(fold_comm *comm) {
 int fold_comm_rank(const fold_comm *comm) { return comm ? comm->rank : FOLD_EINVAL; }
 
 int fold_comm_size(const fold_comm *comm) { return comm ? comm->size : FOLD_EINVAL; }
+
+int fold_comm_local_rank(const fold_comm *comm) { return comm ? comm->local_rank : FOLD_EINVAL; }
+
+int fold_comm_local_size(const fold_comm *comm) { return comm ? comm->local_size : FOLD_EINVAL; }
 
 int fold_comm_init_threads(int n, fold_comm **comms) {
   if (comms == NULL)

@@ -95,6 +95,9 @@ typedef int64_t (*fold__clock_fn)(void *ctx);
 
 struct fold_comm {
   int rank, size;
+  /* node-local view: this rank's index among the ranks of the comm on its
+   * host (same host identity as the shm transport's choice), and how many */
+  int local_rank, local_size;
   /* transports: tps[] are the instances this rank uses (at most one per
    * kind); peer_tp[p] is the one that reaches rank p (self included). */
   fold__tp *tps[FOLD__TP_MAX];

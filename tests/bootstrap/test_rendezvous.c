@@ -113,16 +113,24 @@ static void test_args(void) {
   setenv("FOLD_TRANSPORT", "carrier-pigeon", 1);
   CHECK_RC(fold_comm_init(&c, 0, 1, "file:///tmp/x"), FOLD_EINVAL, NULL);
   unsetenv("FOLD_TRANSPORT");
-  /* fold_init with no launcher variables says what it looked for */
+  /* fold_init with no launcher variables is a world of one (issue 9, item
+   * 12); with only half a launcher it says what it looked for */
   const char *vars[] = {"FOLD_RANK", "FOLD_SIZE", "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                         "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "FOLD_STORE", "MASTER_ADDR",
                         "MASTER_PORT"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
+  CHECK_RC(fold_init(&c), FOLD_OK, NULL);
+  CHECK(c != NULL && fold_comm_rank(c) == 0 && fold_comm_size(c) == 1, "singleton: rank %d of %d",
+        fold_comm_rank(c), fold_comm_size(c));
+  fold_comm_destroy(c);
+  setenv("SLURM_NTASKS", "4", 1);
   CHECK_RC(fold_init(&c), FOLD_EINVAL, NULL);
+  CHECK(c == NULL, "*comm is NULL on failure");
   const char *m = fold_comm_last_error(NULL);
-  CHECK(strstr(m, "FOLD_RANK") && strstr(m, "OMPI_COMM_WORLD_RANK") && strstr(m, "PMI_RANK") &&
-            strstr(m, "SLURM_PROCID") && strstr(m, "WORLD_SIZE"), "fold_init message: %s", m);
+  CHECK(strstr(m, "SLURM_NTASKS=4") && strstr(m, "FOLD_RANK") && strstr(m, "OMPI_COMM_WORLD_RANK") &&
+            strstr(m, "PMI_RANK") && strstr(m, "SLURM_PROCID") && strstr(m, "WORLD_SIZE"), "fold_init message: %s", m);
+  unsetenv("SLURM_NTASKS");
   setenv("FOLD_RANK", "0", 1);
   setenv("FOLD_SIZE", "2", 1);
   CHECK_RC(fold_init(&c), FOLD_EINVAL, NULL);

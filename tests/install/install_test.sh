@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# install_test.sh — install fold to a temporary prefix and build a consumer via pkg-config and find_package.
+# install_test.sh — install fold to a temporary prefix and build a consumer via pkg-config and find_package;
+# everything installed or built against the install runs without LD_LIBRARY_PATH.
 # Usage: install_test.sh BUILD_DIR
 set -euo pipefail
 B=$1
+unset LD_LIBRARY_PATH
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cmake --install "$B" --prefix "$T/prefix" >/dev/null
-for f in include/fold.h bin/foldrun; do [ -e "$T/prefix/$f" ] || { echo "missing $f" >&2; exit 1; }; done
+for f in include/fold.h bin/foldrun bin/fold-bench; do [ -e "$T/prefix/$f" ] || { echo "missing $f" >&2; exit 1; }; done
 libdir=$(dirname "$(find "$T/prefix" -name libfold.so -print -quit)")
 [ -e "$libdir/libfold.a" ] || { echo "missing libfold.a" >&2; exit 1; }
 cat > "$T/app.c" <<'C'
 #include <fold.h>
 #include <stdio.h>
+#include <string.h>
 int main(void) {
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", FOLD_VERSION_MAJOR, FOLD_VERSION_MINOR, FOLD_VERSION_PATCH);
+  if (fold_version() == NULL || strcmp(fold_version(), want) != 0) {
+    printf("fold_version() = %s, header says %s\n", fold_version() ? fold_version() : "NULL", want);
+    return 1;
+  }
+  printf("version %s\n", fold_version());
   fold_comm *c[2];
   if (fold_comm_init_threads(2, c) != FOLD_OK) return 1;
   int v = 7, w = 0;
@@ -25,8 +35,17 @@ int main(void) {
 C
 # 1. pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# one version: the header's macros, fold_version(), the package's and the library's
+hv=$(sed -n 's/^#define FOLD_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$T/prefix/include/fold.h" | paste -sd.)
+[ "$(pkg-config --modversion fold)" = "$hv" ] || { echo "fold.pc says $(pkg-config --modversion fold), fold.h $hv" >&2; exit 1; }
+[ -e "$libdir/libfold.so.$hv" ] || { echo "missing libfold.so.$hv" >&2; exit 1; }
 cc "$T/app.c" -o "$T/app_pc" $(pkg-config --cflags --libs fold)
-LD_LIBRARY_PATH="$libdir" "$T/app_pc" | grep -q "received 7"
+out=$("$T/app_pc") || { echo "pkg-config build failed to run: $out" >&2; exit 1; }
+echo "$out" | grep -q "received 7"
+echo "$out" | grep -qx "version $hv"
+# the installed tools run as they are (fold-bench links the shared library)
+"$T/prefix/bin/fold-bench" --help >/dev/null
+"$T/prefix/bin/foldrun" -n 1 -- "$T/prefix/bin/fold-bench" -b 8 -e 8 -c allreduce >/dev/null
 # 2. CMake package
 mkdir "$T/cm"
 cat > "$T/cm/CMakeLists.txt" <<'CM'
@@ -37,10 +56,14 @@ add_executable(app_cm ../app.c)
 target_link_libraries(app_cm PRIVATE fold::fold)
 add_executable(app_static ../app.c)
 target_link_libraries(app_static PRIVATE fold::fold_static)
+install(TARGETS app_cm)
 CM
 cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" >/dev/null
 cmake --build "$T/cm/b" >/dev/null
-LD_LIBRARY_PATH="$libdir" "$T/cm/b/app_cm" | grep -q "received 7"
+"$T/cm/b/app_cm" | grep -q "received 7"
+# also once the user installs the program (CMake drops its build-tree RPATH then)
+cmake --install "$T/cm/b" --prefix "$T/appprefix" >/dev/null
+"$T/appprefix/bin/app_cm" | grep -q "received 7"
 "$T/cm/b/app_static" | grep -q "received 7"
 # 3. the shared library exports the API and nothing internal
 if nm -D --defined-only "$libdir/libfold.so" | awk '{print $3}' | grep -v '^fold_' | grep -v '^_' ; then

@@ -267,6 +267,9 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
     c->clock = sim_clock;
     c->clock_ctx = sim;
     c->sim_drive = sim_drive;
+    /* Every simulated rank has its own link to the switch: its own host. */
+    c->local_rank = 0;
+    c->local_size = 1;
     fold__sim_tp *tp = fold__sim_tp_new(sim, i);
     if (tp == NULL) {
       rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for rank %d", i);
