@@ -38,16 +38,20 @@ typedef struct rank_proc {
   pid_t pid;
   int alive;
   int status;
+  long death; /* order of its exit's SIGCHLD among the ranks' (1, 2, ...); 0: not seen */
   stream s[2]; /* stdout, stderr */
 } rank_proc;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--bind core|none] [--] program [args...]\n"
+          "       foldrun --version\n"
+          "-np N (MPI's spelling) is the same as -n N.\n"
           "Starts N ranks of program on this host. Each rank gets FOLD_RANK, FOLD_SIZE, FOLD_STORE and\n"
           "FOLD_JOB_TOKEN (and FOLD_TRANSPORT / FOLD_TIMEOUT when given); fold_init() reads them.\n"
           "Output lines are prefixed with \"[rank] \". When a rank fails, the others are stopped\n"
-          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits non-zero.\n"
+          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits with the status of the rank that failed\n"
+          "first (128 + the signal when a signal ended it), naming that rank.\n"
           "--bind core pins rank r to the r-th CPU foldrun may run on (modulo their count); the default is\n"
           "core when N is at most that CPU count, else none (oversubscribed ranks are left to the scheduler).\n");
 }
@@ -178,18 +182,60 @@ static void describe_failure(int r, int status, char *buf, size_t cap) {
   }
 }
 
+/* Read every pending signal: forward SIGINT/TERM/HUP to the live ranks (they
+ * decide how to stop; their exits drive ours), and number the exits that
+ * SIGCHLD reports. The kernel keeps one pending SIGCHLD and drops those
+ * that arrive while it waits, so the one read is the earliest exit since
+ * the previous read: the numbers follow the order in which ranks died,
+ * which waitpid(-1) does not (it returns zombies in the order the ranks
+ * were started). */
+static void read_signals(int sfd, rank_proc *rp, long n, long *seq) {
+  struct signalfd_siginfo si;
+  while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+    if (si.ssi_signo != SIGCHLD) {
+      for (long r = 0; r < n; r++)
+        if (rp[r].alive)
+          kill(rp[r].pid, (int)si.ssi_signo);
+      continue;
+    }
+    if (si.ssi_code != CLD_EXITED && si.ssi_code != CLD_KILLED && si.ssi_code != CLD_DUMPED)
+      continue; /* stopped or continued: not an end */
+    for (long r = 0; r < n; r++)
+      if (rp[r].pid == (pid_t)si.ssi_pid && rp[r].death == 0)
+        rp[r].death = ++*seq;
+  }
+}
+
+/* Of the ranks reaped together (batch[], in waitpid order), the one that
+ * failed first: by SIGCHLD order, then (exits whose SIGCHLD was merged into
+ * an earlier one) in waitpid order. -1 if none failed. */
+static long first_failure(const rank_proc *rp, const long *batch, int nbatch) {
+  long best = -1;
+  for (int i = 0; i < nbatch; i++) {
+    const rank_proc *p = &rp[batch[i]];
+    if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)
+      continue;
+    if (best < 0 || (p->death && (rp[best].death == 0 || p->death < rp[best].death)))
+      best = batch[i];
+  }
+  return best;
+}
+
 int main(int argc, char **argv) {
   static const struct option opts[] = {{"np", required_argument, NULL, 'n'},
                                        {"transport", required_argument, NULL, 't'},
                                        {"timeout", required_argument, NULL, 'T'},
                                        {"bind", required_argument, NULL, 'B'},
                                        {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'},
                                        {NULL, 0, NULL, 0}};
   long n = 0;
   const char *transport = NULL, *timeout = NULL;
   int bind = -1; /* -1: decide from the CPU count; 0: none; 1: core */
   int o;
-  while ((o = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
+  /* _only: a single dash may start a long option too, so MPI's "-np 4"
+   * works; "-n 4" and "-n4" still parse as the short option. */
+  while ((o = getopt_long_only(argc, argv, "+n:h", opts, NULL)) != -1) {
     char *end = NULL;
     switch (o) {
     case 'n':
@@ -228,6 +274,9 @@ int main(int argc, char **argv) {
       break;
     case 'h':
       usage(stdout);
+      return 0;
+    case 'V':
+      printf("foldrun (fold) %d.%d.%d\n", FOLD_VERSION_MAJOR, FOLD_VERSION_MINOR, FOLD_VERSION_PATCH);
       return 0;
     default:
       usage(stderr);
@@ -304,7 +353,9 @@ int main(int argc, char **argv) {
   struct pollfd *pfd = calloc((size_t)(2 * n + 1), sizeof *pfd);
   stream **pst = calloc((size_t)(2 * n + 1), sizeof *pst); /* pfd[i] reads pst[i] */
   int *pr = calloc((size_t)(2 * n + 1), sizeof *pr);       /* ... of rank pr[i] */
-  if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL) {
+  long *batch = calloc((size_t)n, sizeof *batch);          /* ranks reaped by one sweep */
+  long death_seq = 0;
+  if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL || batch == NULL) {
     fprintf(stderr, "foldrun: out of memory\n");
     return 1;
   }
@@ -432,16 +483,10 @@ int main(int argc, char **argv) {
           kill(rp[r].pid, SIGKILL);
       kill_at = 0;
     }
-    struct signalfd_siginfo si;
-    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-      if (si.ssi_signo == SIGCHLD)
-        continue;
-      /* Forward: the ranks decide how to stop; their exits drive ours. */
-      for (long r = 0; r < n; r++)
-        if (rp[r].alive)
-          kill(rp[r].pid, (int)si.ssi_signo);
-    }
-    int status;
+    read_signals(sfd, rp, n, &death_seq);
+    /* Reap everything that ended, then read the signals once more: the
+     * SIGCHLD of a child that died during the sweep orders it too. */
+    int status, nbatch = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       long r = 0;
@@ -452,16 +497,20 @@ int main(int argc, char **argv) {
       rp[r].alive = 0;
       rp[r].status = status;
       alive--;
-      int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-      if (bad && !failed) {
-        failed = 1;
-        describe_failure((int)r, status, failure, sizeof failure);
-        exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-        for (long q = 0; q < n; q++)
-          if (rp[q].alive)
-            kill(rp[q].pid, SIGTERM);
-        kill_at = mono_ns() + KILL_GRACE_NS;
-      }
+      batch[nbatch++] = r;
+    }
+    if (nbatch)
+      read_signals(sfd, rp, n, &death_seq);
+    long first = first_failure(rp, batch, nbatch);
+    if (first >= 0 && !failed) {
+      failed = 1;
+      status = rp[first].status;
+      describe_failure((int)first, status, failure, sizeof failure);
+      exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      for (long q = 0; q < n; q++)
+        if (rp[q].alive)
+          kill(rp[q].pid, SIGTERM);
+      kill_at = mono_ns() + KILL_GRACE_NS;
     }
     if (alive == 0)
       kill_at = 0;
@@ -485,6 +534,7 @@ int main(int argc, char **argv) {
   free(pfd);
   free(pst);
   free(pr);
+  free(batch);
   free(env);
   free(prog);
   return failed && exit_code == 0 ? 1 : exit_code;
