@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,7 +39,10 @@ typedef struct rank_proc {
   pid_t pid;
   int alive;
   int status;
-  long death; /* order of its exit's SIGCHLD among the ranks' (1, 2, ...); 0: not seen */
+  /* when it ended, as event numbers (see first_failure); 0: not seen */
+  long chld_seq, eof_seq;
+  int64_t chld_ns, eof_ns;
+  unsigned long sent; /* bit s: foldrun sent it signal s (forwarded, or the stop after a failure) */
   stream s[2]; /* stdout, stderr */
 } rank_proc;
 
@@ -184,39 +188,60 @@ static void describe_failure(int r, int status, char *buf, size_t cap) {
 
 /* Read every pending signal: forward SIGINT/TERM/HUP to the live ranks (they
  * decide how to stop; their exits drive ours), and number the exits that
- * SIGCHLD reports. The kernel keeps one pending SIGCHLD and drops those
- * that arrive while it waits, so the one read is the earliest exit since
- * the previous read: the numbers follow the order in which ranks died,
- * which waitpid(-1) does not (it returns zombies in the order the ranks
- * were started). */
+ * SIGCHLD reports (the kernel keeps one pending SIGCHLD, that of the
+ * earliest exit since the last read). */
 static void read_signals(int sfd, rank_proc *rp, long n, long *seq) {
   struct signalfd_siginfo si;
   while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
     if (si.ssi_signo != SIGCHLD) {
       for (long r = 0; r < n; r++)
-        if (rp[r].alive)
+        if (rp[r].alive) {
+          rp[r].sent |= 1UL << si.ssi_signo;
           kill(rp[r].pid, (int)si.ssi_signo);
+        }
       continue;
     }
     if (si.ssi_code != CLD_EXITED && si.ssi_code != CLD_KILLED && si.ssi_code != CLD_DUMPED)
       continue; /* stopped or continued: not an end */
     for (long r = 0; r < n; r++)
-      if (rp[r].pid == (pid_t)si.ssi_pid && rp[r].death == 0)
-        rp[r].death = ++*seq;
+      if (rp[r].pid == (pid_t)si.ssi_pid && rp[r].chld_seq == 0) {
+        rp[r].chld_seq = ++*seq;
+        rp[r].chld_ns = mono_ns();
+      }
   }
 }
 
-/* Of the ranks reaped together (batch[], in waitpid order), the one that
- * failed first: by SIGCHLD order, then (exits whose SIGCHLD was merged into
- * an earlier one) in waitpid order. -1 if none failed. */
-static long first_failure(const rank_proc *rp, const long *batch, int nbatch) {
-  long best = -1;
-  for (int i = 0; i < nbatch; i++) {
-    const rank_proc *p = &rp[batch[i]];
-    if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)
+/* The rank that failed first, or -1. waitpid(-1) returns zombies in start
+ * order, and even SIGCHLD can come late: a dying process closes its files
+ * (its sockets, our pipes) before it tells its parent, and the survivors
+ * it wakes that way may fail and exit before it (or foldrun) gets a CPU
+ * again. So among the failures seen within 1 s of the first one, a rank
+ * ended by a signal that foldrun did not send (SIGKILL from outside, a
+ * crash) is the cause: survivors of a lost peer exit, they are not
+ * killed. Otherwise the earliest end: the close of both output pipes if
+ * it came shortly (< 1 s) before the exit, else the SIGCHLD; ties (one
+ * wake-up saw both) go to the earlier SIGCHLD. */
+static long first_failure(const rank_proc *rp, long n) {
+  int64_t t0 = 0;
+  for (long r = 0; r < n; r++) {
+    const rank_proc *p = &rp[r];
+    if (!p->alive && p->pid && p->chld_seq && !(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0) &&
+        (t0 == 0 || p->chld_ns < t0))
+      t0 = p->chld_ns;
+  }
+  long best = -1, best_key = 0;
+  int best_class = 0;
+  for (long r = 0; r < n; r++) {
+    const rank_proc *p = &rp[r];
+    if (p->alive || p->pid == 0 || (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0))
       continue;
-    if (best < 0 || (p->death && (rp[best].death == 0 || p->death < rp[best].death)))
-      best = batch[i];
+    long key = p->chld_seq ? p->chld_seq : LONG_MAX;
+    if (p->eof_seq && p->chld_seq && p->chld_ns - p->eof_ns < 1000000000LL && p->eof_seq < key)
+      key = p->eof_seq;
+    int cls = WIFSIGNALED(p->status) && !(p->sent & (1UL << WTERMSIG(p->status))) && p->chld_seq && p->chld_ns - t0 < 1000000000LL ? 0 : 1;
+    if (best < 0 || cls < best_class || (cls == best_class && key < best_key) ||
+        (cls == best_class && key == best_key && p->chld_seq < rp[best].chld_seq))
+      best = r, best_key = key, best_class = cls;
   }
   return best;
 }
@@ -353,9 +378,8 @@ int main(int argc, char **argv) {
   struct pollfd *pfd = calloc((size_t)(2 * n + 1), sizeof *pfd);
   stream **pst = calloc((size_t)(2 * n + 1), sizeof *pst); /* pfd[i] reads pst[i] */
   int *pr = calloc((size_t)(2 * n + 1), sizeof *pr);       /* ... of rank pr[i] */
-  long *batch = calloc((size_t)n, sizeof *batch);          /* ranks reaped by one sweep */
-  long death_seq = 0;
-  if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL || batch == NULL) {
+  long event_seq = 0; /* numbers the ends of ranks in the order we see them */
+  if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL) {
     fprintf(stderr, "foldrun: out of memory\n");
     return 1;
   }
@@ -474,19 +498,26 @@ int main(int argc, char **argv) {
     int ready = poll(pfd, (nfds_t)np, ms);
     if (ready < 0 && errno != EINTR)
       break;
+    event_seq++; /* streams that close in one wake-up count as one moment */
     for (int i = 1; ready > 0 && i < np; i++)
-      if (pfd[i].revents)
+      if (pfd[i].revents) {
         pump(pst[i], pr[i]);
+        rank_proc *p = &rp[pr[i]];
+        if (p->s[0].fd < 0 && p->s[1].fd < 0 && p->eof_seq == 0) {
+          p->eof_seq = event_seq;
+          p->eof_ns = mono_ns();
+        }
+      }
     if (kill_at && mono_ns() >= kill_at) {
       for (long r = 0; r < n; r++)
-        if (rp[r].alive)
+        if (rp[r].alive) {
+          rp[r].sent |= 1UL << SIGKILL;
           kill(rp[r].pid, SIGKILL);
+        }
       kill_at = 0;
     }
-    read_signals(sfd, rp, n, &death_seq);
-    /* Reap everything that ended, then read the signals once more: the
-     * SIGCHLD of a child that died during the sweep orders it too. */
-    int status, nbatch = 0;
+    read_signals(sfd, rp, n, &event_seq);
+    int status, bad = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       long r = 0;
@@ -497,19 +528,21 @@ int main(int argc, char **argv) {
       rp[r].alive = 0;
       rp[r].status = status;
       alive--;
-      batch[nbatch++] = r;
+      if (rp[r].chld_seq == 0) { /* its SIGCHLD merged into another's: the reaping is all we saw */
+        rp[r].chld_seq = ++event_seq;
+        rp[r].chld_ns = mono_ns();
+      }
+      bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     }
-    if (nbatch)
-      read_signals(sfd, rp, n, &death_seq);
-    long first = first_failure(rp, batch, nbatch);
-    if (first >= 0 && !failed) {
+    if (bad && !failed) {
+      /* stop the rest now; whom to name is decided at the end, when
+       * every end has been seen (first_failure) */
       failed = 1;
-      status = rp[first].status;
-      describe_failure((int)first, status, failure, sizeof failure);
-      exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
       for (long q = 0; q < n; q++)
-        if (rp[q].alive)
+        if (rp[q].alive) {
+          rp[q].sent |= 1UL << SIGTERM;
           kill(rp[q].pid, SIGTERM);
+        }
       kill_at = mono_ns() + KILL_GRACE_NS;
     }
     if (alive == 0)
@@ -524,6 +557,13 @@ int main(int argc, char **argv) {
         close(rp[r].s[k].fd);
       free(rp[r].s[k].buf);
     }
+  read_signals(sfd, rp, n, &event_seq); /* the SIGCHLDs of the last sweep */
+  long first = first_failure(rp, n);
+  if (first >= 0) {
+    int status = rp[first].status;
+    describe_failure((int)first, status, failure, sizeof failure);
+    exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  }
   if (failure[0]) {
     char line[192];
     int ln = snprintf(line, sizeof line, "%s\n", failure);
@@ -534,7 +574,6 @@ int main(int argc, char **argv) {
   free(pfd);
   free(pst);
   free(pr);
-  free(batch);
   free(env);
   free(prog);
   return failed && exit_code == 0 ? 1 : exit_code;
