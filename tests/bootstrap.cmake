@@ -16,7 +16,7 @@ fold_add_test_exe(test_store_dos bootstrap/test_store_dos.c check.c)
 add_test(NAME bootstrap_store_dos COMMAND test_store_dos)
 set_tests_properties(bootstrap_store_dos PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 
-foreach(case usage bind env prefix exitcode sigkill grace forward spew)
+foreach(case usage bind env prefix exitcode sigkill firstdeath grace forward spew)
   add_test(NAME foldrun_${case} COMMAND ${FOLD_TEST_DIR}/bootstrap/foldrun_test.sh $<TARGET_FILE:foldrun> ${case})
   set_tests_properties(foldrun_${case} PROPERTIES TIMEOUT 60)
 endforeach()

@@ -28,3 +28,11 @@ foreach(t shm tcp)
   add_test(NAME p2p_kill_${t} COMMAND p2p_kill 4 ${t})
   set_tests_properties(p2p_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
 endforeach()
+
+# Over tcp the closing cascade must not blame a survivor: rank 2 of 4 is
+# SIGKILLed or exits mid-allreduce; every survivor and foldrun name rank 2.
+fold_add_test_exe(blame_rank p2p/blame_rank.c)
+foreach(m kill exit)
+  add_test(NAME blame_${m}_tcp COMMAND ${FOLD_TEST_DIR}/p2p/blame_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:blame_rank> ${m} 12)
+  set_tests_properties(blame_${m}_tcp PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endforeach()

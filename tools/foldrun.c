@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,16 +39,23 @@ typedef struct rank_proc {
   pid_t pid;
   int alive;
   int status;
+  /* when it ended, as event numbers (see first_failure); 0: not seen */
+  long chld_seq, eof_seq;
+  int64_t chld_ns, eof_ns;
+  unsigned long sent; /* bit s: foldrun sent it signal s (forwarded, or the stop after a failure) */
   stream s[2]; /* stdout, stderr */
 } rank_proc;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--bind core|none] [--] program [args...]\n"
+          "       foldrun --version\n"
+          "-np N (MPI's spelling) is the same as -n N.\n"
           "Starts N ranks of program on this host. Each rank gets FOLD_RANK, FOLD_SIZE, FOLD_STORE and\n"
           "FOLD_JOB_TOKEN (and FOLD_TRANSPORT / FOLD_TIMEOUT when given); fold_init() reads them.\n"
           "Output lines are prefixed with \"[rank] \". When a rank fails, the others are stopped\n"
-          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits non-zero.\n"
+          "(SIGTERM, then SIGKILL after 3 s) and foldrun exits with the status of the rank that failed\n"
+          "first (128 + the signal when a signal ended it), naming that rank.\n"
           "--bind core pins rank r to the r-th CPU foldrun may run on (modulo their count); the default is\n"
           "core when N is at most that CPU count, else none (oversubscribed ranks are left to the scheduler).\n");
 }
@@ -178,18 +186,81 @@ static void describe_failure(int r, int status, char *buf, size_t cap) {
   }
 }
 
+/* Read every pending signal: forward SIGINT/TERM/HUP to the live ranks (they
+ * decide how to stop; their exits drive ours), and number the exits that
+ * SIGCHLD reports (the kernel keeps one pending SIGCHLD, that of the
+ * earliest exit since the last read). */
+static void read_signals(int sfd, rank_proc *rp, long n, long *seq) {
+  struct signalfd_siginfo si;
+  while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+    if (si.ssi_signo != SIGCHLD) {
+      for (long r = 0; r < n; r++)
+        if (rp[r].alive) {
+          rp[r].sent |= 1UL << si.ssi_signo;
+          kill(rp[r].pid, (int)si.ssi_signo);
+        }
+      continue;
+    }
+    if (si.ssi_code != CLD_EXITED && si.ssi_code != CLD_KILLED && si.ssi_code != CLD_DUMPED)
+      continue; /* stopped or continued: not an end */
+    for (long r = 0; r < n; r++)
+      if (rp[r].pid == (pid_t)si.ssi_pid && rp[r].chld_seq == 0) {
+        rp[r].chld_seq = ++*seq;
+        rp[r].chld_ns = mono_ns();
+      }
+  }
+}
+
+/* The rank that failed first, or -1. waitpid(-1) returns zombies in start
+ * order, and even SIGCHLD can come late: a dying process closes its files
+ * (its sockets, our pipes) before it tells its parent, and the survivors
+ * it wakes that way may fail and exit before it (or foldrun) gets a CPU
+ * again. So among the failures seen within 1 s of the first one, a rank
+ * ended by a signal that foldrun did not send (SIGKILL from outside, a
+ * crash) is the cause: survivors of a lost peer exit, they are not
+ * killed. Otherwise the earliest end: the close of both output pipes if
+ * it came shortly (< 1 s) before the exit, else the SIGCHLD; ties (one
+ * wake-up saw both) go to the earlier SIGCHLD. */
+static long first_failure(const rank_proc *rp, long n) {
+  int64_t t0 = 0;
+  for (long r = 0; r < n; r++) {
+    const rank_proc *p = &rp[r];
+    if (!p->alive && p->pid && p->chld_seq && !(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0) &&
+        (t0 == 0 || p->chld_ns < t0))
+      t0 = p->chld_ns;
+  }
+  long best = -1, best_key = 0;
+  int best_class = 0;
+  for (long r = 0; r < n; r++) {
+    const rank_proc *p = &rp[r];
+    if (p->alive || p->pid == 0 || (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0))
+      continue;
+    long key = p->chld_seq ? p->chld_seq : LONG_MAX;
+    if (p->eof_seq && p->chld_seq && p->chld_ns - p->eof_ns < 1000000000LL && p->eof_seq < key)
+      key = p->eof_seq;
+    int cls = WIFSIGNALED(p->status) && !(p->sent & (1UL << WTERMSIG(p->status))) && p->chld_seq && p->chld_ns - t0 < 1000000000LL ? 0 : 1;
+    if (best < 0 || cls < best_class || (cls == best_class && key < best_key) ||
+        (cls == best_class && key == best_key && p->chld_seq < rp[best].chld_seq))
+      best = r, best_key = key, best_class = cls;
+  }
+  return best;
+}
+
 int main(int argc, char **argv) {
   static const struct option opts[] = {{"np", required_argument, NULL, 'n'},
                                        {"transport", required_argument, NULL, 't'},
                                        {"timeout", required_argument, NULL, 'T'},
                                        {"bind", required_argument, NULL, 'B'},
                                        {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'},
                                        {NULL, 0, NULL, 0}};
   long n = 0;
   const char *transport = NULL, *timeout = NULL;
   int bind = -1; /* -1: decide from the CPU count; 0: none; 1: core */
   int o;
-  while ((o = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
+  /* _only: a single dash may start a long option too, so MPI's "-np 4"
+   * works; "-n 4" and "-n4" still parse as the short option. */
+  while ((o = getopt_long_only(argc, argv, "+n:h", opts, NULL)) != -1) {
     char *end = NULL;
     switch (o) {
     case 'n':
@@ -228,6 +299,9 @@ int main(int argc, char **argv) {
       break;
     case 'h':
       usage(stdout);
+      return 0;
+    case 'V':
+      printf("foldrun (fold) %d.%d.%d\n", FOLD_VERSION_MAJOR, FOLD_VERSION_MINOR, FOLD_VERSION_PATCH);
       return 0;
     default:
       usage(stderr);
@@ -304,6 +378,7 @@ int main(int argc, char **argv) {
   struct pollfd *pfd = calloc((size_t)(2 * n + 1), sizeof *pfd);
   stream **pst = calloc((size_t)(2 * n + 1), sizeof *pst); /* pfd[i] reads pst[i] */
   int *pr = calloc((size_t)(2 * n + 1), sizeof *pr);       /* ... of rank pr[i] */
+  long event_seq = 0; /* numbers the ends of ranks in the order we see them */
   if (env == NULL || rp == NULL || pfd == NULL || pst == NULL || pr == NULL) {
     fprintf(stderr, "foldrun: out of memory\n");
     return 1;
@@ -423,25 +498,26 @@ int main(int argc, char **argv) {
     int ready = poll(pfd, (nfds_t)np, ms);
     if (ready < 0 && errno != EINTR)
       break;
+    event_seq++; /* streams that close in one wake-up count as one moment */
     for (int i = 1; ready > 0 && i < np; i++)
-      if (pfd[i].revents)
+      if (pfd[i].revents) {
         pump(pst[i], pr[i]);
+        rank_proc *p = &rp[pr[i]];
+        if (p->s[0].fd < 0 && p->s[1].fd < 0 && p->eof_seq == 0) {
+          p->eof_seq = event_seq;
+          p->eof_ns = mono_ns();
+        }
+      }
     if (kill_at && mono_ns() >= kill_at) {
       for (long r = 0; r < n; r++)
-        if (rp[r].alive)
+        if (rp[r].alive) {
+          rp[r].sent |= 1UL << SIGKILL;
           kill(rp[r].pid, SIGKILL);
+        }
       kill_at = 0;
     }
-    struct signalfd_siginfo si;
-    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-      if (si.ssi_signo == SIGCHLD)
-        continue;
-      /* Forward: the ranks decide how to stop; their exits drive ours. */
-      for (long r = 0; r < n; r++)
-        if (rp[r].alive)
-          kill(rp[r].pid, (int)si.ssi_signo);
-    }
-    int status;
+    read_signals(sfd, rp, n, &event_seq);
+    int status, bad = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       long r = 0;
@@ -452,16 +528,22 @@ int main(int argc, char **argv) {
       rp[r].alive = 0;
       rp[r].status = status;
       alive--;
-      int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-      if (bad && !failed) {
-        failed = 1;
-        describe_failure((int)r, status, failure, sizeof failure);
-        exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-        for (long q = 0; q < n; q++)
-          if (rp[q].alive)
-            kill(rp[q].pid, SIGTERM);
-        kill_at = mono_ns() + KILL_GRACE_NS;
+      if (rp[r].chld_seq == 0) { /* its SIGCHLD merged into another's: the reaping is all we saw */
+        rp[r].chld_seq = ++event_seq;
+        rp[r].chld_ns = mono_ns();
       }
+      bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    if (bad && !failed) {
+      /* stop the rest now; whom to name is decided at the end, when
+       * every end has been seen (first_failure) */
+      failed = 1;
+      for (long q = 0; q < n; q++)
+        if (rp[q].alive) {
+          rp[q].sent |= 1UL << SIGTERM;
+          kill(rp[q].pid, SIGTERM);
+        }
+      kill_at = mono_ns() + KILL_GRACE_NS;
     }
     if (alive == 0)
       kill_at = 0;
@@ -475,6 +557,13 @@ int main(int argc, char **argv) {
         close(rp[r].s[k].fd);
       free(rp[r].s[k].buf);
     }
+  read_signals(sfd, rp, n, &event_seq); /* the SIGCHLDs of the last sweep */
+  long first = first_failure(rp, n);
+  if (first >= 0) {
+    int status = rp[first].status;
+    describe_failure((int)first, status, failure, sizeof failure);
+    exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  }
   if (failure[0]) {
     char line[192];
     int ln = snprintf(line, sizeof line, "%s\n", failure);

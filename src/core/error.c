@@ -83,18 +83,42 @@ int fold__comm_fail(fold_comm *c, int status, const char *fmt, ...) {
   return status;
 }
 
-/* One note per lost peer: a list, because few peers are ever lost and a
- * table per rank would cost O(n) on each of n simulated ranks. */
+/* One note per lost or reporting peer: a list, because few peers are ever
+ * lost and a table per rank would cost O(n) on each of n simulated ranks. */
 struct fold__lost_note {
   struct fold__lost_note *next;
   int peer;
-  char why[96];
+  char why[96];     /* why it went ("" until it did) */
+  int culprit;      /* -1, or the rank its failure report blamed */
+  int cause_status; /* ... with this status */
+  char cause[200];  /* ... and this text, naming the culprit */
 };
+
+static struct fold__lost_note *note_get(fold_comm *c, int p) {
+  for (struct fold__lost_note *n = c->lost_notes; n; n = n->next)
+    if (n->peer == p) return n;
+  struct fold__lost_note *n = calloc(1, sizeof *n);
+  if (n) {
+    n->peer = p;
+    n->culprit = -1;
+    n->next = c->lost_notes;
+    c->lost_notes = n;
+  }
+  return n;
+}
 
 const char *fold__lost_why(const fold_comm *c, int p) {
   for (const struct fold__lost_note *n = c->lost_notes; n; n = n->next)
-    if (n->peer == p) return n->why;
+    if (n->peer == p && n->why[0]) return n->why;
   return "gone";
+}
+
+void fold__note_report(fold_comm *c, int src, int status, int culprit, const char *text) {
+  struct fold__lost_note *n = note_get(c, src);
+  if (n == NULL || n->culprit >= 0) return; /* the first report of a rank is its cause */
+  n->culprit = culprit;
+  n->cause_status = status;
+  snprintf(n->cause, sizeof n->cause, "%s", text);
 }
 
 void fold__lost_notes_free(fold_comm *c) {
@@ -113,16 +137,20 @@ void fold__poll_transports(fold_comm *c) {
 }
 
 /* Tell every live peer `msg` with `status`, flush for a bounded time, then
- * fail with `self_msg`. */
-static int tell_then_fail(fold_comm *c, int status, const char *msg, const char *self_msg) {
+ * fail with `self_msg`. The report is [status][culprit][text] (int32s):
+ * culprit -1 is a cause all must fail on (a mismatch); a rank number says
+ * that rank was lost or silent, so that a receiver that sees this rank go
+ * next names the culprit instead of this rank (the closing cascade). */
+static int tell_then_fail(fold_comm *c, int status, int culprit, const char *msg, const char *self_msg) {
   if (fold__comm_failed(c))
     return c->fail_status;
   size_t len = strlen(msg);
   if (len > 400) len = 400;
-  char buf[404];
-  int32_t st = status;
+  char buf[408];
+  int32_t st = status, cu = culprit;
   memcpy(buf, &st, 4);
-  memcpy(buf + 4, msg, len);
+  memcpy(buf + 4, &cu, 4);
+  memcpy(buf + 8, msg, len);
   /* One report per live peer; then flush for a bounded time, so that the
    * reports leave before the shutdown closes the transports. */
   /* from the first report on, a peer going away must not override our cause */
@@ -130,7 +158,7 @@ static int tell_then_fail(fold_comm *c, int status, const char *msg, const char 
   fold_request **reqs = calloc((size_t)c->size, sizeof *reqs);
   for (int p = 0; reqs && p < c->size; p++)
     if (p != c->rank && !c->lost[p])
-      fold__isend_bytes(c, buf, len + 4, p, FOLD__CTX_SYS, 0, &reqs[p]);
+      fold__isend_bytes(c, buf, len + 8, p, FOLD__CTX_SYS, 0, &reqs[p]);
   int64_t deadline = fold__now(c) + 500000000;
   for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
     fold__poll_transports(c);
@@ -145,7 +173,11 @@ static int tell_then_fail(fold_comm *c, int status, const char *msg, const char 
 }
 
 int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
-  return tell_then_fail(c, status, msg, msg);
+  return tell_then_fail(c, status, -1, msg, msg);
+}
+
+int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *cause, const char *self_msg) {
+  return tell_then_fail(c, status, culprit, cause, self_msg);
 }
 
 void fold__comm_act_on_poison(fold_comm *c) {
@@ -161,7 +193,7 @@ void fold__comm_act_on_poison(fold_comm *c) {
   if (c->in_poll)
     fold__comm_fail(c, st, "%s", self);
   else
-    tell_then_fail(c, st, c->poison + 4, self);
+    tell_then_fail(c, st, -1, c->poison + 4, self);
 }
 
 int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
@@ -169,8 +201,20 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     fold__poll_transports(c);
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
-  return fold__comm_fail(c, FOLD_EPEER, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p,
-                         fold__lost_why(c, p));
+  if (fold__comm_failed(c))
+    return c->fail_status;
+  char self[FOLD__ERRLEN], cause[200];
+  const struct fold__lost_note *n = note_get(c, p);
+  if (n && n->culprit >= 0 && n->culprit != c->rank) {
+    /* p failed on another rank and said so before it closed: blame that
+     * one, as p did, and pass the same cause on */
+    snprintf(self, sizeof self, "rank %d: %s (reported by rank %d, which failed on it)", c->rank, n->cause, p);
+    return tell_then_fail(c, n->cause_status, n->culprit, n->cause, self);
+  }
+  const char *why = fold__lost_why(c, p);
+  snprintf(self, sizeof self, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p, why);
+  snprintf(cause, sizeof cause, "peer rank %d is lost (%s)", p, why);
+  return tell_then_fail(c, FOLD_EPEER, p, cause, self);
 }
 
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
@@ -178,13 +222,9 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
     return;
   if (!c->lost[p]) {
     c->lost[p] = 1;
-    struct fold__lost_note *note = malloc(sizeof *note);
-    if (note) {
-      note->peer = p;
+    struct fold__lost_note *note = note_get(c, p);
+    if (note)
       snprintf(note->why, sizeof note->why, "%s", why ? why : "gone");
-      note->next = c->lost_notes;
-      c->lost_notes = note;
-    }
     FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   }
   int needed = pending;

@@ -171,6 +171,11 @@ int fold__comm_fail(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRI
  * naming p; operations with other peers go on, so a peer that finished and
  * left early does not break the rest. Owner thread only. */
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
+/* Peer src reported that it failed because of rank culprit (lost, or
+ * silent past FOLD_TIMEOUT) with status and text (naming culprit): kept
+ * for the message when src goes, so that the cascade of closing ranks
+ * does not blame src. The first report per peer counts. */
+void fold__note_report(fold_comm *c, int src, int status, int culprit, const char *text);
 /* Why peer p was lost ("gone" if it is not known). */
 const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);
@@ -181,9 +186,15 @@ void fold__comm_act_on_poison(fold_comm *c);
  * fail with the same status and text instead of waiting: used when this
  * rank discovers that the ranks disagree. Returns status. */
 int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg);
+/* Fail comm blaming rank culprit: tell every peer `cause` (a text naming
+ * culprit) first, then fail with self_msg. Peers do not fail on the report
+ * itself; they name culprit when this rank then goes (fold__note_report). */
+int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *cause, const char *self_msg);
 /* An operation needs lost peer p: fail comm, giving a peer's report of why
- * it failed if one came (after collecting what the transports hold),
- * else FOLD_EPEER "<what> peer rank p". Never inside a transport's poll. */
+ * it failed if one came (after collecting what the transports hold); if p
+ * itself reported another rank as the cause before it went, that rank and
+ * cause; else FOLD_EPEER "<what> peer rank p". Tells every peer the cause
+ * before failing. Never inside a transport's poll. */
 int fold__fail_for_lost(fold_comm *c, int p, const char *what);
 /* Poll every transport once (no task steps), marking that we are inside. */
 void fold__poll_transports(fold_comm *c);

@@ -142,15 +142,21 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
   if (u->ctx == FOLD__CTX_SYS) {
     /* A peer's failure report. Acted on by the next fold__progress, not
      * here: failing shuts transports down, and we may be inside one. */
-    if (c->poison == NULL && u->data && u->bytes > 4) {
-      uint32_t st;
+    if (u->data && u->bytes > 8) {
+      int32_t st, culprit;
       memcpy(&st, u->data, 4);
-      size_t len = u->bytes - 4 > 400 ? 400 : u->bytes - 4;
-      c->poison = malloc(len + 5);
-      if (c->poison) {
+      memcpy(&culprit, (char *)u->data + 4, 4);
+      size_t len = u->bytes - 8 > 400 ? 400 : u->bytes - 8;
+      char text[401];
+      memcpy(text, (char *)u->data + 8, len);
+      text[len] = '\0';
+      if (culprit >= 0 && culprit < c->size) {
+        /* the sender lost (or waited in vain for) another rank: noted for
+         * when the sender goes next, but no reason to fail here */
+        fold__note_report(c, u->src, st, culprit, text);
+      } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
         memcpy(c->poison, &st, 4);
-        memcpy(c->poison + 4, (char *)u->data + 4, len);
-        c->poison[4 + len] = '\0';
+        memcpy(c->poison + 4, text, len + 1);
       }
     }
     if (u->tp) u->tp->ops->pull(u->tp, u, NULL);

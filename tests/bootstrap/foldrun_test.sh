@@ -29,6 +29,13 @@ usage)
   check "bad --bind named" grep -q 'bind wants core or none' "$T/e"
   "$F" --help > "$T/o"; check "--help -> 0" test $? -eq 0
   "$F" -n 2 /nonexistent/prog 2> "$T/e"; check "missing program -> 127" test $? -eq 127
+  # MPI's spelling -np N is -n N; -n4 still parses as the short option
+  "$F" -np 3 sh -c 'echo "$FOLD_RANK/$FOLD_SIZE"' > "$T/o"; check "-np 3 -> 0" test $? -eq 0
+  check "-np 3 starts 3 ranks" test "$(sort "$T/o" | tr '\n' ' ')" = "[0] 0/3 [1] 1/3 [2] 2/3 "
+  "$F" -n2 sh -c 'echo "$FOLD_SIZE"' > "$T/o"; check "-n2 -> 2 ranks" test "$(grep -c '] 2$' "$T/o")" -eq 2
+  "$F" -np x true 2> "$T/e"; check "-np x -> 2" test $? -eq 2
+  "$F" --version > "$T/o"; check "--version -> 0" test $? -eq 0
+  check "--version prints the version of fold.h" grep -Eqx 'foldrun \(fold\) [0-9]+\.[0-9]+\.[0-9]+' "$T/o"
   ;;
 bind)
   # The CPUs foldrun may use, in order; rank r must land on the (r mod count)-th.
@@ -93,6 +100,36 @@ sigkill)
   check "non-zero exit ($st)" test $st -ne 0
   check "failure line names the signal" test "$(tail -n 1 "$T/e")" = "foldrun: rank 1 killed by signal 9 (SIGKILL)"
   check "exactly one foldrun line" test "$(grep -c '^foldrun:' "$T/e")" -eq 1
+  ;;
+firstdeath)
+  # Rank 2 is SIGKILLed, then the others exit 3 (as survivors of a real job
+  # fail on a lost peer), all while foldrun is stopped: it then finds every
+  # exit at once, and must still name the rank that died first, with its own
+  # status. (waitpid(-1) returns them in start order: rank 0 first.) Five
+  # rounds, each bounded: every wait loop by count, foldrun by timeout.
+  zombie() { [ "$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null)" = Z ]; }
+  for round in 1 2 3 4 5; do
+    rm -f "$T"/pid.* "$T/go"
+    "$F" -n 4 sh -c 'echo $$ > "$0/pid.tmp.$FOLD_RANK"; mv "$0/pid.tmp.$FOLD_RANK" "$0/pid.$FOLD_RANK"
+      [ "$FOLD_RANK" = 2 ] && exec sleep 30
+      i=0; while [ ! -e "$0/go" ] && [ $i -lt 1000 ]; do i=$((i+1)); sleep 0.01; done
+      exit 3' "$T" 2> "$T/e" &
+    frun=$!
+    for _ in $(seq 400); do [ "$(ls "$T" | grep -c '^pid\.[0-9]$')" = 4 ] && break; sleep 0.01; done
+    kill -STOP $frun
+    kill -KILL "$(cat "$T/pid.2")"
+    for _ in $(seq 400); do zombie "$(cat "$T/pid.2")" && break; sleep 0.01; done
+    touch "$T/go"
+    for r in 0 1 3; do for _ in $(seq 400); do zombie "$(cat "$T/pid.$r")" && break; sleep 0.01; done; done
+    kill -CONT $frun
+    timeout 15 tail --pid=$frun -f /dev/null # bounded: a hung foldrun is killed
+    kill -KILL $frun 2>/dev/null
+    wait $frun
+    st=$?
+    check "round $round: exit 137 of the killed rank, got $st" test $st -eq 137
+    check "round $round: names rank 2" test "$(grep '^foldrun:' "$T/e")" = "foldrun: rank 2 killed by signal 9 (SIGKILL)"
+    [ $fails -eq 0 ] || { cat "$T/e"; break; }
+  done
   ;;
 grace)
   # rank 1 ignores SIGTERM: it is killed after the 3 s grace
