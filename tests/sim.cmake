@@ -1,4 +1,4 @@
-# tests/sim.cmake — the simulated network: event heap, cost model, rings at scale.
+# tests/sim.cmake — the simulated network: event heap, cost model, compute/callbacks/per-rank params, rings at scale, fold-sim.
 fold_add_test_exe(sim_heap_test ${FOLD_TEST_DIR}/sim/sim_heap_test.c)
 add_test(NAME sim_heap COMMAND sim_heap_test)
 set_tests_properties(sim_heap PROPERTIES TIMEOUT 30)
@@ -9,6 +9,13 @@ foreach(case one_message ring_step sender_serialises receiver_serialises order d
         blocking charge_and_timers destroy_rank virtual_timeout args)
   add_test(NAME sim_model_${case} COMMAND sim_model_test ${case})
   set_tests_properties(sim_model_${case} PROPERTIES TIMEOUT 30)
+endforeach()
+
+# fold_sim_compute, fold_sim_at, per-rank parameters and op_overhead, timed exactly.
+fold_add_test_exe(sim_compute_test ${FOLD_TEST_DIR}/sim/sim_compute_test.c)
+foreach(case compute_send compute_recv at rank_params_2 rank_params_3 op_overhead args)
+  add_test(NAME sim_compute_${case} COMMAND sim_compute_test ${case})
+  set_tests_properties(sim_compute_${case} PROPERTIES TIMEOUT 30)
 endforeach()
 
 fold_add_test_exe(sim_ring_test ${FOLD_TEST_DIR}/sim/sim_ring_test.c)

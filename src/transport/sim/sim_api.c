@@ -86,7 +86,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
   struct fold_sim *sim = c->clock_ctx;
   if (sim->running)
     return fold__comm_fail(c, FOLD_EINTERNAL,
-                           "rank %d: blocking wait inside a simulator event (tasks must not block)", c->rank);
+                           "rank %d: blocking wait inside a simulator event (tasks and fold_sim_at callbacks must not block)", c->rank);
   if (until == NULL) {
     sim->running = 1;
     fold__sim_step(sim);
