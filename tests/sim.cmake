@@ -25,7 +25,14 @@ foreach(n 1 2 64 1024 4096)
 endforeach()
 
 # Every collective algorithm at 64, 255 and 1024 simulated ranks; allreduce costs against the textbook.
-fold_add_test_exe(sim_coll sim/sim_coll.c check.c)
+fold_add_test_exe(sim_coll sim/sim_coll.c check.c ${CMAKE_SOURCE_DIR}/tools/sim_model.c)
+target_include_directories(sim_coll PRIVATE ${CMAKE_SOURCE_DIR}/tools)
 target_link_libraries(sim_coll PRIVATE m)
 add_test(NAME sim_coll COMMAND sim_coll)
 set_tests_properties(sim_coll PROPERTIES TIMEOUT 900 LABELS slow)
+
+# fold-sim: output format, sim/model ratios, CSV and PNG, --slow and --op-overhead, bad arguments.
+foreach(case run csv slow badargs)
+  add_test(NAME fold_sim_${case} COMMAND ${FOLD_TEST_DIR}/sim/fold_sim_test.sh $<TARGET_FILE:fold-sim> ${case})
+  set_tests_properties(fold_sim_${case} PROPERTIES TIMEOUT 180)
+endforeach()
