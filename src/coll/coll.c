@@ -198,17 +198,18 @@ static void run_local_op(fold__coll *co, const fold__cop *op, double *busy) {
   if (op->kind == FOLD__OP_REDUCE) {
     fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
                      (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
-    *busy += (double)(op->len * co->esize);
+    *busy += fold__sim_reduce_cost(co->comm, op->len * co->esize);
   } else if (op->kind == FOLD__OP_COPY)
     memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
 }
 
 /* Run the round's local ops not run yet, in order. */
 static void run_local_ops(fold__coll *co) {
-  /* In the simulator, reducing costs op_time (gamma) per byte of virtual time. */
+  /* In the simulator, each reduction call costs op_overhead plus op_time
+   * (gamma) per byte of virtual time. */
   double busy = 0;
   for (int i = co->nlocal; i < co->nops; i++) run_local_op(co, &co->ops[i], &busy);
-  if (busy > 0) fold__sim_charge(co->comm, busy * fold__sim_op_time(co->comm));
+  if (busy > 0) fold__sim_charge(co->comm, busy);
   co->nops = 0;
   co->nlocal = 0;
 }

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "fold.h"
+#include "sim_model.h" /* tools/: the formulas fold-sim prints */
 
 /* Usage: sim_coll [--costs-only] [--n N]
  * 1. Correctness: every algorithm of every collective at n in {64, 255,
@@ -104,24 +105,6 @@ static double run(int coll, const char *algo, int n, size_t count, fold_sim_para
   return t;
 }
 
-/* Textbook costs of allreduce (alpha per message, beta per byte). */
-static double model(const char *algo, int n, double S, double a, double b) {
-  double L = log2(n);
-  if (!strcmp(algo, "ring") || !strcmp(algo, "ring_segmented")) return 2 * (n - 1) * a + 2.0 * (n - 1) / n * S * b;
-  if (!strcmp(algo, "recursive_doubling")) return L * (a + S * b);
-  if (!strcmp(algo, "rabenseifner")) return 2 * L * a + 2.0 * (n - 1) / n * S * b;
-  if (!strcmp(algo, "reduce_bcast")) return 2 * L * (a + S * b);
-  if (!strcmp(algo, "direct")) {
-    /* P pieces of S/P bytes, q = ceil(P/n) per owner; each of the two stages
-     * is bound by the busiest link: an owner takes q pieces from n-1 ranks
-     * (and gives them to n-1), a rank gives/takes every piece it does not own */
-    double P = ceil(S / (4096.0 * 4)), q = ceil(P / n), piece = S / P;
-    double link = fmax((n - 1) * q * piece, S - q * piece);
-    return 2 * (a + link * b);
-  }
-  return 0;
-}
-
 int main(int argc, char **argv) {
   int costs_only = argc > 1 && !strcmp(argv[1], "--costs-only");
   fold_sim_params prm;
@@ -150,7 +133,7 @@ int main(int argc, char **argv) {
   printf("%-20s %14s %14s %8s\n", "algorithm", "simulated (us)", "model (us)", "ratio");
   for (int a = 0; algos[ALLREDUCE][a]; a++) {
     double t = run(ALLREDUCE, algos[ALLREDUCE][a], n, S / 4, &prm);
-    double m = model(algos[ALLREDUCE][a], n, (double)S, prm.latency, prm.byte_time);
+    double m = fold__model_time("allreduce", algos[ALLREDUCE][a], n, (double)S, &prm);
     printf("%-20s %14.1f %14.1f %8.3f\n", algos[ALLREDUCE][a], t * 1e6, m * 1e6, t / m);
     fflush(stdout);
     CHECK(fabs(t / m - 1) <= 0.10, "allreduce %s: simulated %.1f us vs model %.1f us", algos[ALLREDUCE][a], t * 1e6, m * 1e6);

@@ -85,27 +85,35 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   if (r->bytes)
     memcpy(m->data, r->buf, r->bytes);
 
-  const fold_sim_params *p = &sim->p;
+  const fold_sim_params *ps = &sim->rp[s], *pd = &sim->rp[d];
   /* Each link serialises on its own (full-duplex links, a switch that
    * buffers): the message leaves when the sender's out-link is free; its
    * head reaches the receiver's switch port `latency` later (REACH event),
    * and the port serves messages in the order they reach it: the receiver's
    * in-link carries it from max(reach, in_free[d]) for b*beta. A message
    * waiting for a busy receiver never holds the sender's link, and the port
-   * is never idle while a message waits for it. */
+   * is never idle while a message waits for it.
+   * Ranks with their own parameters: the sender's byte_time times its
+   * out-link, the receiver's its in-link, and the larger latency of the two
+   * applies (a slow node is slow to reach both ways). Bytes cannot arrive
+   * faster than they left: with a slower sender the arrival waits for the
+   * tail, reach + b*bt[s] (with equal byte_times that bound never binds). */
   double t0 = dmax(dmax(sim->now, sim->busy[s]), sim->out_free[s]);
-  double xfer = (double)r->bytes * p->byte_time;
+  double xfer = (double)r->bytes * ps->byte_time;
   double sent = t0 + xfer;
+  double reach = t0 + dmax(ps->latency, pd->latency);
   sim->out_free[s] = sent;
+  m->in_xfer = (double)r->bytes * pd->byte_time;
+  m->tail = reach + xfer;
 
   fold__req_ref(r);
   m->sreq = r;
   sending_link(tp, m);
   /* SEND_DONE first: at equal times it must run before ARRIVE frees m. */
   fold__sim_heap_push(&sim->heap, sent, FOLD__SIM_EV_SEND_DONE, s, m);
-  fold__sim_heap_push(&sim->heap, t0 + p->latency, FOLD__SIM_EV_REACH, d, m);
+  fold__sim_heap_push(&sim->heap, reach, FOLD__SIM_EV_REACH, d, m);
   FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, reach %.9g", sim->now,
-              r->bytes, d, r->ctx, r->tag, t0, t0 + p->latency);
+              r->bytes, d, r->ctx, r->tag, t0, reach);
   return FOLD_OK;
 }
 
@@ -192,7 +200,7 @@ int fold__sim_step(struct fold_sim *sim) {
     /* The port serves in reaching order. Messages of one pair reach it in
      * sending order (equal times keep posting order), so they never
      * overtake; the clamp guards that against rounding. */
-    double arrive = dmax(sim->now, sim->in_free[m->dst]) + (double)m->bytes * sim->p.byte_time;
+    double arrive = dmax(dmax(sim->now, sim->in_free[m->dst]) + m->in_xfer, m->tail);
     if (arrive < sim->in_free[m->dst])
       arrive = sim->in_free[m->dst];
     sim->in_free[m->dst] = arrive;
@@ -209,6 +217,14 @@ int fold__sim_step(struct fold_sim *sim) {
   case FOLD__SIM_EV_WAKE:
     touched = sim->comms[ev.rank];
     break;
+  case FOLD__SIM_EV_CALL: {
+    /* what the callback starts posts and steps on its own (postings are
+     * scheduled at once, a new collective steps once when it starts) */
+    fold__sim_call *call = ev.ptr;
+    call->fn(call->arg);
+    free(call);
+    break;
+  }
   default:
     break;
   }

@@ -3,12 +3,14 @@
  * the hooks other parts of fold use on simulated communicators.
  *
  * Model (docs/simulator.md): one global virtual clock in double seconds;
- * every rank s has an outgoing link free from out_free[s], an incoming link
- * free from in_free[d], and a CPU busy until busy[s] (fold__sim_charge). A
+ * every rank s has its own parameters rp[s] (fold_sim_set_rank_params), an
+ * outgoing link free from out_free[s], an incoming link free from in_free[d],
+ * and a CPU busy until busy[s] (fold__sim_charge, fold_sim_compute). A
  * message of b bytes posted by s at virtual time t to d starts at
- *   T0 = max(t, busy[s], out_free[s], in_free[d] - latency),
- * completes the send at T0 + b*byte_time and arrives at
- *   T0 + latency + b*byte_time.
+ *   T0 = max(t, busy[s], out_free[s]),
+ * completes the send at T0 + b*bt[s], reaches d's switch port at
+ *   reach = T0 + max(lat[s], lat[d])
+ * and arrives at max(max(reach, in_free[d]) + b*bt[d], reach + b*bt[s]).
  * The payload is copied at post time. Events are ordered by (time, global
  * sequence number), so equal inputs give bit-identical times. */
 #ifndef FOLD_SIM_H
@@ -23,8 +25,15 @@ enum {
   FOLD__SIM_EV_SEND_DONE = 1, /* ptr = message: its send request completes */
   FOLD__SIM_EV_ARRIVE = 2,    /* ptr = message: delivered to the destination */
   FOLD__SIM_EV_WAKE = 3,      /* rank: run progress (timers, end of busy time) */
-  FOLD__SIM_EV_REACH = 4      /* ptr = message: its head reaches the receiver's switch port */
+  FOLD__SIM_EV_REACH = 4,     /* ptr = message: its head reaches the receiver's switch port */
+  FOLD__SIM_EV_CALL = 5       /* ptr = fold__sim_call: a fold_sim_at callback */
 };
+
+/* A callback scheduled with fold_sim_at; its CALL event owns it. */
+typedef struct fold__sim_call {
+  void (*fn)(void *arg);
+  void *arg;
+} fold__sim_call;
 
 /* A message in flight. Both of its events point at it; SEND_DONE always
  * runs first (its time is never later and it was pushed first), ARRIVE
@@ -34,6 +43,9 @@ typedef struct fold__sim_msg {
   fold_request *sreq;  /* send request (one reference held), NULL once done */
   int src, dst, ctx, tag;
   size_t bytes;
+  double in_xfer;  /* b * byte_time of the receiver (its in-link's share) */
+  double tail;     /* reach + b * byte_time of the sender: the last byte can
+                      be in no earlier, however fast the receiver's link */
   unsigned char data[]; /* the payload, copied at post time */
 } fold__sim_msg;
 
@@ -47,7 +59,8 @@ typedef struct fold__sim_tp {
 
 struct fold_sim {
   int n;
-  fold_sim_params p;
+  fold_sim_params p;        /* the world's parameters (fold_sim_create) */
+  fold_sim_params *rp;      /* rp[i]: rank i's own (fold_sim_set_rank_params) */
   double now;              /* virtual time of the event being / last run */
   fold__sim_heap heap;
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
@@ -74,9 +87,13 @@ int fold__sim_is(const fold_comm *c);
  * at that time lets the run's final time include the work. No-op on a
  * non-simulated communicator or for seconds <= 0. */
 void fold__sim_charge(fold_comm *c, double seconds);
-/* Seconds per byte reduced (params.op_time) of c's simulator; 0 if c is not
- * simulated. */
+/* Seconds per byte reduced (op_time) of c's rank; 0 if c is not simulated. */
 double fold__sim_op_time(const fold_comm *c);
+/* Virtual seconds one local reduction call of `bytes` bytes costs c's rank:
+ * op_overhead + bytes * op_time (its own parameters); 0 if c is not
+ * simulated. The collective executor sums this over a round's reductions and
+ * charges the sum (fold__sim_charge). */
+double fold__sim_reduce_cost(const fold_comm *c, size_t bytes);
 /* Timers: make the simulator run fold__progress(c) at virtual time t_ns
  * (nanoseconds, as fold__now returns; a time in the past means now). At that
  * event fold__now(c) >= t_ns holds. Returns 0, FOLD_ENOMEM, or FOLD_EINVAL if

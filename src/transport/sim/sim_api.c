@@ -86,7 +86,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
   struct fold_sim *sim = c->clock_ctx;
   if (sim->running)
     return fold__comm_fail(c, FOLD_EINTERNAL,
-                           "rank %d: blocking wait inside a simulator event (tasks must not block)", c->rank);
+                           "rank %d: blocking wait inside a simulator event (tasks and fold_sim_at callbacks must not block)", c->rank);
   if (until == NULL) {
     sim->running = 1;
     fold__sim_step(sim);
@@ -181,7 +181,15 @@ void fold__sim_charge(fold_comm *c, double seconds) {
 
 double fold__sim_op_time(const fold_comm *c) {
   struct fold_sim *sim = sim_of(c);
-  return sim ? sim->p.op_time : 0.0;
+  return sim ? sim->rp[c->rank].op_time : 0.0;
+}
+
+double fold__sim_reduce_cost(const fold_comm *c, size_t bytes) {
+  struct fold_sim *sim = sim_of(c);
+  if (sim == NULL)
+    return 0.0;
+  const fold_sim_params *p = &sim->rp[c->rank];
+  return p->op_overhead + (double)bytes * p->op_time;
 }
 
 int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
@@ -218,6 +226,73 @@ int fold__sim_comm_destroy(fold_comm *c) {
   return FOLD_OK;
 }
 
+/* ---- compute, callbacks, per-rank parameters ------------------------------------------ */
+
+int fold_sim_compute(fold_comm *comm, double seconds) {
+  if (comm == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_compute: comm is NULL");
+  if (sim_of(comm) == NULL)
+    return fold__error(comm, FOLD_EINVAL, "fold_sim_compute: rank %d: not a simulated communicator", comm->rank);
+  if (!(isfinite(seconds) && seconds >= 0))
+    return fold__error(comm, FOLD_EINVAL, "fold_sim_compute: rank %d: seconds = %g, need a finite value >= 0",
+                       comm->rank, seconds);
+  int st = fold__comm_failed(comm);
+  if (st)
+    return st;
+  /* The same busy time as a reduction's: later postings wait for it, a
+   * blocking call returns no earlier, and a wake-up makes the clock reach
+   * it. The call itself does not advance the clock: the program goes on
+   * playing the other ranks at the same virtual time. */
+  fold__sim_charge(comm, seconds);
+  return fold__comm_failed(comm);
+}
+
+int fold_sim_at(fold_sim *sim, double t, void (*fn)(void *arg), void *arg) {
+  if (sim == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_at: sim is NULL");
+  if (fn == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_at: fn is NULL");
+  if (!isfinite(t) || t < sim->now)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_at: t = %.9g s is %s (now %.9g s)", t,
+                       isfinite(t) ? "in the past" : "not finite", sim->now);
+  fold__sim_call *call = malloc(sizeof *call);
+  if (call == NULL || fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_CALL, -1, call) != FOLD_OK) {
+    free(call);
+    return fold__error(NULL, FOLD_ENOMEM, "fold_sim_at: out of memory scheduling a callback");
+  }
+  call->fn = fn;
+  call->arg = arg;
+  return FOLD_OK;
+}
+
+static int param_ok(double x) { return isfinite(x) && x >= 0; }
+
+static int params_ok(const char *who, int rank, const fold_sim_params *p) {
+  if (param_ok(p->latency) && param_ok(p->byte_time) && param_ok(p->op_time) && param_ok(p->op_overhead))
+    return FOLD_OK;
+  char r[32] = "";
+  if (rank >= 0)
+    snprintf(r, sizeof r, "rank %d: ", rank);
+  return fold__error(NULL, FOLD_EINVAL,
+                     "%s: %sparameters must be finite and >= 0 (latency %g, byte_time %g, op_time %g, "
+                     "op_overhead %g)",
+                     who, r, p->latency, p->byte_time, p->op_time, p->op_overhead);
+}
+
+int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_params *p) {
+  if (sim == NULL || p == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_set_rank_params: %s is NULL", sim ? "params" : "sim");
+  if (rank < 0 || rank >= sim->n)
+    return fold__error(NULL, FOLD_EINVAL, "fold_sim_set_rank_params: rank %d is not a rank of the world (n = %d)",
+                       rank, sim->n);
+  int rc = params_ok("fold_sim_set_rank_params", rank, p);
+  if (rc)
+    return rc;
+  /* messages already posted keep the costs they were given */
+  sim->rp[rank] = *p;
+  return FOLD_OK;
+}
+
 /* ---- create / destroy ------------------------------------------------------------------ */
 
 void fold_sim_params_default(fold_sim_params *p) {
@@ -226,9 +301,8 @@ void fold_sim_params_default(fold_sim_params *p) {
   p->latency = 5e-6;
   p->byte_time = 8e-11;
   p->op_time = 0.0;
+  p->op_overhead = 0.0;
 }
-
-static int param_ok(double x) { return isfinite(x) && x >= 0; }
 
 int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_comm **comms) {
   if (out)
@@ -241,10 +315,9 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
   fold_sim_params_default(&p);
   if (params)
     p = *params;
-  if (!param_ok(p.latency) || !param_ok(p.byte_time) || !param_ok(p.op_time))
-    return fold__error(NULL, FOLD_EINVAL,
-                       "fold_sim_create: parameters must be finite and >= 0 (latency %g, byte_time %g, op_time %g)",
-                       p.latency, p.byte_time, p.op_time);
+  int prc = params_ok("fold_sim_create", -1, &p);
+  if (prc)
+    return prc;
   struct fold_sim *sim = calloc(1, sizeof *sim);
   if (sim == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory");
@@ -256,9 +329,12 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
   sim->out_free = calloc((size_t)n, sizeof(double));
   sim->in_free = calloc((size_t)n, sizeof(double));
   sim->busy = calloc((size_t)n, sizeof(double));
+  sim->rp = malloc((size_t)n * sizeof *sim->rp);
   int rc = FOLD_OK;
-  if (!sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy)
+  if (!sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy || !sim->rp)
     rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for %d ranks", n);
+  for (int i = 0; i < n && rc == FOLD_OK; i++)
+    sim->rp[i] = p;
   for (int i = 0; i < n && rc == FOLD_OK; i++) {
     fold_comm *c;
     if ((rc = fold__comm_alloc(i, n, &c)) != FOLD_OK)
@@ -290,8 +366,8 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
     return rc;
   }
   memcpy(comms, sim->comms, (size_t)n * sizeof *comms);
-  FOLD__INFO(sim->comms[0], "simulated world of %d ranks: latency %g s, byte_time %g s, op_time %g s", n,
-             p.latency, p.byte_time, p.op_time);
+  FOLD__INFO(sim->comms[0], "simulated world of %d ranks: latency %g s, byte_time %g s, op_time %g s, op_overhead %g s",
+             n, p.latency, p.byte_time, p.op_time, p.op_overhead);
   *out = sim;
   return FOLD_OK;
 }
@@ -310,7 +386,8 @@ int fold_sim_destroy(fold_sim *sim) {
   }
   fold__sim_ev ev;
   while (fold__sim_heap_pop(&sim->heap, &ev))
-    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH) /* a message's later events: one at a time */
+    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH || /* a message's later events: one at a time */
+        ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
       free(ev.ptr);
   fold__sim_heap_fini(&sim->heap);
   free(sim->comms);
@@ -318,6 +395,7 @@ int fold_sim_destroy(fold_sim *sim) {
   free(sim->out_free);
   free(sim->in_free);
   free(sim->busy);
+  free(sim->rp);
   free(sim);
   return FOLD_OK;
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# fold_sim_test.sh — fold-sim: output format, sim/model ratio, CSV columns and plot, --slow, bad arguments.
+# Usage: fold_sim_test.sh FOLD_SIM CASE
+set -u
+F=$1 CASE=$2
+T=$(mktemp -d /tmp/fold-sim-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # check DESCRIPTION COMMAND...: count a failure when COMMAND fails
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what" >&2; fails=$((fails + 1)); fi
+}
+# ratio_near FILE ALGO N LO HI: the sim/model column of that row lies in [LO, HI]
+ratio_near() { awk -v a="$2" -v n="$3" -v lo="$4" -v hi="$5" '$2 == a && $3 == n { found = 1; if ($7 < lo || $7 > hi) bad = 1 } END { exit !(found && !bad) }' "$1"; }
+
+case "$CASE" in
+run)
+  timeout 60 "$F" -c allreduce -a ring -n 8 -b 1M > "$T/o" 2> "$T/e"; check "ring n=8 -> 0" test $? -eq 0
+  cat "$T/o"
+  check "parameter line" grep -q '^# fold-sim: latency 5e-06 s, bandwidth 1.25e+10 B/s, op_time 0 s/B, op_overhead 0 s$' "$T/o"
+  check "header" grep -Eq '^collective +algorithm +n +bytes +sim_s +model_s +sim/model$' "$T/o"
+  check "one row, format" test "$(grep -Ec '^allreduce +ring +8 +1048576 +[0-9.]+e-[0-9]+ +[0-9.]+e-[0-9]+ +[0-9]\.[0-9]{3}$' "$T/o")" -eq 1
+  check "ring n=8: sim/model = 1.000" ratio_near "$T/o" ring 8 1.000 1.000
+  # every allreduce algorithm within 10% of its model, op_time included
+  for a in recursive_doubling rabenseifner direct ring_segmented; do
+    timeout 60 "$F" -a $a -n 8,16 -b 64K --op-time 1e-10 > "$T/o" 2> "$T/e"; check "$a -> 0" test $? -eq 0
+    check "$a n=16 near the model" ratio_near "$T/o" $a 16 0.9 1.1
+  done
+  # no model for the library's own choice: '-' in both columns
+  timeout 60 "$F" -n 4 -b 4K > "$T/o" 2> "$T/e"; check "auto -> 0" test $? -eq 0
+  check "auto: no model" grep -Eq '^allreduce +auto +4 +4096 +[0-9.e-]+ +- +-$' "$T/o"
+  ;;
+csv)
+  timeout 120 "$F" -c allgather -a ring -n 2:16:x2 -b 8:2K:x4 --latency 1e-6 --bandwidth 1e9 --csv "$T/s.csv" > "$T/o" 2> "$T/e"
+  check "sweep -> 0" test $? -eq 0
+  cat "$T/o" "$T/e"
+  check "CSV header" test "$(head -1 "$T/s.csv")" = "collective,algorithm,n,bytes,sim_s,model_s,ratio,latency_s,byte_time_s,op_time_s,op_overhead_s,slow"
+  check "CSV rows: 4 n x 5 sizes" test "$(tail -n +2 "$T/s.csv" | wc -l)" -eq 20
+  check "CSV 12 columns everywhere" awk -F, 'NF != 12 { exit 1 }' "$T/s.csv"
+  check "CSV n and bytes swept" test "$(cut -d, -f3,4 "$T/s.csv" | tail -n +2 | sort -u | wc -l)" -eq 20
+  check "CSV ratios near 1 (the signature message: +16 B)" awk -F, 'NR > 1 && ($7 < 0.98 || $7 > 1.02) { exit 1 }' "$T/s.csv"
+  check "CSV parameters" awk -F, 'NR > 1 && ($8 != "1e-06" || $9 != "1e-09") { exit 1 }' "$T/s.csv"
+  if command -v gnuplot > /dev/null; then
+    check "PNG written" test -s "$T/s.png"
+    check "PNG is a PNG" sh -c "head -c 8 '$T/s.png' | od -c | grep -q 'P   N   G'"
+  else
+    check "no gnuplot: a note" grep -q "gnuplot not found" "$T/e"
+  fi
+  # a single point writes the CSV, no plot
+  timeout 60 "$F" -a ring -n 4 -b 64 --csv "$T/one.csv" > "$T/o" 2> "$T/e"; check "one point -> 0" test $? -eq 0
+  check "one point: 2 lines" test "$(wc -l < "$T/one.csv")" -eq 2
+  check "one point: no PNG" test ! -e "$T/one.png"
+  ;;
+slow)
+  # rank 3 computes 1 ms first: ring waits for it (the model does not know)
+  timeout 60 "$F" -a ring -n 8 -b 1M --slow 3:0.001 --csv "$T/s.csv" > "$T/o" 2> "$T/e"; check "--slow -> 0" test $? -eq 0
+  cat "$T/o"
+  check "slow ranks named" grep -q 'slow ranks (rank:seconds) 3:0.001' "$T/o"
+  check "sim >= model + 1 ms" awk -F, 'NR == 2 { exit !($5 >= $6 + 0.001) }' "$T/s.csv"
+  check "CSV slow column" awk -F, 'NR == 2 { exit !($12 == "3:0.001") }' "$T/s.csv"
+  timeout 60 "$F" -a recursive_doubling -n 4 -b 4K --op-overhead 0.5 > "$T/o" 2> "$T/e"; check "--op-overhead -> 0" test $? -eq 0
+  # two reduction calls per rank at n = 4, each 0.5 s on the critical path
+  check "op_overhead: about 1 s" awk '$1 == "allreduce" { exit !($5 > 1.0 && $5 < 1.001) }' "$T/o"
+  ;;
+badargs)
+  for args in "" "--bogus 1" "-c nothing" "-n 0" "-n x" "-n 4:2:x2" "-n 2:8:x1" "-b 3" "-b 12Q" "--latency -1" \
+      "--bandwidth 0" "--op-time nan" "--slow 3" "--slow 9:1 -n 4" "--slow 1:-2" "-a nosuch" "-c gather -a ring" "-n"; do
+    [ -z "$args" ] && continue
+    timeout 30 "$F" $args > "$T/o" 2> "$T/e"; rc=$?
+    check "'$args' -> 2" test $rc -eq 2
+    check "'$args' prints usage" grep -q "^usage: fold-sim" "$T/e"
+  done
+  timeout 30 "$F" -c nothing 2> "$T/e"; check "names the bad collective" grep -q "unknown collective 'nothing'" "$T/e"
+  timeout 30 "$F" --help > "$T/o"; check "--help -> 0" test $? -eq 0
+  check "--help prints usage" grep -q "^usage: fold-sim" "$T/o"
+  ;;
+*) echo "unknown case $CASE" >&2; exit 2 ;;
+esac
+[ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
