@@ -10,12 +10,14 @@
  *  - Counts are element counts of type size_t (64-bit): messages over 2 GiB work.
  *  - A communicator is used by one thread at a time (ranks made by
  *    fold_comm_init_threads are each used by their own thread).
- *  - Failure model (fail-stop): a lost peer, a timeout or fold_comm_abort()
- *    leave the communicator *failed*. Every pending and every later operation
- *    on it returns the failure's code (FOLD_EPEER, FOLD_ETIMEDOUT or
- *    FOLD_EABORTED) at once; fold_comm_destroy() still works and never hangs.
- *    Argument errors (FOLD_EINVAL) and mismatches on a single call do not fail
- *    the communicator.
+ *  - Failure model (fail-stop): a lost peer, a timeout, fold_comm_abort() or
+ *    ranks whose collective calls disagree (see "collectives") leave the
+ *    communicator *failed*. Every pending and every later operation on it
+ *    returns the failure's code (FOLD_EPEER, FOLD_ETIMEDOUT, FOLD_EABORTED or
+ *    FOLD_EMISMATCH) at once; fold_comm_destroy() still works and never hangs.
+ *    Argument errors (FOLD_EINVAL) and a point-to-point message longer than
+ *    its receive buffer (FOLD_EMISMATCH on that receive) do not fail the
+ *    communicator.
  *  - Every wait (a blocking call, fold_wait) is bounded by FOLD_TIMEOUT
  *    seconds (default 300; virtual seconds on the simulator) from its start:
  *    an operation not complete by then returns FOLD_ETIMEDOUT.
@@ -47,8 +49,8 @@ extern "C" {
 #define FOLD_EINVAL    -1  /* invalid argument (null buffer, bad rank, dtype, tag, ...) */
 #define FOLD_ETIMEDOUT -2  /* a wait or the rendezvous exceeded FOLD_TIMEOUT */
 #define FOLD_EPEER     -3  /* a peer was lost (exited, killed, connection closed) */
-#define FOLD_EMISMATCH -4  /* ranks disagree (collective, count, dtype, op, root) or a
-                              message is larger than the receive buffer */
+#define FOLD_EMISMATCH -4  /* ranks disagree (collective, count, dtype, op, root,
+                              algorithm) or a message is larger than the receive buffer */
 #define FOLD_EAUTH     -5  /* a connection failed to prove it belongs to the job (or the
                               store address serves something that is not a fold store) */
 #define FOLD_ENOMEM    -6  /* out of memory */
@@ -237,10 +239,25 @@ FOLD_API int fold_wait(fold_request *req);
 
 /* ---- collectives -------------------------------------------------------- */
 /* Every rank of the communicator calls the same collectives in the same
- * order with the same count, dtype, op and root (MPI's rule). A rank that
- * differs is detected: every rank involved gets FOLD_EMISMATCH with a message
- * naming the ranks and the differing values, and the communicator is failed
- * (its state is no longer trustworthy). Collectives block until this rank's
+ * order with the same count, dtype, op and root (MPI's rule), and selects
+ * the same algorithm for each call (same FOLD_ALGO, fold_comm_set_algo and
+ * FOLD_RULES). A rank that differs is detected (at the latest by rank + 1,
+ * which compares its call with its left neighbour's), and the detecting
+ * rank reports it to every rank: the report names both ranks and both calls
+ * with their algorithms, and fails the communicator on every rank it
+ * reaches (its state is no longer trustworthy). A collective's data
+ * combine only with data of ranks that made the same call: every rank
+ * whose part of the call needs data from a rank that called differently
+ * gets FOLD_EMISMATCH as soon as the report reaches it (not FOLD_ETIMEDOUT),
+ * never FOLD_OK with wrong data. A rank whose part needed no such data (a
+ * broadcast root, or a rank that received only from ranks that made its
+ * call) may return FOLD_OK from that call; the report reaches it at the
+ * latest when it next waits for a detecting rank (e.g. in its next
+ * barrier). Two calls that differ in one value only (counts and roots
+ * below 2^29) never exchange data; calls that differ in several values at
+ * once could, with probability 2^-29, before the report arrives; and
+ * with several nonblocking calls outstanding, ranks that mix the `shm`
+ * algorithm with another may time out instead (docs/collectives.md). Collectives block until this rank's
  * part is done (its buffers are final); the nonblocking twins fold_i<name>
  * take a trailing fold_request ** completed by fold_test/fold_wait, and any
  * number may be outstanding on one communicator (they complete in any order;
@@ -344,7 +361,7 @@ FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
  * still created and uses the built-in rules, and fold_comm_last_error(comm)
  * holds the same text until the next failure. Like FOLD_ALGO, every rank
  * must see the same file (ranks that select differently fail with
- * FOLD_EMISMATCH or time out). Full grammar: docs/collectives.md. */
+ * FOLD_EMISMATCH naming both algorithms). Full grammar: docs/collectives.md. */
 
 /* The transport selection rules match for comm: "inproc", "shm", "tcp" or
  * "sim"; the slowest its peers use when they use several (the same on every
@@ -356,9 +373,11 @@ FOLD_API const char *fold_comm_transport(const fold_comm *comm);
  * "allreduce=ring,broadcast=binomial"; "collective=auto" restores automatic
  * selection. The same grammar as the FOLD_ALGO environment variable, which
  * is read when a communicator is created (a bad FOLD_ALGO is ignored with a
- * warning). Local: every rank must set the same. Algorithms per
- * collective: docs/collectives.md. Returns FOLD_EINVAL (nothing changed)
- * for a NULL comm or spec, or an unknown collective or algorithm. */
+ * warning). Local: every rank must set the same (ranks that differ fail with
+ * FOLD_EMISMATCH at the first call whose algorithms differ, see
+ * "collectives"). Algorithms per collective: docs/collectives.md. Returns
+ * FOLD_EINVAL (nothing changed) for a NULL comm or spec, or an unknown
+ * collective or algorithm. */
 FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for

@@ -36,3 +36,12 @@ set_tests_properties(coll_procs_shmcoll PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE E
 fold_add_test_exe(coll_reuse coll/coll_reuse.c check.c)
 add_test(NAME coll_reuse COMMAND coll_reuse)
 set_tests_properties(coll_reuse PROPERTIES TIMEOUT 300)
+
+# Ranks that disagree (one rank forces another algorithm, or names another
+# root, op or dtype): never FOLD_OK with wrong data, FOLD_EMISMATCH (not a
+# timeout) naming both algorithms. Threads, then processes over shm and tcp.
+fold_add_test_exe(coll_mismatch coll/coll_mismatch.c check.c)
+add_test(NAME coll_mismatch COMMAND coll_mismatch)
+add_test(NAME coll_mismatch_shm COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
+add_test(NAME coll_mismatch_tcp COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
+set_tests_properties(coll_mismatch coll_mismatch_shm coll_mismatch_tcp PROPERTIES TIMEOUT 300)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/shm_coll.h"
 #include "select/select.h"
 #include "transport/sim/sim.h"
 
@@ -64,7 +65,67 @@ void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, siz
  * if any two ranks differ, some neighbouring pair differs, so some rank
  * sees it. The detector tells every rank (fold__comm_fail_and_tell), so all
  * of them fail with FOLD_EMISMATCH instead of hanging. The check overlaps
- * the algorithm's rounds; a call completes only once it passed. */
+ * the algorithm's rounds; a call completes only once it passed.
+ *
+ * The neighbour check alone cannot stop a rank whose left neighbour agrees
+ * from finishing with data of a rank that does not (two algorithms sending
+ * equal-sized messages, a different root or op): so data messages travel
+ * on a context that carries a digest of the whole signature (data_ctx),
+ * and match only receives of calls with an equal one. A rank whose part
+ * needs a disagreeing rank's data then waits until the detector's report
+ * reaches it, and fails with FOLD_EMISMATCH; it never combines the data. */
+
+/* The digest: a CRC with generator x^29 + x^2 + 1 over the fields, each
+ * fed least significant bit first. The CRC is linear, so two signatures
+ * collide only if their difference is a multiple of the generator, and a
+ * difference within 29 consecutive bits never is: calls that differ in one
+ * field (collective, algorithm, dtype, op, element size, or a root or
+ * count below 2^29) always get different digests; others collide with
+ * probability 2^-29. */
+static uint32_t crc29(uint32_t crc, uint64_t v, int nbits) {
+  for (int i = 0; i < nbits; i++) {
+    uint32_t fb = ((crc >> 28) ^ (uint32_t)(v >> i)) & 1u;
+    crc = (crc << 1) & 0x1fffffffu;
+    crc ^= fb * 0x5u; /* x^2 + 1 */
+  }
+  return crc;
+}
+
+static uint32_t sig_digest(const fold__sig *s) {
+  uint32_t crc = crc29(0, s->coll, 8);
+  crc = crc29(crc, s->algo, 8);
+  crc = crc29(crc, s->dtype, 8);
+  crc = crc29(crc, s->op, 16);
+  crc = crc29(crc, s->esize, 32);
+  crc = crc29(crc, (uint32_t)s->root, 32);
+  return crc29(crc, s->count, 64);
+}
+
+/* The call's data context; a loop repeating one call digests once. */
+static int data_ctx_of(fold__coll *co) {
+  if (co->dig_ctx == 0 || !fold__coll_sig_equal(&co->sig, &co->dig_sig)) {
+    co->dig_sig = co->sig;
+    co->dig_ctx = fold__ctx_coll_data(sig_digest(&co->sig));
+  }
+  return co->dig_ctx;
+}
+
+int fold__coll_algo_index(fold__coll_kind k, const fold__algo *algo) {
+  const fold__algo *const *t = fold__algo_tables[k].algos;
+  for (int i = 0; t[i]; i++)
+    if (t[i] == algo) return i;
+  return -1;
+}
+
+static const char *algo_name(unsigned coll, unsigned algo, char *tmp, size_t cap) {
+  if (coll < FOLD__COLL_COUNT) {
+    const fold__algo *const *t = fold__algo_tables[coll].algos;
+    for (unsigned i = 0; t[i]; i++)
+      if (i == algo) return t[i]->name;
+  }
+  snprintf(tmp, cap, "#%u", algo);
+  return tmp;
+}
 
 static const char *op_name(unsigned op, char *tmp, size_t cap) {
   static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
@@ -74,27 +135,32 @@ static const char *op_name(unsigned op, char *tmp, size_t cap) {
 }
 
 static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t cap) {
-  const char *dt = fold_dtype_name((fold_dtype)s->dtype);
-  char ot[16];
+  char dt[48], ot[16], at[16];
+  if (fold_dtype_size((fold_dtype)s->dtype) == s->esize)
+    snprintf(dt, sizeof dt, "%s", fold_dtype_name((fold_dtype)s->dtype));
+  else /* a type whose element size differs between the ranks */
+    snprintf(dt, sizeof dt, "%s of %u bytes", fold_dtype_name((fold_dtype)s->dtype), (unsigned)s->esize);
   const char *opn = op_name(s->op, ot, sizeof ot);
   const char *name = fold__coll_name((fold__coll_kind)s->coll);
+  const char *an = algo_name(s->coll, s->algo, at, sizeof at);
   switch ((fold__coll_kind)s->coll) {
-  case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier"); break;
+  case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier(algo=%s)", an); break;
   case FOLD__COLL_BROADCAST:
   case FOLD__COLL_GATHER:
   case FOLD__COLL_SCATTER:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, root=%d)", name, (unsigned long long)s->count, dt, s->root);
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, root=%d, algo=%s)", name, (unsigned long long)s->count, dt, s->root,
+             an);
     break;
   case FOLD__COLL_REDUCE:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, root=%d)", name, (unsigned long long)s->count, dt, opn,
-             s->root);
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, root=%d, algo=%s)", name, (unsigned long long)s->count, dt,
+             opn, s->root, an);
     break;
   case FOLD__COLL_ALLREDUCE:
   case FOLD__COLL_REDUCE_SCATTER:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s)", name, (unsigned long long)s->count, dt, opn);
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, algo=%s)", name, (unsigned long long)s->count, dt, opn, an);
     break;
   default:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s)", name, (unsigned long long)s->count, dt);
+    snprintf(buf, cap, "%s(count=%llu, dtype=%s, algo=%s)", name, (unsigned long long)s->count, dt, an);
     break;
   }
   (void)co;
@@ -103,7 +169,8 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
 void fold__coll_describe(const fold__sig *s, char *buf, size_t cap) { describe(NULL, s, buf, cap); }
 
 int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b) {
-  return a->count == b->count && a->root == b->root && a->op == b->op && a->coll == b->coll && a->dtype == b->dtype;
+  return a->count == b->count && a->root == b->root && a->esize == b->esize && a->op == b->op && a->coll == b->coll &&
+         a->dtype == b->dtype && a->algo == b->algo;
 }
 
 /* 0 while the left neighbour's signature has not arrived, 1 when it matched,
@@ -147,10 +214,10 @@ static int start_comm_ops(fold__coll *co) {
       fold_request *r = NULL;
       int rc = 0;
       if (pass == 0 && op->kind == FOLD__OP_RECV)
-        rc = fold__irecv_bytes(c, (char *)co->bufs[op->out_buf] + op->out_off, op->len, op->peer, FOLD__CTX_COLL,
+        rc = fold__irecv_bytes(c, (char *)co->bufs[op->out_buf] + op->out_off, op->len, op->peer, co->data_ctx,
                                co->tag, &r);
       else if (pass == 1 && op->kind == FOLD__OP_SEND)
-        rc = fold__isend_bytes(c, (char *)co->bufs[op->a_buf] + op->a_off, op->len, op->peer, FOLD__CTX_COLL,
+        rc = fold__isend_bytes(c, (char *)co->bufs[op->a_buf] + op->a_off, op->len, op->peer, co->data_ctx,
                                co->tag, &r);
       else
         continue;
@@ -338,6 +405,8 @@ static fold__coll *coll_get(fold_comm *c) {
   co->reqcap = keep.reqcap;
   co->tmp_mem = keep.tmp_mem;
   co->tmp_cap = keep.tmp_cap;
+  co->dig_sig = keep.dig_sig;
+  co->dig_ctx = keep.dig_ctx;
   return co;
 }
 
@@ -484,6 +553,12 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->task.release = coll_release;
   co->task.req = r;
   r->task = &co->task;
+  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
+               a->kind == FOLD__COLL_SCATTER;
+  co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)esize,
+                        .op = (uint16_t)(reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint8_t)dtype,
+                        .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
+  co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
     if (scratch_get(co) != FOLD_OK)
@@ -497,10 +572,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
    * neighbour they are one write instead of two. */
   fold__tx_batch_begin(c);
   if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check && !algo->step) {
-    int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
-                 a->kind == FOLD__COLL_SCATTER;
-    co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .op = (uint16_t)(reduces ? a->op : 0),
-                          .coll = (uint8_t)a->kind, .dtype = (uint8_t)dtype};
+    fold__shm_note_round_call(co); /* for shm-running ranks of a mixed call (shm_coll.c) */
     int right = (c->rank + 1) % c->size, left = (c->rank + c->size - 1) % c->size;
     rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
     if (rc == FOLD_OK)

@@ -32,13 +32,18 @@ typedef struct fold__cop {
   size_t len;                    /* bytes for send/recv/copy, elements for reduce */
 } fold__cop;
 
-/* What every rank checks against its left neighbour's call. */
+/* What every rank checks against its left neighbour's call (and the shm
+ * collectives against every rank's). Every byte is defined (pad is 0), so
+ * signatures compare and hash as bytes. */
 typedef struct fold__sig {
   uint64_t count;
-  int32_t root;
-  uint16_t op;
+  int32_t root;   /* -1 for collectives without a root */
+  uint32_t esize; /* bytes per element of dtype */
+  uint16_t op;    /* 0 for collectives without an op */
   uint8_t coll;
   uint8_t dtype;
+  uint8_t algo;   /* index in the collective's algorithm table */
+  uint8_t pad[3];
 } fold__sig;
 
 typedef struct fold__coll fold__coll;
@@ -95,8 +100,12 @@ struct fold__coll {
   int nreqs, reqcap;
   int nlocal;          /* ops[0..nlocal) need no more running (early local ops) */
   int failed;
-  /* mismatch check: our signature, and the one from rank-1 */
+  /* mismatch check: our signature, and the one from rank-1; data messages
+   * travel on data_ctx, which carries a digest of sig (coll.c) */
   fold__sig sig, left_sig;
+  int data_ctx;
+  fold__sig dig_sig; /* the last signature digested, kept across calls with dig_ctx */
+  int dig_ctx;
   fold_request *sig_send, *sig_recv;
   int sig_checked;
 };
@@ -135,9 +144,14 @@ typedef struct fold__algo_table {
 } fold__algo_table;
 extern const fold__algo_table fold__algo_tables[FOLD__COLL_COUNT];
 const char *fold__coll_name(fold__coll_kind k);
-/* "allreduce(count=8, dtype=float32, op=sum)": a call, for mismatch messages. */
+/* "allreduce(count=8, dtype=float32, op=sum, algo=ring)": a call, for
+ * mismatch messages. Safe on a signature read from a peer (bad fields
+ * print as numbers). */
 void fold__coll_describe(const fold__sig *s, char *buf, size_t cap);
-/* Do two calls' signatures agree (count, root, op, collective, dtype)? */
+/* Do two calls' signatures agree (count, root, esize, op, collective,
+ * dtype, algorithm)? */
 int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b);
+/* The index of algo in the table of collective k (-1 if it is not there). */
+int fold__coll_algo_index(fold__coll_kind k, const fold__algo *algo);
 
 #endif

@@ -64,11 +64,6 @@ int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid) {
   if (elems == 0)
     return fold__error(co->comm, FOLD_EINVAL, "%s: rank %d: shm: a %zu-rank communicator's slots are too small for "
                        "one element per rank (raise FOLD_SHM_COLL_BYTES)", fold__coll_name(co->kind), co->rank, (size_t)co->size);
-  int rooted = co->kind == FOLD__COLL_BROADCAST || co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_GATHER ||
-               co->kind == FOLD__COLL_SCATTER;
-  int reduces = co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_ALLREDUCE || co->kind == FOLD__COLL_REDUCE_SCATTER;
-  co->sig = (fold__sig){.count = co->count, .root = rooted ? co->root : -1, .op = (uint16_t)(reduces ? co->op : 0),
-                        .coll = (uint8_t)co->kind, .dtype = (uint8_t)co->dtype};
   co->u[FOLD__SHM_U_ELEMS] = elems;
   co->u[FOLD__SHM_U_NCHUNKS] = nchunks ? nchunks : 1;
   co->u[FOLD__SHM_U_FILL] = co->u[FOLD__SHM_U_DONE] = 0;
@@ -97,8 +92,26 @@ static void publish(fold__shm_area *a, int which, uint64_t v) {
   fold__shm_area_wake(a);
 }
 
+static int round_mismatch(fold__coll *co, fold__shm_area *a, int p);
+
+/* Waiting for arrive >= v, first missing at peer `from`: does any missing
+ * peer run this call with a round algorithm? Every missing peer is looked
+ * at, not only the first: a round-running peer whose left neighbour runs
+ * shm can never finish the call (the signature it waits for never comes),
+ * so its note stays, while others may finish and note a later call. */
+static int rounds_missing(fold__coll *co, fold__shm_area *a, uint64_t v, int from) {
+  for (int k = 0; k < a->size; k++) {
+    int p = (from + k) % a->size;
+    if (p == a->rank || atomic_load_explicit(&a->ctl[p]->arrive, memory_order_acquire) >= v) continue;
+    if (atomic_load_explicit(&a->ctl[p]->round_seq, memory_order_acquire) == (uint32_t)co->tag + 1u)
+      return round_mismatch(co, a, p);
+  }
+  return 0;
+}
+
 /* 1 when every peer's counter reached v, 0 if not yet, <0 if a peer we
- * still wait for is lost. Starts at the peer that was missing last time. */
+ * still wait for is lost or runs this call with another algorithm. Starts
+ * at the peer that was missing last time. */
 static int all_reached(fold__coll *co, fold__shm_area *a, int which, uint64_t v) {
   int n = a->size;
   for (int k = 0; k < n; k++) {
@@ -112,6 +125,7 @@ static int all_reached(fold__coll *co, fold__shm_area *a, int which, uint64_t v)
                (unsigned long long)(v - 1 - co->u[FOLD__SHM_U_BASE]));
       return fold__fail_for_lost(co->comm, p, what);
     }
+    if (which == W_ARRIVE) return rounds_missing(co, a, v, p);
     return 0;
   }
   return 1;
@@ -130,14 +144,58 @@ static void sig_write(fold__coll *co, fold__shm_ctl *me, uint64_t g) {
   s->dtype = co->sig.dtype;
 }
 
+/* Peer p runs this call (same sequence number) with a round algorithm, we
+ * with shm: report both calls. The peer may overwrite its note with a later
+ * call's while we copy it (seqlock); then we name its algorithm vaguely. */
+static int round_mismatch(fold__coll *co, fold__shm_area *a, int p) {
+  const fold__shm_ctl *ctl = a->ctl[p];
+  fold__sig theirs;
+  _Static_assert(sizeof theirs == sizeof ctl->round_sig, "round_sig holds a fold__sig");
+  memcpy(&theirs, ctl->round_sig, sizeof theirs);
+  atomic_thread_fence(memory_order_acquire);
+  char d1[160], d2[160], msg[FOLD__ERRLEN];
+  fold__coll_describe(&co->sig, d1, sizeof d1);
+  if (atomic_load_explicit(&ctl->round_seq, memory_order_relaxed) == (uint32_t)co->tag + 1u)
+    fold__coll_describe(&theirs, d2, sizeof d2);
+  else
+    snprintf(d2, sizeof d2, "it with an algorithm other than shm");
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, d1, p, d2);
+  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+}
+
+void fold__shm_note_round_call(const fold__coll *co) {
+  fold__shm_area *a = co->size > 1 ? area_of(co->comm) : NULL;
+  if (a == NULL) return;
+  fold__shm_ctl *me = a->ctl[a->rank];
+  memcpy(me->round_sig, &co->sig, sizeof co->sig);
+  atomic_store_explicit(&me->round_seq, (uint32_t)co->tag + 1u, memory_order_release);
+  fold__shm_area_wake(a); /* shm-running peers may sleep waiting for our arrive */
+}
+
+/* The index of the shm algorithm in collective k's table (messages only). */
+static uint8_t shm_algo_of(unsigned k) {
+  if (k >= FOLD__COLL_COUNT) return 0;
+  const fold__algo *const *t = fold__algo_tables[k].algos;
+  for (int i = 0; t[i]; i++)
+    if (t[i]->step) return (uint8_t)i;
+  return 0;
+}
+
 /* Every peer filled chunk g: its signature for g must be ours. The first
- * difference is reported to every rank (FOLD_EMISMATCH naming both calls). */
+ * difference is reported to every rank (FOLD_EMISMATCH naming both calls).
+ * The slot holds no algorithm or element size: a peer here runs shm, and a
+ * dtype's size is the same on every rank. */
 static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
   for (int p = 0; p < a->size; p++) {
     if (p == a->rank) continue;
     fold__shm_csig t = a->ctl[p]->sig[g & 1];
     uint32_t index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
-    fold__sig theirs = {.count = t.count, .root = t.root, .op = t.op, .coll = t.coll, .dtype = t.dtype};
+    fold__sig theirs = {.count = t.count, .root = t.root, .esize = co->sig.esize, .op = t.op, .coll = t.coll,
+                        .dtype = t.dtype, .algo = co->sig.algo};
+    if (t.coll != co->sig.coll || t.dtype != co->sig.dtype) {
+      theirs.esize = (uint32_t)fold_dtype_size((fold_dtype)t.dtype);
+      theirs.algo = shm_algo_of(t.coll);
+    }
     if (t.chunk == (uint32_t)g && t.index == index && fold__coll_sig_equal(&co->sig, &theirs))
       continue;
     char d1[160], d2[160], msg[FOLD__ERRLEN];

@@ -37,6 +37,11 @@ const char *fold__shm_usable(const fold_comm *c);
  * thing init does. */
 int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid);
 
+/* A call of co's communicator runs a round algorithm: if the communicator
+ * has a collective area, publish the call's sequence number and signature
+ * there, so that ranks that run shm for the same call report the mismatch. */
+void fold__shm_note_round_call(const fold__coll *co);
+
 /* The task step of an shm algorithm: 1 done, 0 waiting, <0 failed. */
 int fold__shm_step(fold__coll *co, const fold__shm_kind *k);
 

@@ -25,6 +25,18 @@ enum {
   FOLD__CTX_SIG = 3,  /* collective signatures for mismatch detection */
   FOLD__CTX_COUNT = 4
 };
+/* A collective's data messages carry, above the two low bits of
+ * FOLD__CTX_COLL, a 29-bit digest of the call's signature (coll/coll.c), so
+ * that they match only receives of a call with an equal signature: ranks
+ * that disagree never combine each other's data. Other contexts are bare. */
+#define FOLD__CTX_DIGEST_BITS 29
+static inline int fold__ctx_coll_data(uint32_t digest) {
+  return FOLD__CTX_COLL | (int)((digest & ((1u << FOLD__CTX_DIGEST_BITS) - 1)) << 2);
+}
+/* Is ctx, read from the wire, a context some rank can send? */
+static inline int fold__ctx_valid(int64_t ctx) {
+  return ctx >= 0 && (ctx < FOLD__CTX_COUNT || ((ctx & 3) == FOLD__CTX_COLL && ctx < ((int64_t)1 << (FOLD__CTX_DIGEST_BITS + 2))));
+}
 
 /* ---- requests ------------------------------------------------------------ */
 enum { FOLD__REQ_SEND = 1, FOLD__REQ_RECV = 2, FOLD__REQ_TASK = 3 };

@@ -26,11 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       __builtin_trap();
     switch (f.type) {
     case FOLD__TCP_EAGER:
-      if (f.len > FOLD__TCP_EAGER_MAX || f.ctx >= FOLD__TCP_NCTX || f.cookie != 0)
+      if (f.len > FOLD__TCP_EAGER_MAX || !fold__ctx_valid(f.ctx) || f.cookie != 0)
         __builtin_trap();
       break;
     case FOLD__TCP_RTS:
-      if (f.len == 0 || f.ctx >= FOLD__TCP_NCTX)
+      if (f.len == 0 || !fold__ctx_valid(f.ctx))
         __builtin_trap();
       break;
     case FOLD__TCP_CTS:

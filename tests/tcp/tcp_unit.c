@@ -147,6 +147,9 @@ static void t_frame(void) {
       {.type = FOLD__TCP_EAGER, .ctx = 0, .tag = 0, .len = 0},
       {.type = FOLD__TCP_EAGER, .ctx = 2, .tag = 2147483647, .len = 65536},
       {.type = FOLD__TCP_RTS, .ctx = 1, .tag = 5, .len = 1ull << 40, .cookie = 77},
+      /* collective data: the signature digest above FOLD__CTX_COLL */
+      {.type = FOLD__TCP_EAGER, .ctx = 0x7ffffffd, .tag = 1, .len = 8},
+      {.type = FOLD__TCP_RTS, .ctx = (1u << 2) | FOLD__CTX_COLL, .tag = 1, .len = 1ull << 20, .cookie = 5},
       {.type = FOLD__TCP_CTS, .len = 65537, .cookie = ~0ull},
       {.type = FOLD__TCP_NACK, .len = 0, .cookie = 3},
       {.type = FOLD__TCP_RDATA, .len = 3000000000ull, .cookie = 1},
@@ -177,6 +180,9 @@ static void t_frame(void) {
       {4, 1, 255, FOLD__TCP_EAGER},              /* type 255 */
       {8, 4, FOLD__CTX_COUNT, FOLD__TCP_EAGER},   /* ctx out of range */
       {8, 4, 0xFFFFFFFF, FOLD__TCP_RTS},         /* ctx out of range */
+      {8, 4, 0x80000001u, FOLD__TCP_EAGER},      /* collective ctx with a digest too wide */
+      {8, 4, (5u << 2) | FOLD__CTX_SIG, FOLD__TCP_EAGER}, /* a digest on a context that has none */
+      {8, 4, (5u << 2) | FOLD__CTX_P2P, FOLD__TCP_RTS},
       {12, 4, 0x80000000u, FOLD__TCP_EAGER},     /* negative tag */
       {16, 8, 65537, FOLD__TCP_EAGER},           /* eager too long */
       {16, 8, ~0ull, FOLD__TCP_EAGER},           /* eager too long */

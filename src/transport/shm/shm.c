@@ -206,7 +206,7 @@ static int push(shm_tp *t, shm_peer *p) {
 /* A frame header arrived from p: check it and find where its payload goes. */
 static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
   fold_comm *c = t->base.comm;
-  if (h->magic != MSG_MAGIC || h->zero != 0 || h->ctx < 0 || h->ctx >= FOLD__CTX_COUNT || h->tag < 0 ||
+  if (h->magic != MSG_MAGIC || h->zero != 0 || !fold__ctx_valid(h->ctx) || h->tag < 0 ||
       h->bytes > MSG_MAX)
     return fold__comm_fail(c, FOLD_EINTERNAL,
                            "rank %d: corrupt message header from peer rank %d (ctx %d, tag %d, %llu bytes)",

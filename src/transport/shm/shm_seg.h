@@ -102,6 +102,12 @@ typedef struct fold__shm_ctl {
   _Alignas(64) _Atomic uint64_t arrive; /* my data for chunk g is in my slot */
   fold__shm_csig sig[2];                /* by chunk parity, written before `arrive` */
   _Alignas(64) _Atomic uint64_t mid;    /* my reduced sub-block of chunk g is in my slot */
+  /* A call this rank runs with a round algorithm (not shm) while shm is
+   * usable: its sequence number + 1 and its signature (a fold__sig), so
+   * that shm-running ranks waiting for this rank's `arrive` in the same
+   * call see the mismatch instead of waiting for ever (coll/shm_coll.c). */
+  _Atomic uint32_t round_seq;
+  unsigned char round_sig[24];
   _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
 } fold__shm_ctl;
 _Static_assert(sizeof(fold__shm_csig) == 24, "signature must be 24 bytes");

@@ -32,7 +32,7 @@ int fold__sim_is(const fold_comm *c) { return sim_of(c) != NULL; }
 /* ---- deadlock reports --------------------------------------------------------- */
 
 static const char *ctx_name(int ctx) {
-  switch (ctx) {
+  switch (ctx & 3) { /* a collective's data context carries a digest above the low bits */
   case FOLD__CTX_P2P: return "";
   case FOLD__CTX_COLL: return " (collective)";
   default: return " (library)";

@@ -47,7 +47,7 @@ int fold__tcp_frame_parse(const void *buf, size_t len, fold__tcp_frame *f) {
   f->tag = (int32_t)tag;
   switch (f->type) {
   case FOLD__TCP_EAGER:
-    if (f->ctx >= FOLD__TCP_NCTX)
+    if (!fold__ctx_valid(f->ctx))
       return bad(f, "unknown message context");
     if (f->len > FOLD__TCP_EAGER_MAX)
       return bad(f, "eager payload longer than 64 KiB");
@@ -55,7 +55,7 @@ int fold__tcp_frame_parse(const void *buf, size_t len, fold__tcp_frame *f) {
       return bad(f, "eager frame with a cookie");
     break;
   case FOLD__TCP_RTS:
-    if (f->ctx >= FOLD__TCP_NCTX)
+    if (!fold__ctx_valid(f->ctx))
       return bad(f, "unknown message context");
     if (f->len == 0)
       return bad(f, "rendezvous of 0 bytes");

@@ -7,7 +7,7 @@
  *     4    1 type    FOLD__TCP_EAGER .. FOLD__TCP_RDATA
  *     5    1 flags   0 (reserved)
  *     6    2 pad     0 (reserved)
- *     8    4 ctx     message context, < FOLD__TCP_NCTX (data frames), else 0
+ *     8    4 ctx     message context (data frames: fold__ctx_valid), else 0
  *    12    4 tag     >= 0 (data frames), else 0
  *    16    8 length  see below
  *    24    8 cookie  names one rendezvous message between two ranks
@@ -36,7 +36,7 @@
 #define FOLD__TCP_HDR 32
 #define FOLD__TCP_MAGIC 0x31444c46u /* "FLD1" read little-endian */
 #define FOLD__TCP_EAGER_MAX 65536u  /* larger messages use RTS/CTS */
-#define FOLD__TCP_NCTX FOLD__CTX_COUNT /* data frames carry a context below this */
+#define FOLD__TCP_NCTX FOLD__CTX_COUNT /* contexts without a digest are below this (fold__ctx_valid) */
 
 enum {
   FOLD__TCP_EAGER = 1,
