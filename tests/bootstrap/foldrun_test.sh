@@ -149,8 +149,11 @@ spew)
   check "failure line names rank 1" test "$(tail -n 1 "$T/e")" = "foldrun: rank 1 exited with status 3"
   d=$(within "$(cat "$T/t1")" "$t1" 2.5); rc=$?
   check "failure noticed within 2.5 s of rank 1's exit ($d)" test $rc -eq 0
-  env --default-signal=TERM "$F" -n 2 yes > /dev/null 2> "$T/e" &
+  # The ranks start only once foldrun takes its signals through its signalfd:
+  # a SIGTERM sent before both run could kill foldrun itself, unreported.
+  env --default-signal=TERM "$F" -n 2 sh -c 'touch "$0.$FOLD_RANK"; exec yes' "$T/up" > /dev/null 2> "$T/e" &
   pid=$!
+  for _ in $(seq 300); do [ -e "$T/up.0" ] && [ -e "$T/up.1" ] && break; sleep 0.05; done
   sleep 0.5 # let the pipes fill
   t0=$(now)
   kill -TERM $pid
