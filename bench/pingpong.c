@@ -195,7 +195,7 @@ static int pp_parse(int argc, char **argv, pp_opts *o) {
   o->beta_Bps = 4e9;
   o->reps = 5;
   o->max_bytes = 64u << 20;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
     if (v == NULL || a[0] != '-' || a[1] == '\0' || a[2] != '\0') return -1;
@@ -207,7 +207,6 @@ static int pp_parse(int argc, char **argv, pp_opts *o) {
     else if (a[1] == 'm') o->max_bytes = (size_t)strtoull(v, &end, 10);
     else return -1;
     if (errno != 0 || end == v || *end != '\0') return -1;
-    i++;
   }
   if (!(o->target_s > 0) || !(o->alpha_s > 0) || !(o->beta_Bps > 0) || o->reps < 1 || o->reps > 64)
     return -1;

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh build
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFOLD_BUILD_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
-exec build/foldrun -n 4 build/examples/ring_demo
+# Its own build directory: the test command's `build` keeps its tests.
+cmake -S . -B build-demo -DCMAKE_BUILD_TYPE=Release -DFOLD_BUILD_TESTS=OFF >/dev/null
+cmake --build build-demo -j"$(nproc)" >/dev/null
+exec build-demo/foldrun -n 4 build-demo/examples/ring_demo

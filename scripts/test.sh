@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test.sh — install what the tests need, then build and run every test: a normal build,
-# an AddressSanitizer+UBSan build and a ThreadSanitizer build.
+# test.sh — install what the tests need, then build and run every test: a normal build
+# (build/), an AddressSanitizer+UBSan build (build-asan/) and a ThreadSanitizer build
+# (build-tsan/). Warnings fail the build; a build that finds no tests fails the command.
 # Usage: scripts/test.sh [--quick]   (--quick: only the normal build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,10 +10,12 @@ jobs=$(nproc)
 run() { # run BUILD_DIR SANITIZER CTEST_ARGS...
   local dir=$1 san=$2; shift 2
   echo "== build $dir ${san:+(sanitizer: $san)}"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLD_SANITIZE="$san" >/dev/null
+  # Tests on whatever the directory was configured with before; warnings are errors here.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLD_SANITIZE="$san" \
+    -DFOLD_BUILD_TESTS=ON -DFOLD_WERROR=ON >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   echo "== test $dir"
-  (cd "$dir" && ctest --output-on-failure "$@")
+  (cd "$dir" && ctest --output-on-failure --no-tests=error "$@")
 }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

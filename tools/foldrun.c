@@ -95,6 +95,40 @@ static void emit(int out, int r, const char *line, size_t n) {
   free(tmp);
 }
 
+/* Emit every whole line of buf[0, n) with the prefix, in one write: a rank
+ * printing many short lines (`yes`) must not cost a write per line, which
+ * on a loaded host delays noticing failures and signals by seconds.
+ * Returns the length of the whole lines (the rest is a partial line). */
+static size_t emit_lines(int out, int r, const char *buf, size_t n) {
+  char head[32];
+  int hn = snprintf(head, sizeof head, "[%d] ", r);
+  size_t lines = 0, whole = 0;
+  for (size_t i = 0; i < n; i++)
+    if (buf[i] == '\n')
+      lines++, whole = i + 1;
+  if (lines == 0)
+    return 0;
+  char *tmp = malloc(lines * (size_t)hn + whole), *o = tmp;
+  if (tmp == NULL) { /* line by line, then */
+    for (size_t start = 0, i = 0; i < whole; i++)
+      if (buf[i] == '\n') {
+        emit(out, r, buf + start, i - start);
+        start = i + 1;
+      }
+    return whole;
+  }
+  for (size_t start = 0, i = 0; i < whole; i++)
+    if (buf[i] == '\n') {
+      memcpy(o, head, (size_t)hn);
+      memcpy(o + hn, buf + start, i + 1 - start);
+      o += (size_t)hn + (i + 1 - start);
+      start = i + 1;
+    }
+  write_all(out, tmp, (size_t)(o - tmp));
+  free(tmp);
+  return whole;
+}
+
 /* Do one read (at most LINE_MAX_BYTES, and a pipe holds 64 KiB); emit whole
  * lines; at EOF flush the partial line. One read, not "until EAGAIN": a rank
  * that writes faster than we re-emit would keep the pipe full and starve the
@@ -118,12 +152,7 @@ static void pump(stream *s, int r) {
     s->fd = -1;
     return;
   }
-  size_t start = 0, end = s->len + (size_t)n;
-  for (size_t i = s->len; i < end; i++)
-    if (s->buf[i] == '\n') {
-      emit(s->out, r, s->buf + start, i - start);
-      start = i + 1;
-    }
+  size_t end = s->len + (size_t)n, start = emit_lines(s->out, r, s->buf, end);
   memmove(s->buf, s->buf + start, end - start);
   s->len = end - start;
 }

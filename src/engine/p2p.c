@@ -97,7 +97,7 @@ int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fol
 
 int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
   size_t bytes;
-  fold_request *r;
+  fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
   int rc = check_p2p(comm, "fold_send", buf, count, dtype, peer, tag, &bytes);
   if (rc) return rc;
   if ((rc = fold__isend_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, &r))) return rc;
@@ -107,7 +107,7 @@ int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag
 
 int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
   size_t bytes;
-  fold_request *r;
+  fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
   int rc = check_p2p(comm, "fold_recv", buf, count, dtype, peer, tag, &bytes);
   if (rc) return rc;
   if ((rc = fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, &r))) return rc;

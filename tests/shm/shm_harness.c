@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,10 @@
 
 #define HARNESS_DEADLINE_S 60.0
 #define SHM_MAX_RANKS 64
+
+/* The cards of this rank's job, while its body runs (for shm_wait_exit). */
+static const fold__card *body_cards;
+static int body_n;
 
 double shm_now(void) {
   struct timespec ts;
@@ -38,6 +43,33 @@ int shm_barrier(fold_comm *c) {
     if (rc == FOLD_OK)
       rc = fold_recv(NULL, 0, FOLD_UINT8, 0, tag, c);
   }
+  return rc;
+}
+
+int shm_wait_exit(int rank, double timeout_s) {
+  if (body_cards == NULL || rank < 0 || rank >= body_n)
+    return -1;
+  /* A pidfd turns readable once the process has exited, zombie or not (the
+   * harness reaps in rank order, so kill(pid, 0) would still find it). */
+  int fd = (int)syscall(SYS_pidfd_open, (pid_t)body_cards[rank].pid, 0);
+  if (fd < 0)
+    return errno == ESRCH ? 0 : -1; /* ESRCH: already reaped */
+  double deadline = shm_now() + timeout_s;
+  int rc = -1;
+  for (;;) {
+    int ms = (int)((deadline - shm_now()) * 1000);
+    if (ms <= 0)
+      break;
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int k = poll(&pfd, 1, ms);
+    if (k > 0) {
+      rc = 0;
+      break;
+    }
+    if (k < 0 && errno != EINTR)
+      break;
+  }
+  close(fd);
   return rc;
 }
 
@@ -121,7 +153,10 @@ static void child(const shm_run *run, const char *job, int rank, int up, int dow
     _exit(95);
   if (tp->ops->joined)
     tp->ops->joined(tp);
+  body_cards = cards;
+  body_n = n;
   int failed = run->fn(c, run->arg);
+  body_cards = NULL;
   fold_comm_destroy(c);
   free(cards);
   free(use);

@@ -34,6 +34,12 @@ int shm_run_ranks(const shm_run *run);
 /* Barrier over the communicator itself (0-byte messages through rank 0). */
 int shm_barrier(fold_comm *c);
 
+/* Wait, without touching fold (so without driving its progress), until the
+ * process of `rank` has exited; bounded by timeout_s. 0 once it has, -1 on
+ * timeout or error. For ordering a peer's death before this rank's next
+ * fold call by synchronisation rather than by timing. */
+int shm_wait_exit(int rank, double timeout_s);
+
 /* Monotonic seconds. */
 double shm_now(void);
 
