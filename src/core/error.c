@@ -169,8 +169,20 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     fold__poll_transports(c);
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
-  return fold__comm_fail(c, FOLD_EPEER, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p,
-                         fold__lost_why(c, p));
+  if (p >= 0 && p < c->size)
+    return fold__comm_fail(c, FOLD_EPEER, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p,
+                           fold__lost_why(c, p));
+  /* a receive from any source with nobody left to send: name them all */
+  char list[FOLD__ERRLEN / 2];
+  size_t n = 0;
+  list[0] = '\0';
+  for (int q = 0; q < c->size && n < sizeof list - 1; q++) {
+    if (q == c->rank || !c->lost[q]) continue;
+    int k = snprintf(list + n, sizeof list - n, "%s%d (%s)", n ? ", " : "", q, fold__lost_why(c, q));
+    n = k < 0 ? n : n + (size_t)k < sizeof list ? n + (size_t)k : sizeof list - 1;
+  }
+  return fold__comm_fail(c, FOLD_EPEER, "rank %d: receive from any source, but every other rank is lost: ranks %s",
+                         c->rank, list);
 }
 
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
@@ -187,14 +199,18 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
     }
     FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   }
-  int needed = pending;
-  for (fold_request *r = c->posted_head; r && !needed; r = r->next)
+  int needed = pending, any = 0;
+  for (fold_request *r = c->posted_head; r && !needed; r = r->next) {
     needed = r->peer == p;
-  if (!needed || c->telling)
+    any |= r->peer == FOLD_ANY_SOURCE;
+  }
+  /* a receive from any source needs p only once p was the last sender left */
+  int who = needed ? p : c->size;
+  if ((!needed && !(any && fold__all_others_lost(c))) || c->telling)
     return;
   if (c->in_poll) { /* decided by fold__progress once the poll is over */
-    c->lost_fail_pending = 1 + p;
+    c->lost_fail_pending = 1 + who;
     return;
   }
-  fold__fail_for_lost(c, p, "needs");
+  fold__fail_for_lost(c, who, "needs");
 }
