@@ -22,3 +22,8 @@ fold_add_test_exe(sim_coll sim/sim_coll.c check.c)
 target_link_libraries(sim_coll PRIVATE m)
 add_test(NAME sim_coll COMMAND sim_coll)
 set_tests_properties(sim_coll PROPERTIES TIMEOUT 900 LABELS slow)
+
+# Wildcard receives, probe and fold_progress under the virtual clock.
+fold_add_test_exe(sim_wild sim/sim_wild.c check.c)
+add_test(NAME sim_wild COMMAND sim_wild)
+set_tests_properties(sim_wild PROPERTIES TIMEOUT 60)
