@@ -190,7 +190,9 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
 
 /* ---- point-to-point ---------------------------------------------------- */
 /* Messages between one pair of ranks with one tag never overtake each other.
- * tag must be >= 0. A message may be shorter than the receive buffer (the
+ * tag must be >= 0 (receives and probes also take FOLD_ANY_TAG, and
+ * FOLD_ANY_SOURCE as peer; sends take neither: FOLD_EINVAL). A peer
+ * outside [0, size) is FOLD_EINVAL with a message. A message may be shorter than the receive buffer (the
  * rest of the buffer is untouched); a message longer than the receive buffer
  * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer,
  * the message is discarded) and leaves the communicator usable. What the
@@ -204,6 +206,30 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
  * Sending to oneself is allowed (post the receive or use the nonblocking
  * calls to avoid waiting on yourself); it never fails the send. */
 
+/* Wildcards for receives and probes (docs/p2p.md). A wildcard receive takes
+ * the earliest arrived message it matches; among posted receives, the
+ * oldest one that matches an arriving message gets it (a specific or a
+ * wildcard one, in the order they were posted), so the order per pair and
+ * tag holds as without wildcards. A receive from FOLD_ANY_SOURCE is not
+ * failed by a lost peer while another rank is left that could send; once
+ * every other rank is lost (and nothing it sent matches) it fails with
+ * FOLD_EPEER naming them all. */
+#define FOLD_ANY_SOURCE (-1)
+#define FOLD_ANY_TAG (-1)
+
+/* What a finished operation was. For a receive: the message's source and
+ * tag (the ones a wildcard matched) and count, the elements received (the
+ * message's bytes / the dtype's size); after a failure source and tag are
+ * as far as known (-1 before a wildcard matched) and count is 0. For a send:
+ * source is this rank, tag the send's tag, count the elements sent (0 after
+ * a failure). For a nonblocking collective: -1, -1, 0. From fold_iprobe,
+ * count is the message's length in BYTES (a probe names no dtype). */
+typedef struct fold_status {
+  int source;
+  int tag;
+  size_t count;
+} fold_status;
+
 /* Send count elements of dtype to rank peer. Blocks until buf may be reused:
  * a message up to 64 KiB once it is copied into the transport's buffers
  * (socket, shared-memory ring; a wait only while they are full); a larger
@@ -216,6 +242,11 @@ FOLD_API int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer
 /* Receive up to count elements of dtype from rank peer with tag. Blocks
  * until the message has arrived in buf. */
 FOLD_API int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
+
+/* fold_recv that also fills *st (may be NULL) with the message's source, tag
+ * and element count; with wildcards, how to learn what arrived. */
+FOLD_API int fold_recv_status(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                              fold_status *st);
 
 /* Start a send; *req completes when buf may be reused. Does not block.
  * On failure *req is NULL. */
@@ -236,6 +267,35 @@ FOLD_API int fold_test(fold_request *req, int *done);
 /* Block until req completes (bounded by FOLD_TIMEOUT), free it, and return
  * the operation's status. */
 FOLD_API int fold_wait(fold_request *req);
+
+/* fold_test and fold_wait that also fill *st (may be NULL; see fold_status)
+ * once the request is done; fold_test_status leaves *st alone while
+ * *done is 0. */
+FOLD_API int fold_test_status(fold_request *req, int *done, fold_status *st);
+FOLD_API int fold_wait_status(fold_request *req, fold_status *st);
+
+/* Is a message matching (peer, tag) here? Does not consume it and does not
+ * block: looks at the arrived messages, moves traffic once (fold_progress)
+ * and looks again. *found = 1 and *st (may be NULL) = the earliest matching
+ * message's source, tag and length in bytes (a fold_recv with the same
+ * peer and tag, or with that source and tag, then gets that message unless
+ * another receive posted before takes it); *found = 0 if none arrived yet.
+ * A message still arriving (a large one over shm, a rendezvous whose
+ * sender's announcement has not come) is not found until it has. peer
+ * may be FOLD_ANY_SOURCE and tag FOLD_ANY_TAG. Returns FOLD_OK, FOLD_EINVAL
+ * (NULL comm or found, a peer out of range, a negative tag other than
+ * FOLD_ANY_TAG), or the communicator's failure status. */
+FOLD_API int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st);
+
+/* Move pending traffic along once and never block: poll every transport
+ * (deliver arrivals, write queued sends, answer rendezvous), and step the
+ * nonblocking collectives of comm. For programs that compute between calls:
+ * calling it now and then lets isends, irecvs and nonblocking collectives
+ * advance without fold_test/fold_wait on them (they still need one of
+ * those to be freed). On a simulated communicator it runs one simulator
+ * event. Returns FOLD_OK, FOLD_EINVAL for NULL, or the communicator's
+ * failure status. */
+FOLD_API int fold_progress(fold_comm *comm);
 
 /* ---- collectives -------------------------------------------------------- */
 /* Every rank of the communicator calls the same collectives in the same

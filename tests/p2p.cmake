@@ -1,10 +1,10 @@
 # tests/p2p.cmake — point-to-point matrix over every transport.
-fold_add_test_exe(p2p_threads p2p/p2p_threads.c p2p/p2p_suite.c check.c)
+fold_add_test_exe(p2p_threads p2p/p2p_threads.c p2p/p2p_suite.c p2p/p2p_wild.c check.c)
 add_test(NAME p2p_threads COMMAND p2p_threads)
 set_tests_properties(p2p_threads PROPERTIES TIMEOUT 120)
 
 # The same matrix as real processes, started by every launcher fold_init understands.
-fold_add_test_exe(p2p_main p2p/p2p_main.c p2p/p2p_suite.c check.c)
+fold_add_test_exe(p2p_main p2p/p2p_main.c p2p/p2p_suite.c p2p/p2p_wild.c check.c)
 set(FOLD_LAUNCH ${FOLD_TEST_DIR}/launch/with_launcher.sh)
 foreach(l foldrun-shm foldrun-tcp foldrun-auto openmpi mpich torchrun-env slurm-env netns)
   add_test(NAME p2p_${l} COMMAND ${FOLD_LAUNCH} ${l} 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:p2p_main> --big 16)

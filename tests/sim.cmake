@@ -36,3 +36,7 @@ foreach(case run csv slow badargs)
   add_test(NAME fold_sim_${case} COMMAND ${FOLD_TEST_DIR}/sim/fold_sim_test.sh $<TARGET_FILE:fold-sim> ${case})
   set_tests_properties(fold_sim_${case} PROPERTIES TIMEOUT 180)
 endforeach()
+# Wildcard receives, probe and fold_progress under the virtual clock.
+fold_add_test_exe(sim_wild sim/sim_wild.c check.c)
+add_test(NAME sim_wild COMMAND sim_wild)
+set_tests_properties(sim_wild PROPERTIES TIMEOUT 60)

@@ -203,6 +203,19 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     fold__comm_act_on_poison(c);
   if (fold__comm_failed(c))
     return c->fail_status;
+  if (p < 0 || p >= c->size) {
+    /* a receive from any source with nobody left to send: name them all */
+    char list[FOLD__ERRLEN / 2];
+    size_t n = 0;
+    list[0] = '\0';
+    for (int q = 0; q < c->size && n < sizeof list - 1; q++) {
+      if (q == c->rank || !c->lost[q]) continue;
+      int k = snprintf(list + n, sizeof list - n, "%s%d (%s)", n ? ", " : "", q, fold__lost_why(c, q));
+      n = k < 0 ? n : n + (size_t)k < sizeof list ? n + (size_t)k : sizeof list - 1;
+    }
+    return fold__comm_fail(c, FOLD_EPEER, "rank %d: receive from any source, but every other rank is lost: ranks %s",
+                           c->rank, list);
+  }
   char self[FOLD__ERRLEN], cause[200];
   const struct fold__lost_note *n = note_get(c, p);
   if (n && n->culprit >= 0 && n->culprit != c->rank) {
@@ -227,14 +240,18 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
       snprintf(note->why, sizeof note->why, "%s", why ? why : "gone");
     FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   }
-  int needed = pending;
-  for (fold_request *r = c->posted_head; r && !needed; r = r->next)
+  int needed = pending, any = 0;
+  for (fold_request *r = c->posted_head; r && !needed; r = r->next) {
     needed = r->peer == p;
-  if (!needed || c->telling)
+    any |= r->peer == FOLD_ANY_SOURCE;
+  }
+  /* a receive from any source needs p only once p was the last sender left */
+  int who = needed ? p : c->size;
+  if ((!needed && !(any && fold__all_others_lost(c))) || c->telling)
     return;
   if (c->in_poll) { /* decided by fold__progress once the poll is over */
-    c->lost_fail_pending = 1 + p;
+    c->lost_fail_pending = 1 + who;
     return;
   }
-  fold__fail_for_lost(c, p, "needs");
+  fold__fail_for_lost(c, who, "needs");
 }

@@ -61,6 +61,7 @@ struct fold_request {
   void *buf;           /* send: data; recv: destination */
   size_t bytes;        /* send: length; recv: capacity */
   size_t got;          /* recv: bytes received */
+  size_t esize;        /* element size of the user's dtype (fold_status.count); 0: bytes */
   fold_request *next;  /* link for whichever single queue holds the request */
   /* transport scratch, free for the transport that owns the request */
   size_t tp_off;
@@ -149,7 +150,8 @@ struct fold_comm {
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
-  int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll */
+  int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll
+                              * (1 + size: a receive from any source lost its last sender) */
   int own_cpu;               /* every peer is a local process and each rank may have a CPU of its own
                               * (set by the shm transport): waits spin without yielding */
   struct fold__coll *coll_cache; /* a finished collective's state, reused by the next (coll/coll.c) */
@@ -206,7 +208,9 @@ int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *c
  * it failed if one came (after collecting what the transports hold); if p
  * itself reported another rank as the cause before it went, that rank and
  * cause; else FOLD_EPEER "<what> peer rank p". Tells every peer the cause
- * before failing. Never inside a transport's poll. */
+ * before failing. Never inside a transport's poll.
+ * p outside [0, size) means a receive from FOLD_ANY_SOURCE that no rank is
+ * left to answer: the message then names every lost rank. */
 int fold__fail_for_lost(fold_comm *c, int p, const char *what);
 /* Poll every transport once (no task steps), marking that we are inside. */
 void fold__poll_transports(fold_comm *c);
@@ -260,8 +264,20 @@ static inline int fold__req_done(const fold_request *r) {
   return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire) == 1;
 }
 
+/* Does a receive posted for (peer, tag) on ctx take a message (src, tag)?
+ * FOLD_ANY_SOURCE / FOLD_ANY_TAG match anything, on user point-to-point
+ * only: the library's own contexts always name both. */
+static inline int fold__recv_wants(int peer, int want_tag, int ctx, int src, int tag) {
+  if (ctx != FOLD__CTX_P2P)
+    return peer == src && want_tag == tag;
+  return (peer == src || peer == FOLD_ANY_SOURCE) && (want_tag == tag || want_tag == FOLD_ANY_TAG);
+}
+/* Is every rank but this one lost? A receive from FOLD_ANY_SOURCE can then
+ * never be matched (see fold__fail_for_lost). False for a single rank. */
+int fold__all_others_lost(const fold_comm *c);
 /* Remove and return the oldest posted receive matching (src, ctx, tag), or
- * NULL. The queue holds no reference: the pointer stays valid while the
+ * NULL. A wildcard receive that matches gets the message's source and tag
+ * in its peer and tag (so transports and the status see the real ones). The queue holds no reference: the pointer stays valid while the
  * waiter holds its reference, i.e. until the request completes or the
  * communicator fails; a transport that keeps it across calls takes its own
  * reference. Owner thread only. */

@@ -32,23 +32,36 @@ int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, 
   return rc;
 }
 
-/* Checks shared by the four public calls; *bytes gets the message size. */
+/* Checks shared by the public calls; *bytes gets the message size. Receives
+ * (recv != 0) may name FOLD_ANY_SOURCE and FOLD_ANY_TAG, sends may not. */
 static int check_p2p(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype, int peer,
-                     int tag, size_t *bytes) {
+                     int tag, int recv, size_t *bytes) {
   int rc = fold__check_comm(c);
   if (rc) return rc;
   if ((rc = fold__check_buf(c, op, buf, count, dtype, bytes))) return rc;
-  if ((rc = fold__check_peer(c, op, peer))) return rc;
-  if (tag < 0)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: tag %d is negative", op, c->rank, tag);
+  if (!(recv && peer == FOLD_ANY_SOURCE) && (rc = fold__check_peer(c, op, peer))) return rc;
+  if (tag < 0 && !(recv && tag == FOLD_ANY_TAG))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: tag %d is negative%s", op, c->rank, tag,
+                       recv ? " (and not FOLD_ANY_TAG)" : "");
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire))
     fold__progress(c);
   return fold__comm_failed(c);
 }
 
+/* What the user learns of a finished request (see fold_status in fold.h). */
+static void fill_status(const fold_comm *c, const fold_request *r, int st, fold_status *s) {
+  if (s == NULL)
+    return;
+  size_t es = r->esize ? r->esize : 1;
+  s->source = r->kind == FOLD__REQ_SEND ? c->rank : r->kind == FOLD__REQ_RECV ? r->peer : FOLD_ANY_SOURCE;
+  s->tag = r->kind == FOLD__REQ_TASK ? FOLD_ANY_TAG : r->tag;
+  s->count = st != FOLD_OK || r->kind == FOLD__REQ_TASK ? 0 : (r->kind == FOLD__REQ_SEND ? r->bytes : r->got) / es;
+}
+
 /* The status of a finished request; records a message for failed sends,
- * whose cause may have been noticed by another rank's thread. */
-static int finish(fold_comm *c, fold_request *r, const char *op) {
+ * whose cause may have been noticed by another rank's thread. Fills *status
+ * (may be NULL) and frees r. */
+static int finish(fold_comm *c, fold_request *r, const char *op, fold_status *status) {
   int st = r->status;
   /* A peer refused or lost: a report of why it went may be waiting in the
    * transports; the communicator's cause is the one to give (fail-stop). */
@@ -65,6 +78,7 @@ static int finish(fold_comm *c, fold_request *r, const char *op) {
   else if (st < 0 && r->kind == FOLD__REQ_SEND && !fold__comm_failed(c))
     fold__error(c, st, "%s: rank %d: send to rank %d (tag %d) failed: %s", op, c->rank, r->peer, r->tag,
                 fold_strerror(st));
+  fill_status(c, r, st, status);
   fold__req_unref(r);
   return st;
 }
@@ -75,10 +89,13 @@ int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int ta
   if (req == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_isend: req is NULL");
   *req = NULL;
-  int rc = check_p2p(comm, "fold_isend", buf, count, dtype, peer, tag, &bytes);
+  int rc = check_p2p(comm, "fold_isend", buf, count, dtype, peer, tag, 0, &bytes);
   if (rc) return rc;
   rc = fold__isend_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
-  if (rc == FOLD_OK) fold__req_user_give(*req);
+  if (rc == FOLD_OK) {
+    (*req)->esize = fold_dtype_size(dtype);
+    fold__req_user_give(*req);
+  }
   return rc;
 }
 
@@ -88,54 +105,120 @@ int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fol
   if (req == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_irecv: req is NULL");
   *req = NULL;
-  int rc = check_p2p(comm, "fold_irecv", buf, count, dtype, peer, tag, &bytes);
+  int rc = check_p2p(comm, "fold_irecv", buf, count, dtype, peer, tag, 1, &bytes);
   if (rc) return rc;
   rc = fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, req);
-  if (rc == FOLD_OK) fold__req_user_give(*req);
+  if (rc == FOLD_OK) {
+    (*req)->esize = fold_dtype_size(dtype);
+    fold__req_user_give(*req);
+  }
   return rc;
 }
 
 int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
   size_t bytes;
   fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
-  int rc = check_p2p(comm, "fold_send", buf, count, dtype, peer, tag, &bytes);
+  int rc = check_p2p(comm, "fold_send", buf, count, dtype, peer, tag, 0, &bytes);
   if (rc) return rc;
   if ((rc = fold__isend_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, &r))) return rc;
   fold__wait_req(comm, r, "fold_send");
-  return finish(comm, r, "fold_send");
+  return finish(comm, r, "fold_send", NULL);
+}
+
+static int recv_blocking(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                         fold_status *st, const char *op) {
+  size_t bytes;
+  fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
+  int rc = check_p2p(comm, op, buf, count, dtype, peer, tag, 1, &bytes);
+  if (rc) return rc;
+  if ((rc = fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, &r))) return rc;
+  r->esize = fold_dtype_size(dtype);
+  fold__wait_req(comm, r, op);
+  return finish(comm, r, op, st);
 }
 
 int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
-  size_t bytes;
-  fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
-  int rc = check_p2p(comm, "fold_recv", buf, count, dtype, peer, tag, &bytes);
-  if (rc) return rc;
-  if ((rc = fold__irecv_bytes(comm, buf, bytes, peer, FOLD__CTX_P2P, tag, &r))) return rc;
-  fold__wait_req(comm, r, "fold_recv");
-  return finish(comm, r, "fold_recv");
+  return recv_blocking(buf, count, dtype, peer, tag, comm, NULL, "fold_recv");
 }
 
-int fold_test(fold_request *req, int *done) {
+int fold_recv_status(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                     fold_status *st) {
+  return recv_blocking(buf, count, dtype, peer, tag, comm, st, "fold_recv_status");
+}
+
+/* One step of a simulated communicator: the simulator runs one event (all
+ * ranks live in this thread, so nothing else would move them). */
+static int sim_step(fold_comm *c) {
+  return c->sim_drive(c, NULL) < 0 ? fold__comm_failed(c) : 0;
+}
+
+static int test_impl(fold_request *req, int *done, fold_status *status, const char *op) {
   if (req == NULL || done == NULL)
-    return fold__error(req ? req->comm : NULL, FOLD_EINVAL, "fold_test: %s is NULL", req ? "done" : "req");
+    return fold__error(req ? req->comm : NULL, FOLD_EINVAL, "%s: %s is NULL", op, req ? "done" : "req");
   fold_comm *c = req->comm;
   *done = 0;
   int st = fold__req_done(req) ? 0 : fold__progress(c);
   if (!fold__req_done(req) && !st && c->sim_drive)
-    st = c->sim_drive(c, NULL) < 0 ? fold__comm_failed(c) : 0; /* one simulator event */
+    st = sim_step(c);
   if (!fold__req_done(req)) {
     if (!st)
       return FOLD_OK;
     fold__req_complete(req, st); /* the communicator failed: nothing more will come */
   }
   *done = 1;
-  return finish(c, req, "fold_test");
+  return finish(c, req, op, status);
 }
 
-int fold_wait(fold_request *req) {
+int fold_test(fold_request *req, int *done) { return test_impl(req, done, NULL, "fold_test"); }
+
+int fold_test_status(fold_request *req, int *done, fold_status *st) {
+  return test_impl(req, done, st, "fold_test_status");
+}
+
+int fold_wait(fold_request *req) { return fold_wait_status(req, NULL); }
+
+int fold_wait_status(fold_request *req, fold_status *st) {
   if (req == NULL)
     return fold__error(NULL, FOLD_EINVAL, "fold_wait: req is NULL");
   fold_comm *c = req->comm;
   fold__wait_req(c, req, "fold_wait");
-  return finish(c, req, "fold_wait");
+  return finish(c, req, "fold_wait", st);
+}
+
+int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st) {
+  int rc = fold__check_comm(comm);
+  if (rc) return rc;
+  if (found == NULL)
+    return fold__error(comm, FOLD_EINVAL, "fold_iprobe: rank %d: found is NULL", comm->rank);
+  *found = 0;
+  if (peer != FOLD_ANY_SOURCE && (rc = fold__check_peer(comm, "fold_iprobe", peer))) return rc;
+  if (tag < 0 && tag != FOLD_ANY_TAG)
+    return fold__error(comm, FOLD_EINVAL, "fold_iprobe: rank %d: tag %d is negative (and not FOLD_ANY_TAG)",
+                       comm->rank, tag);
+  /* Look first, so that a message already here is seen without a poll;
+   * then move traffic once (on the simulator: one event) and look again. */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && (rc = fold_progress(comm)))
+      return rc;
+    if ((rc = fold__comm_failed(comm)))
+      return rc;
+    const fold__unexp *u = comm->unexp_head;
+    while (u && (u->ctx != FOLD__CTX_P2P || !fold__recv_wants(peer, tag, FOLD__CTX_P2P, u->src, u->tag)))
+      u = u->next;
+    if (u) {
+      *found = 1;
+      if (st) *st = (fold_status){u->src, u->tag, u->bytes}; /* count in bytes: a probe has no dtype */
+      return FOLD_OK;
+    }
+  }
+  return FOLD_OK;
+}
+
+int fold_progress(fold_comm *comm) {
+  int rc = fold__check_comm(comm);
+  if (rc) return rc;
+  rc = fold__progress(comm);
+  if (!rc && comm->sim_drive)
+    rc = sim_step(comm);
+  return rc;
 }

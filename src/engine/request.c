@@ -72,11 +72,24 @@ void fold__req_complete(fold_request *r, int status) {
   atomic_store_explicit(&r->done, 1, memory_order_release);
 }
 
+int fold__all_others_lost(const fold_comm *c) {
+  if (c->size < 2)
+    return 0;
+  for (int p = 0; p < c->size; p++)
+    if (p != c->rank && !c->lost[p])
+      return 0;
+  return 1;
+}
+
+/* The oldest posted receive that wants the message gets it (MPI's rule), a
+ * wildcard one included: it learns the source and tag it got here. */
 fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag) {
   fold_request *prev = NULL;
   for (fold_request *r = c->posted_head; r; prev = r, r = r->next) {
-    if (r->peer != src || r->ctx != ctx || r->tag != tag)
+    if (r->ctx != ctx || !fold__recv_wants(r->peer, r->tag, ctx, src, tag))
       continue;
+    r->peer = src;
+    r->tag = tag;
     if (prev)
       prev->next = r->next;
     else
@@ -183,9 +196,12 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
     return st;
   }
   fold__unexp *prev = NULL;
+  /* the queue is in arrival order: a wildcard takes the earliest match */
   for (fold__unexp *u = c->unexp_head; u; prev = u, u = u->next) {
-    if (u->src != r->peer || u->ctx != r->ctx || u->tag != r->tag)
+    if (u->ctx != r->ctx || !fold__recv_wants(r->peer, r->tag, r->ctx, u->src, u->tag))
       continue;
+    r->peer = u->src;
+    r->tag = u->tag;
     if (prev)
       prev->next = u->next;
     else
@@ -202,7 +218,7 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
   else
     c->posted_head = r;
   c->posted_tail = r;
-  if (c->lost[r->peer])
+  if (r->peer == FOLD_ANY_SOURCE ? fold__all_others_lost(c) : c->lost[r->peer])
     return fold__fail_for_lost(c, r->peer, "receive from");
   return FOLD_OK;
 }

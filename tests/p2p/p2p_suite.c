@@ -215,6 +215,7 @@ int p2p_suite_run(fold_comm *c, size_t big_mib) {
   ordering(c);
   too_small(c);
   test_polling(c);
+  p2p_wild_run(c, 256 << 10);
   return atomic_load(&check_failures) - before;
 }
 

@@ -7,6 +7,10 @@
  * MiB (64 in the full run). Returns the number of failed checks on this rank. */
 int p2p_suite_run(fold_comm *comm, size_t big_mib);
 
+/* Wildcard receives, statuses, fold_iprobe and fold_progress (p2p_wild.c);
+ * big: bytes of the rendezvous-size messages. Returns failed checks. */
+int p2p_wild_run(fold_comm *comm, size_t big);
+
 /* Send one message of `bytes` (> 2 GiB) from rank 0 to rank 1 and verify it. */
 int p2p_suite_huge(fold_comm *comm, size_t bytes);
 #endif

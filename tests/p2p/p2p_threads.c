@@ -12,11 +12,14 @@
 
 
 
-typedef struct { fold_comm *c; size_t big; } arg_t;
+typedef struct { fold_comm *c; size_t big; int wild_only; } arg_t;
 
 static void *run_suite(void *p) {
   arg_t *a = p;
-  p2p_suite_run(a->c, a->big);
+  if (a->wild_only)
+    p2p_wild_run(a->c, a->big);
+  else
+    p2p_suite_run(a->c, a->big);
   return NULL;
 }
 
@@ -26,17 +29,68 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void matrix(int n, size_t big) {
+static void matrix_run(int n, size_t big, int wild_only) {
   fold_comm *c[32];
   CHECK_OK(fold_comm_init_threads(n, c), NULL);
   pthread_t th[32];
   arg_t a[32];
   for (int i = 0; i < n; i++) {
-    a[i] = (arg_t){c[i], big};
+    a[i] = (arg_t){c[i], big, wild_only};
     pthread_create(&th[i], NULL, run_suite, &a[i]);
   }
   for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
   for (int i = 0; i < n; i++) CHECK_OK(fold_comm_destroy(c[i]), NULL);
+}
+
+static void *leaver(void *p);
+
+static void matrix(int n, size_t big) { matrix_run(n, big, 0); }
+
+/* A receive from FOLD_ANY_SOURCE outlives lost peers while one rank is left
+ * that could send, then fails with FOLD_EPEER naming every lost rank. A
+ * specific receive with FOLD_ANY_TAG from a lost rank fails at once. */
+static void any_source_lost(void) {
+  fold_comm *c[4];
+  CHECK_OK(fold_comm_init_threads(4, c), NULL);
+  int v = 0, w = 42, done = 0;
+  fold_request *r;
+  CHECK_OK(fold_irecv(&v, 1, FOLD_INT32, FOLD_ANY_SOURCE, 5, c[0], &r), c[0]);
+  CHECK_OK(fold_comm_destroy(c[1]), NULL);
+  CHECK_OK(fold_comm_destroy(c[2]), NULL);
+  for (int i = 0; i < 100 && !done; i++) CHECK_OK(fold_test(r, &done), c[0]);
+  CHECK(!done, "any-source receive ended while rank 3 was left");
+  CHECK_OK(fold_send(&w, 1, FOLD_INT32, 0, 5, c[3]), c[3]);
+  fold_status st = {-7, -7, 0};
+  CHECK_OK(fold_wait_status(r, &st), c[0]);
+  CHECK(v == 42 && st.source == 3 && st.tag == 5 && st.count == 1, "got %d from (%d, %d, %zu)", v, st.source,
+        st.tag, st.count);
+  /* rank 3 still there: a wildcard receive waits; then rank 3 goes too */
+  CHECK_OK(fold_irecv(&v, 1, FOLD_INT32, FOLD_ANY_SOURCE, FOLD_ANY_TAG, c[0], &r), c[0]);
+  pthread_t th;
+  pthread_create(&th, NULL, leaver, c[3]);
+  double t0 = now_s();
+  CHECK_RC(fold_wait_status(r, &st), FOLD_EPEER, c[0]);
+  CHECK(now_s() - t0 < 5.0, "EPEER took %.2f s", now_s() - t0);
+  const char *msg = fold_comm_last_error(c[0]);
+  CHECK(strstr(msg, "any source") && strstr(msg, "1 (") && strstr(msg, "2 (") && strstr(msg, "3 ("),
+        "message: %s", msg);
+  CHECK(st.source == FOLD_ANY_SOURCE && st.count == 0, "status of the failed receive (%d, %zu)", st.source,
+        st.count);
+  pthread_join(th, NULL);
+  CHECK_OK(fold_comm_destroy(c[0]), NULL);
+  /* posted after every other rank left: fails at once */
+  CHECK_OK(fold_comm_init_threads(2, c), NULL);
+  CHECK_OK(fold_comm_destroy(c[1]), NULL);
+  CHECK_RC(fold_recv(&v, 1, FOLD_INT32, FOLD_ANY_SOURCE, FOLD_ANY_TAG, c[0]), FOLD_EPEER, c[0]);
+  CHECK(strstr(fold_comm_last_error(c[0]), "any source") != NULL, "message: %s", fold_comm_last_error(c[0]));
+  CHECK_OK(fold_comm_destroy(c[0]), NULL);
+  /* a specific source with ANY_TAG: that rank's loss fails it */
+  CHECK_OK(fold_comm_init_threads(3, c), NULL);
+  CHECK_OK(fold_comm_destroy(c[1]), NULL);
+  CHECK_RC(fold_recv(&v, 1, FOLD_INT32, 1, FOLD_ANY_TAG, c[0]), FOLD_EPEER, c[0]);
+  CHECK(strstr(fold_comm_last_error(c[0]), "peer rank 1") != NULL, "message: %s", fold_comm_last_error(c[0]));
+  CHECK_OK(fold_comm_destroy(c[0]), NULL);
+  CHECK_OK(fold_comm_destroy(c[2]), NULL);
 }
 
 /* Rank 1 leaves (destroys its communicator) while rank 0 waits for it:
@@ -143,6 +197,8 @@ int main(int argc, char **argv) {
   CHECK(strstr(fold_comm_last_error(NULL), "NULL") != NULL, "message: %s", fold_comm_last_error(NULL));
   int ns[] = {1, 2, 3, 5, 8};
   for (int i = 0; i < 5; i++) matrix(ns[i], ns[i] <= 3 ? big : 2);
+  matrix_run(17, 256 << 10, 1); /* wildcards at the largest thread count */
+  any_source_lost();
   peer_leaves();
   early_leaver_harmless();
   abort_from_thread();
