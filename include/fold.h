@@ -289,9 +289,12 @@ FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
  * algorithm cannot (a non-commutative op on an order-breaking algorithm,
  * an algorithm not usable on this communicator) is passed over, never an
  * error. fold-bench --tune writes such files (docs/fold-bench.md).
- * A bad FOLD_RULES file (missing, unreadable, a syntax error, an unknown
- * collective, transport, algorithm or flag, a bad range) is rejected as a
- * whole: a warning names FILE:LINE and what is wrong, the communicator is
+ * A rules file must be a regular file of at most 1 MiB; it is opened
+ * without blocking (a FIFO or device is refused, never waited on).
+ * A bad FOLD_RULES file (missing, unreadable, not a regular file, over
+ * 1 MiB, a read error, a syntax error, an unknown collective, transport,
+ * algorithm or flag, a bad range) is rejected as a whole: a warning names
+ * FILE:LINE (or FILE) and what is wrong, the communicator is
  * still created and uses the built-in rules, and fold_comm_last_error(comm)
  * holds the same text until the next failure. Like FOLD_ALGO, every rank
  * must see the same file (ranks that select differently fail with
@@ -308,7 +311,9 @@ FOLD_API const char *fold_comm_transport(const fold_comm *comm);
  * selection. The same grammar as the FOLD_ALGO environment variable, which
  * is read when a communicator is created. Local: every rank must set the
  * same. Algorithms per collective: docs/collectives.md. Returns FOLD_EINVAL
- * (nothing changed) for an unknown collective or algorithm. */
+ * (nothing changed, fold_comm_last_error(comm) says why) for an unknown
+ * collective or algorithm, an empty spec, or an empty item ("allreduce=ring,",
+ * ",", "=ring", "allreduce="). A bad FOLD_ALGO is warned about and ignored. */
 FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
