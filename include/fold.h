@@ -102,7 +102,8 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  *              ranks on one host only) a file store in $TMPDIR named after
  *              the launcher's job id (docs/bootstrap.md lists the variables).
  * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|inproc|shm|tcp),
- * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE),
+ * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG (WARN|INFO|TRACE|NONE;
+ * repeated log lines are summarised, docs/bootstrap.md),
  * FOLD_ALGO and FOLD_RULES (algorithm selection: see fold_comm_set_algo).
  * Returns FOLD_EINVAL if rank/size/store cannot be found, FOLD_ETIMEDOUT if
  * some rank does not join in time (the message names the missing ranks),
@@ -121,7 +122,7 @@ FOLD_API int fold_init(fold_comm **comm);
  * Authentication: every TCP connection (store and data) runs an HMAC-SHA256
  * challenge-response keyed by FOLD_JOB_TOKEN. When no token is set, the key
  * is derived from the store address: strangers and other jobs are still
- * refused, but anyone who knows the address can join (a warning is logged).
+ * refused, but anyone who knows the address can join (rank 0 logs a warning).
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
