@@ -116,7 +116,8 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  * Other variables: FOLD_JOB_TOKEN, FOLD_TRANSPORT (auto|shm|tcp; inproc is
  * FOLD_EINVAL here, ranks made by fold_comm_init_threads always use it),
  * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG
- * (NONE|WARN|INFO|TRACE), FOLD_ALGO and FOLD_RULES (algorithm selection:
+ * (NONE|WARN|INFO|TRACE; repeated log lines are summarised,
+ * docs/bootstrap.md), FOLD_ALGO and FOLD_RULES (algorithm selection:
  * see fold_comm_set_algo); README.md lists every variable with its default.
  * Singleton: when none of the rank/size variables above is set (a program
  * started by hand, without a launcher), fold_init does not block and makes a
@@ -146,7 +147,7 @@ FOLD_API int fold_init(fold_comm **comm);
  * Authentication: every TCP connection (store and data) runs an HMAC-SHA256
  * challenge-response keyed by FOLD_JOB_TOKEN. When no token is set, the key
  * is derived from the store address: strangers and other jobs are still
- * refused, but anyone who knows the address can join (a warning is logged).
+ * refused, but anyone who knows the address can join (rank 0 logs a warning).
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
@@ -415,9 +416,12 @@ FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
  * algorithm cannot (a non-commutative op on an order-breaking algorithm,
  * an algorithm not usable on this communicator) is passed over, never an
  * error. fold-bench --tune writes such files (docs/fold-bench.md).
- * A bad FOLD_RULES file (missing, unreadable, a syntax error, an unknown
- * collective, transport, algorithm or flag, a bad range) is rejected as a
- * whole: a warning names FILE:LINE and what is wrong, the communicator is
+ * A rules file must be a regular file of at most 1 MiB; it is opened
+ * without blocking (a FIFO or device is refused, never waited on).
+ * A bad FOLD_RULES file (missing, unreadable, not a regular file, over
+ * 1 MiB, a read error, a syntax error, an unknown collective, transport,
+ * algorithm or flag, a bad range) is rejected as a whole: a warning names
+ * FILE:LINE (or FILE) and what is wrong, the communicator is
  * still created and uses the built-in rules, and fold_comm_last_error(comm)
  * holds the same text until the next failure. Like FOLD_ALGO, every rank
  * must see the same file (ranks that select differently fail with
@@ -432,12 +436,13 @@ FOLD_API const char *fold_comm_transport(const fold_comm *comm);
  * "collective=algorithm[,collective=algorithm...]", e.g.
  * "allreduce=ring,broadcast=binomial"; "collective=auto" restores automatic
  * selection. The same grammar as the FOLD_ALGO environment variable, which
- * is read when a communicator is created (a bad FOLD_ALGO is ignored with a
- * warning). Local: every rank must set the same (ranks that differ fail with
- * FOLD_EMISMATCH at the first call whose algorithms differ, see
+ * is read when a communicator is created (a bad FOLD_ALGO is warned about
+ * and ignored). Local: every rank must set the same (ranks that differ fail
+ * with FOLD_EMISMATCH at the first call whose algorithms differ, see
  * "collectives"). Algorithms per collective: docs/collectives.md. Returns
- * FOLD_EINVAL (nothing changed) for a NULL comm or spec, or an unknown
- * collective or algorithm. */
+ * FOLD_EINVAL (nothing changed, fold_comm_last_error(comm) says why) for a
+ * NULL comm or spec, an unknown collective or algorithm, an empty spec, or
+ * an empty item ("allreduce=ring,", ",", "=ring", "allreduce="). */
 FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for

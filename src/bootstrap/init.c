@@ -117,8 +117,10 @@ static int maybe_serve(boot *b) {
    * server is elsewhere. Either way this rank is a client, and the
    * handshake proves the server belongs to the job. */
   if (rc == FOLD_ESYS && (err == EADDRINUSE || err == EADDRNOTAVAIL || err == EACCES)) {
-    if (fold__log_level_env() >= FOLD__LOG_INFO)
-      fold__log(FOLD__LOG_INFO, 0, "store %s is not served here (%s); joining as a client", b->url, strerror(err));
+    /* In use is the normal case under foldrun: TRACE only. */
+    int level = err == EADDRINUSE ? FOLD__LOG_TRACE : FOLD__LOG_INFO;
+    if (fold__log_level_env() >= level)
+      fold__log(level, 0, "store %s is not served here (%s); joining as a client", b->url, strerror(err));
     return 0;
   }
   return fail_store(b, rc, "serving the store");
@@ -463,7 +465,7 @@ static int comm_init(fold_comm **comm, int rank, int size, const char *store, in
   }
   const char *token = getenv("FOLD_JOB_TOKEN");
   fold__auth_key_derive(&b->key, token, store);
-  if (!b->key.from_token && b->u.kind == FOLD__STORE_TCP)
+  if (!b->key.from_token && b->u.kind == FOLD__STORE_TCP && rank == 0) /* once per job, not per rank */
     warn_no_token_once(store);
   b->cards = calloc((size_t)size, sizeof *b->cards);
   b->use_tcp = calloc((size_t)size, 1);

@@ -78,8 +78,10 @@ struct fold__store_srv {
 /* Tags for the two fds that are not connections. */
 static char tag_listen, tag_wake;
 
-#define SWARN(s, ...) do { if ((s)->log_level >= FOLD__LOG_WARN) fold__log(FOLD__LOG_WARN, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
-#define SINFO(s, ...) do { if ((s)->log_level >= FOLD__LOG_INFO) fold__log(FOLD__LOG_INFO, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
+/* Limited per call site (a flood of strangers is one summary line, not one
+ * line each: core/log.c). */
+#define SWARN(s, ...) do { static fold__log_site site_; if ((s)->log_level >= FOLD__LOG_WARN) fold__log_at(&site_, FOLD__LOG_WARN, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
+#define SINFO(s, ...) do { static fold__log_site site_; if ((s)->log_level >= FOLD__LOG_INFO) fold__log_at(&site_, FOLD__LOG_INFO, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
 
 static uint32_t hash_key(const char *k, size_t n) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -590,8 +592,11 @@ int fold__store_srv_start(const fold__store_srv_cfg *cfg, fold__store_srv **out,
   }
   freeaddrinfo(res);
   if (lfd < 0) {
-    if (os_errno)
+    if (os_errno) { /* the caller judges the errno (a port in use is often expected): no log line here */
       *os_errno = err;
+      return fold__error_quiet(NULL, FOLD_ESYS, "store server: cannot listen on %s:%d: %s", host, cfg->port,
+                               strerror(err));
+    }
     return fold__error(NULL, FOLD_ESYS, "store server: cannot listen on %s:%d: %s", host, cfg->port, strerror(err));
   }
   fold__store_srv *s = calloc(1, sizeof *s);
@@ -664,6 +669,7 @@ void fold__store_srv_stop(void *arg) {
   close(s->efd);
   close(s->wake);
   free(s);
+  fold__log_flush();
 }
 
 void fold__store_srv_linger(fold__store_srv *s, int64_t deadline) {

@@ -89,6 +89,7 @@ void fold__comm_free(fold_comm *c) {
 int fold_comm_destroy(fold_comm *comm) {
   if (comm == NULL)
     return FOLD_OK;
+  fold__log_flush(); /* no repeat count held back goes unsaid */
   if (comm->sim_drive) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
   fold__comm_free(comm);

@@ -16,7 +16,8 @@ int64_t fold__env_timeout_ns(void) {
     if (end != v && *end == '\0' && x > 0 && x < 1e7)
       s = x;
     else
-      fold__log(FOLD__LOG_WARN, -1, "FOLD_TIMEOUT=%s is not a positive number of seconds; using %.0f", v, s);
+      /* Read by every communicator and rendezvous: said once per process. */
+      fold__warn_env("FOLD_TIMEOUT", v, "is not a positive number of seconds; using %.0f", s);
   }
   return (int64_t)(s * 1e9);
 }

@@ -32,8 +32,10 @@ const char *fold_comm_last_error(const fold_comm *comm) {
 int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap) {
   char *dst = comm ? comm->last_error : pre_comm_error;
   vsnprintf(dst, FOLD__ERRLEN, fmt, ap);
+  /* INFO, not WARN: the caller gets the status and this message. */
+  static fold__log_site site;
   if ((comm ? comm->log_level : fold__log_level_env()) >= FOLD__LOG_INFO)
-    fold__log(FOLD__LOG_INFO, comm ? comm->rank : -1, "%s (%s)", dst, fold_strerror(status));
+    fold__log_at(&site, FOLD__LOG_INFO, comm ? comm->rank : -1, "%s (%s)", dst, fold_strerror(status));
   return status;
 }
 
@@ -41,6 +43,14 @@ int fold__error(fold_comm *comm, int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fold__verror(comm, status, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(comm ? comm->last_error : pre_comm_error, FOLD__ERRLEN, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -76,7 +86,9 @@ int fold__comm_fail(fold_comm *c, int status, const char *fmt, ...) {
   va_end(ap);
   c->fail_status = status;
   atomic_store_explicit(&c->failed, 1, memory_order_release);
-  FOLD__WARN(c, "communicator failed: %s (%s)", c->last_error, fold_strerror(status));
+  /* INFO: every pending and later call returns the failure with this
+   * message, and a program that prints its errors would show it twice. */
+  FOLD__INFO(c, "communicator failed: %s (%s)", c->last_error, fold_strerror(status));
   for (int i = 0; i < c->ntps; i++)
     c->tps[i]->ops->shutdown(c->tps[i], status);
   fail_pending(c, status);

@@ -163,10 +163,37 @@ struct fold_comm {
 
 /* ---- logging ----------------------------------------------------------------- */
 enum { FOLD__LOG_NONE = 0, FOLD__LOG_WARN = 1, FOLD__LOG_INFO = 2, FOLD__LOG_TRACE = 3 };
+/* FOLD_DEBUG as a level; an unknown value is WARN and is warned about once
+ * per process, with the valid values. */
 int fold__log_level_env(void);
+/* Write one line to stderr: "fold[rank R] LEVEL: text" (rank < 0: "fold LEVEL: text"). */
 void fold__log(int level, int rank, const char *fmt, ...) FOLD__PRINTF(3, 4);
-#define FOLD__WARN(c, ...) do { if ((c) == NULL || (c)->log_level >= FOLD__LOG_WARN) fold__log(FOLD__LOG_WARN, (c) ? (c)->rank : -1, __VA_ARGS__); } while (0)
-#define FOLD__INFO(c, ...) do { if ((c) != NULL && (c)->log_level >= FOLD__LOG_INFO) fold__log(FOLD__LOG_INFO, (c)->rank, __VA_ARGS__); } while (0)
+
+/* One call site's repeat counter (log.c). A site prints at most
+ * FOLD__LOG_BURST lines per FOLD__LOG_WINDOW_S seconds; what it holds back
+ * is counted and summarised in one line ("N more like this ...") when the
+ * site next logs after the window, or at fold__log_flush. A site that kept
+ * holding back stays quiet but for one summary per window. Zero-initialised
+ * (a static per call site: no allocation per line); thread-safe. */
+#define FOLD__LOG_BURST 5
+#define FOLD__LOG_WINDOW_S 10
+typedef struct fold__log_site {
+  struct fold__log_site *next; /* every site that held a line back, for fold__log_flush */
+  int64_t window_start;        /* ns, fold__clock_mono; 0: never logged */
+  int shown, held, listed, level, rank;
+  char last[200];              /* the last line held back */
+} fold__log_site;
+void fold__log_at(fold__log_site *site, int level, int rank, const char *fmt, ...) FOLD__PRINTF(4, 5);
+/* Print the pending summary of every site that held lines back (called
+ * when a communicator or store server goes, so no count is lost). */
+void fold__log_flush(void);
+/* Warn once per process about a bad value of environment variable name
+ * (again only if the value changes); the text follows "NAME=VALUE ". */
+void fold__warn_env(const char *name, const char *value, const char *fmt, ...) FOLD__PRINTF(3, 4);
+
+#define FOLD__WARN(c, ...) do { static fold__log_site site_; if ((c) == NULL || (c)->log_level >= FOLD__LOG_WARN) fold__log_at(&site_, FOLD__LOG_WARN, (c) ? (c)->rank : -1, __VA_ARGS__); } while (0)
+#define FOLD__INFO(c, ...) do { static fold__log_site site_; if ((c) != NULL && (c)->log_level >= FOLD__LOG_INFO) fold__log_at(&site_, FOLD__LOG_INFO, (c)->rank, __VA_ARGS__); } while (0)
+/* TRACE asks for everything: not limited. */
 #define FOLD__TRACE(c, ...) do { if ((c) != NULL && (c)->log_level >= FOLD__LOG_TRACE) fold__log(FOLD__LOG_TRACE, (c)->rank, __VA_ARGS__); } while (0)
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -174,6 +201,9 @@ void fold__log(int level, int rank, const char *fmt, ...) FOLD__PRINTF(3, 4);
  * message then goes to the thread's pre-communicator slot. */
 int fold__error(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap);
+/* As fold__error, without the INFO line: for a failure the caller expects
+ * and handles (e.g. a port already served). */
+int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 /* Fail comm (fail-stop): record the message, mark it failed, shut the
  * transports' I/O down and complete every pending request with status.
  * Idempotent: the first failure wins. Returns the failure status. */

@@ -1,11 +1,14 @@
 /* rules.c — the FOLD_RULES file parser: text rules (docs/collectives.md "Rules files") into fold__rule arrays. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "select/select.h"
 #include "transport/transport.h"
@@ -101,7 +104,7 @@ static int parse_range(const char *s, int suffix, size_t lo_any, size_t hi_any, 
 }
 
 /* Algorithm names of a collective, for "known: ..." in messages. */
-static void algo_list(fold__coll_kind kind, char *buf, size_t len) {
+void fold__algo_names(fold__coll_kind kind, char *buf, size_t len) {
   const fold__algo *const *a = fold__algo_tables[kind].algos;
   size_t n = 0;
   buf[0] = '\0';
@@ -166,7 +169,7 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   int idx = fold__algo_index(r->coll, f[4], strlen(f[4]));
   if (idx < 0) {
     char known[256];
-    algo_list(r->coll, known, sizeof known);
+    fold__algo_names(r->coll, known, sizeof known);
     report(e, path, line, "%s has no algorithm \"%s\" (known: %s)", f[0], f[4], known);
     return -1;
   }
@@ -184,35 +187,107 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   return 0;
 }
 
+/* What a non-regular file is, for the message. */
+static const char *file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+/* The whole file into a NUL-terminated buffer of at most
+ * FOLD__RULES_MAX_BYTES. Only regular files: a FIFO or a device could block
+ * the caller (fold_comm_init_threads promises not to block) or never end
+ * (/dev/zero), and O_NONBLOCK keeps even the open from waiting for a FIFO's
+ * writer. The size is checked again while reading: /proc files say 0, and a
+ * file may grow. */
+static int slurp(const char *path, perr *e, char **out, size_t *len) {
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    report(e, path, 0, "cannot open: %s", strerror(errno));
+    return FOLD_EINVAL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    report(e, path, 0, "cannot stat: %s", strerror(errno));
+    close(fd);
+    return FOLD_EINVAL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    report(e, path, 0, "%s, not a regular file", file_kind(st.st_mode));
+    close(fd);
+    return FOLD_EINVAL;
+  }
+  if (st.st_size > FOLD__RULES_MAX_BYTES) {
+    report(e, path, 0, "%lld bytes, over the limit of %d for a rules file", (long long)st.st_size,
+           FOLD__RULES_MAX_BYTES);
+    close(fd);
+    return FOLD_EINVAL;
+  }
+  /* One byte more than the limit tells a file that grew past it. */
+  size_t cap = (size_t)FOLD__RULES_MAX_BYTES + 1, n = 0;
+  char *buf = malloc(cap + 1);
+  if (buf == NULL) {
+    report(e, path, 0, "out of memory reading the rules");
+    close(fd);
+    return FOLD_ENOMEM;
+  }
+  for (;;) {
+    ssize_t got = read(fd, buf + n, cap - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      report(e, path, 0, "read error: %s", strerror(errno));
+      break;
+    }
+    if (got == 0) break;
+    n += (size_t)got;
+    if (n == cap) {
+      report(e, path, 0, "more than %d bytes, the limit for a rules file", FOLD__RULES_MAX_BYTES);
+      break;
+    }
+  }
+  close(fd);
+  if (e->count > 0) {
+    free(buf);
+    return FOLD_EINVAL;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return FOLD_OK;
+}
+
 int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errlen) {
   *out = NULL;
   perr e = {err, errlen, 0};
   if (errlen) err[0] = '\0';
-  FILE *fp = fopen(path, "r");
-  if (fp == NULL) {
-    report(&e, path, 0, "cannot open: %s", strerror(errno));
-    return FOLD_EINVAL;
-  }
+  char *text = NULL;
+  size_t tlen = 0;
+  int rc = slurp(path, &e, &text, &tlen);
+  if (rc != FOLD_OK) return rc;
   size_t plen = strlen(path) + 1, cap = 16;
   fold__rules *rs = malloc(sizeof *rs + cap * sizeof(fold__rule));
   char *pcopy = malloc(plen);
-  char *text = NULL;
-  size_t tcap = 0;
   if (rs == NULL || pcopy == NULL) goto nomem;
   memcpy(pcopy, path, plen);
   rs->path = pcopy;
   rs->count = 0;
   int line = 0;
-  ssize_t got;
-  errno = 0;
-  while ((got = getline(&text, &tcap, fp)) >= 0) {
+  for (size_t at = 0; at < tlen;) {
+    char *s = text + at, *nl = memchr(s, '\n', tlen - at);
+    size_t llen = nl ? (size_t)(nl - s) : tlen - at;
+    s[llen] = '\0'; /* the newline, or the buffer's own terminator */
+    at += llen + 1;
     line++;
-    if (memchr(text, '\0', (size_t)got)) {
+    if (memchr(s, '\0', llen)) {
       report(&e, path, line, "a NUL byte: not a text file");
       continue;
     }
     fold__rule r;
-    if (parse_line(text, path, line, &e, &r) != 0) continue;
+    if (parse_line(s, path, line, &e, &r) != 0) continue;
     if ((size_t)rs->count == cap) {
       fold__rules *bigger = realloc(rs, sizeof *rs + 2 * cap * sizeof(fold__rule));
       if (bigger == NULL) goto nomem;
@@ -220,9 +295,7 @@ int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errl
     }
     rs->rule[rs->count++] = r;
   }
-  if (ferror(fp)) report(&e, path, line + 1, "read error: %s", strerror(errno ? errno : EIO));
   free(text);
-  fclose(fp);
   if (e.count > 0) {
     if (e.count > 1) {
       size_t n = strlen(err);
@@ -235,10 +308,11 @@ int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errl
   return FOLD_OK;
 nomem:
   free(text);
-  fclose(fp);
   free(pcopy);
   if (rs) rs->path = NULL;
   fold__rules_free(rs);
+  /* The first problem wins the text; out of memory must still be said. */
+  e.count = 0;
   report(&e, path, 0, "out of memory reading the rules");
   return FOLD_ENOMEM;
 }

@@ -325,29 +325,48 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
   return FOLD_OK;
 }
 
+#define SPEC_FORM "collective=algorithm[,collective=algorithm...]"
+
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
   signed char next[16];
   memcpy(next, c->coll_algo, sizeof next);
+  /* Every item must name something: "", "a=b," or ",," are typos (a lost
+   * word), and accepting them would hide which choice the author meant. */
+  if (*spec == '\0') return fold__error(c, FOLD_EINVAL, "%s: empty spec (want " SPEC_FORM ")", source);
   const char *p = spec;
-  while (p && *p) {
+  for (int item = 1; p; item++) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 0)
+      return fold__error(c, FOLD_EINVAL, "%s: item %d of \"%s\" is empty (want " SPEC_FORM "; no leading, trailing or "
+                         "doubled commas)", source, item, spec);
     const char *eq = memchr(p, '=', len);
     if (eq == NULL)
       return fold__error(c, FOLD_EINVAL, "%s: \"%.*s\" is not collective=algorithm", source, (int)len, p);
     size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
+    if (klen == 0)
+      return fold__error(c, FOLD_EINVAL, "%s: \"%.*s\" names no collective (want collective=algorithm)", source,
+                         (int)len, p);
     int kind = -1;
     for (int k = 0; k < FOLD__COLL_COUNT; k++)
       if (strlen(fold__coll_name((fold__coll_kind)k)) == klen && strncmp(fold__coll_name((fold__coll_kind)k), p, klen) == 0)
         kind = k;
-    if (kind < 0) return fold__error(c, FOLD_EINVAL, "%s: unknown collective \"%.*s\"", source, (int)klen, p);
+    if (kind < 0)
+      return fold__error(c, FOLD_EINVAL, "%s: unknown collective \"%.*s\" (known: broadcast reduce allreduce "
+                         "reduce_scatter allgather gather scatter alltoall barrier)", source, (int)klen, p);
     if (vlen == 4 && strncmp(eq + 1, "auto", 4) == 0) {
       next[kind] = -1;
     } else {
-      int idx = fold__algo_index((fold__coll_kind)kind, eq + 1, vlen);
-      if (idx < 0)
-        return fold__error(c, FOLD_EINVAL, "%s: %s has no algorithm \"%.*s\"", source,
-                           fold__coll_name((fold__coll_kind)kind), (int)vlen, eq + 1);
+      int idx = vlen ? fold__algo_index((fold__coll_kind)kind, eq + 1, vlen) : -1;
+      if (idx < 0) {
+        char known[256];
+        fold__algo_names((fold__coll_kind)kind, known, sizeof known);
+        if (vlen == 0)
+          return fold__error(c, FOLD_EINVAL, "%s: \"%.*s\" names no algorithm (known: %s auto)", source, (int)len, p,
+                             known);
+        return fold__error(c, FOLD_EINVAL, "%s: %s has no algorithm \"%.*s\" (known: %s auto)", source,
+                           fold__coll_name((fold__coll_kind)kind), (int)vlen, eq + 1, known);
+      }
       next[kind] = (signed char)idx;
     }
     p = end ? end + 1 : NULL;
@@ -373,8 +392,9 @@ void fold__select_init(fold_comm *c) {
   const char *path = getenv("FOLD_RULES");
   if (path && *path) {
     char err[FOLD__ERRLEN - 64];
-    if (fold__rules_load(path, &c->rules, err, sizeof err) != FOLD_OK) {
-      fold__error(c, FOLD_EINVAL, "FOLD_RULES: %s", err);
+    int rc = fold__rules_load(path, &c->rules, err, sizeof err);
+    if (rc != FOLD_OK) {
+      fold__error(c, rc, "FOLD_RULES: %s", err);
       FOLD__WARN(c, "%s (FOLD_RULES ignored: using the built-in rules)", c->last_error);
     }
   }

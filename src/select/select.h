@@ -45,11 +45,21 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);
 
 /* Look an algorithm up by name; -1 if the collective has none of that name. */
 int fold__algo_index(fold__coll_kind kind, const char *name, size_t len);
+/* The collective's algorithm names, space-separated, for "known: ..." in
+ * messages (truncated to len). */
+void fold__algo_names(fold__coll_kind kind, char *buf, size_t len);
 
-/* Read the rules file at path (rules.c). FOLD_OK with *out set (free it with
- * fold__rules_free), or FOLD_EINVAL (missing, unreadable or bad file) /
- * FOLD_ENOMEM with *out NULL and err holding "FILE:LINE: what is wrong"
- * for the first problem and how many more lines are bad. */
+/* A rules file is at most this many bytes (1 MiB): a tuned file for every
+ * collective, transport and rank count is a few KiB, and the bound keeps a
+ * wrong path (a log, /dev/zero) from eating memory. */
+#define FOLD__RULES_MAX_BYTES (1 << 20)
+
+/* Read the rules file at path (rules.c): a regular file of at most
+ * FOLD__RULES_MAX_BYTES, opened without blocking. FOLD_OK with *out set
+ * (free it with fold__rules_free), or FOLD_EINVAL (missing, not a regular
+ * file, too big, a read error, bad lines) / FOLD_ENOMEM with *out NULL and
+ * err holding "FILE:LINE: what is wrong" (or "FILE: what is wrong") for the
+ * first problem and how many more lines are bad. */
 int fold__rules_load(const char *path, fold__rules **out, char *err, size_t errlen);
 void fold__rules_free(fold__rules *rs);
 

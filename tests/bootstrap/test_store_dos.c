@@ -1,5 +1,6 @@
-/* test_store_dos.c — regressions: silent strangers filling the store's handshake table, and rank 0 destroying its comm right after the rendezvous. */
+/* test_store_dos.c — regressions: silent strangers filling the store's handshake table, a flood of refusals in the log, and rank 0 destroying its comm right after the rendezvous. */
 #include <errno.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -80,6 +81,76 @@ static void test_silent_flood(void) {
   fold__store_srv_stop(srv);
 }
 
+/* ---- 1b: a flood of strangers is a few log lines, not one per stranger ---- */
+
+#define NFLOOD 2000
+
+static void test_refusal_flood(void) {
+  setenv("FOLD_DEBUG", "WARN", 1);
+  fold__store_srv_cfg cfg = {.host = "127.0.0.1", .port = 0, .log_rank = -1};
+  fold__auth_key_derive(&cfg.key, "flood-test", NULL);
+  fold__store_srv *srv = NULL;
+  int port = 0;
+  /* stderr into a file for the duration */
+  char path[] = "/tmp/fold_store_floodXXXXXX";
+  int fd = mkstemp(path), saved = dup(2);
+  CHECK(fd >= 0 && saved >= 0, "capture setup");
+  fflush(stderr);
+  dup2(fd, 2);
+  close(fd);
+  CHECK_OK(fold__store_srv_start(&cfg, &srv, &port, NULL), NULL);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  char junk[40];
+  memset(junk, 'x', sizeof junk);
+  int sent = 0;
+  int64_t until = in_s(60); /* bounded in time as well as count */
+  for (int i = 0; srv && i < NFLOOD && now_ns() < until; i++) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0) {
+      ssize_t w = send(s, junk, sizeof junk, MSG_NOSIGNAL);
+      sent += w > 0;
+    }
+    if (s >= 0)
+      close(s);
+  }
+  while (srv && fold__store_srv_rejected(srv) < sent && now_ns() < until)
+    fold__sleep_ns(10 * 1000000LL);
+  long rejected = srv ? fold__store_srv_rejected(srv) : 0;
+  fold__store_srv_stop(srv); /* flushes the summaries */
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  static char text[1 << 16];
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f)
+    fclose(f);
+  text[n] = '\0';
+  unlink(path);
+  int lines = 0, shown = 0;
+  long held = 0;
+  for (char *l = text, *e; *l; l = e + 1) {
+    if ((e = strchr(l, '\n')) == NULL)
+      break;
+    *e = '\0';
+    lines++;
+    char *m = strstr(l, " more like this in the last ");
+    if (m) {
+      while (m > l && m[-1] >= '0' && m[-1] <= '9')
+        m--;
+      held += strtol(m, NULL, 10);
+    } else if (strstr(l, "WARN: store: closing connection from ")) {
+      shown++;
+    }
+  }
+  CHECK(sent >= NFLOOD / 2 && rejected == sent, "%d strangers sent, %ld refused", sent, rejected);
+  CHECK(lines < 20, "%d log lines for %ld refusals", lines, rejected);
+  CHECK(shown + held == rejected, "%d lines shown + %ld summarised != %ld refusals:\n%s", shown, held, rejected, text);
+  printf("refusal flood: %ld refusals, %d log lines\n", rejected, lines);
+  setenv("FOLD_DEBUG", "NONE", 1);
+}
+
 /* ---- 2: rank 0 destroys right after init; the last rank must not fail ----- */
 
 static char rv_url[64];
@@ -141,6 +212,7 @@ static void test_early_destroy(void) {
 int main(void) {
   setenv("FOLD_DEBUG", "NONE", 1); /* evictions are logged at WARN: expected here */
   test_silent_flood();
+  test_refusal_flood();
   test_early_destroy();
   return check_report("test_store_dos");
 }

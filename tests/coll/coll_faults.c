@@ -174,7 +174,7 @@ static void specs(void) {
   CHECK_OK(fold_comm_init_threads(1, &c), NULL);
   CHECK_OK(fold_comm_set_algo(c, "allreduce=ring,broadcast=binomial"), c);
   CHECK_OK(fold_comm_set_algo(c, "allreduce=auto"), c);
-  CHECK_OK(fold_comm_set_algo(c, ""), c);
+  CHECK_RC(fold_comm_set_algo(c, ""), FOLD_EINVAL, c); /* an empty spec is a lost word, not "no change" */
   CHECK_RC(fold_comm_set_algo(c, "allreduce=carrier_pigeon"), FOLD_EINVAL, c);
   CHECK(strstr(fold_comm_last_error(c), "carrier_pigeon"), "msg: %s", fold_comm_last_error(c));
   CHECK_RC(fold_comm_set_algo(c, "allsmash=ring"), FOLD_EINVAL, c);

@@ -1,10 +1,136 @@
-/* core_unit.c — unit tests of status names, dtypes and configuration parsing. */
+/* core_unit.c — unit tests of status names, dtypes, configuration parsing and the log's repeat limit. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "core/internal.h"
 #include "transport/transport.h"
+
+/* ---- stderr capture: what the library logs, as text ---- */
+
+static int saved_fd = -1;
+static char cap_path[] = "/tmp/fold_core_unitXXXXXX";
+
+static void capture_begin(void) {
+  fflush(stderr);
+  int fd = mkstemp(cap_path);
+  if (fd < 0) {
+    perror("mkstemp");
+    exit(2);
+  }
+  saved_fd = dup(2);
+  dup2(fd, 2);
+  close(fd);
+}
+
+/* Stop capturing; the captured text (static, NUL-terminated). */
+static const char *capture_end(void) {
+  static char text[1 << 16];
+  fflush(stderr);
+  dup2(saved_fd, 2);
+  close(saved_fd);
+  FILE *f = fopen(cap_path, "r");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  text[n] = '\0';
+  unlink(cap_path);
+  strcpy(cap_path + strlen(cap_path) - 6, "XXXXXX");
+  return text;
+}
+
+static int count_lines(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *l = text; *l;) {
+    const char *e = strchr(l, '\n');
+    size_t len = e ? (size_t)(e - l) : strlen(l);
+    char line[2048];
+    snprintf(line, sizeof line, "%.*s", (int)len, l);
+    n += strstr(line, needle) != NULL;
+    l += len + (e != NULL);
+  }
+  return n;
+}
+
+/* The N of every "N more like this" summary, added up. */
+static long summarised(const char *text) {
+  long sum = 0;
+  for (const char *p = text; (p = strstr(p, " more like this in the last ")) != NULL; p++) {
+    const char *d = p;
+    while (d > text && d[-1] >= '0' && d[-1] <= '9') d--;
+    sum += strtol(d, NULL, 10);
+  }
+  return sum;
+}
+
+#define FLOOD_THREADS 4
+#define FLOOD_LINES 2500
+static fold__log_site flood_site;
+
+static void *flood(void *arg) {
+  for (int i = 0; i < FLOOD_LINES; i++)
+    fold__log_at(&flood_site, FOLD__LOG_WARN, (int)(intptr_t)arg, "stranger %d refused", i);
+  return NULL;
+}
+
+/* A call site logs its first FOLD__LOG_BURST lines, then counts: nothing is
+ * lost (shown + summarised = logged), the count is exact under threads, and
+ * another site is not held back by the flooding one. */
+static void test_repeat_limit(void) {
+  capture_begin();
+  pthread_t th[FLOOD_THREADS];
+  for (int i = 0; i < FLOOD_THREADS; i++) pthread_create(&th[i], NULL, flood, (void *)(intptr_t)i);
+  for (int i = 0; i < FLOOD_THREADS; i++) pthread_join(th[i], NULL);
+  static fold__log_site other;
+  fold__log_at(&other, FOLD__LOG_WARN, 7, "a different thing");
+  fold__log_flush();
+  fold__log_flush(); /* a second flush has nothing left to say */
+  const char *t = capture_end();
+  int shown = count_lines(t, " refused") - count_lines(t, "more like this");
+  long held = summarised(t);
+  CHECK(shown >= FOLD__LOG_BURST && shown + held == FLOOD_THREADS * FLOOD_LINES,
+        "shown %d + summarised %ld != %d logged:\n%s", shown, held, FLOOD_THREADS * FLOOD_LINES, t);
+  /* one window (10 s) is plenty for 10,000 calls; allow one more anyway */
+  CHECK(count_lines(t, "WARN") <= FOLD__LOG_BURST + 3, "%d lines for a flood:\n%s", count_lines(t, "WARN"), t);
+  CHECK(count_lines(t, "fold[rank 7] WARN: a different thing") == 1, "the other site was held back:\n%s", t);
+  /* a site that keeps flooding gets no fresh burst in a new window */
+  int summaries = count_lines(t, "more like this in the last ");
+  CHECK(shown == FOLD__LOG_BURST && summaries >= 1 && summaries <= 2,
+        "want the burst and one summary (two if a 10 s window passed):\n%s", t);
+  CHECK(strstr(t, "more like this in the last ") && strstr(t, ", the last: stranger "), "summary line:\n%s", t);
+}
+
+/* A bad FOLD_DEBUG or FOLD_TIMEOUT is said once per process however often
+ * it is read (every communicator and rendezvous reads it), listing what
+ * is valid; a different bad value is said again. */
+static void test_env_warnings(void) {
+  capture_begin();
+  setenv("FOLD_DEBUG", "bogus", 1);
+  for (int i = 0; i < 3; i++) CHECK(fold__log_level_env() == FOLD__LOG_WARN, "FOLD_DEBUG=bogus is WARN");
+  setenv("FOLD_DEBUG", "loud", 1);
+  CHECK(fold__log_level_env() == FOLD__LOG_WARN, "FOLD_DEBUG=loud is WARN");
+  unsetenv("FOLD_DEBUG");
+  setenv("FOLD_TIMEOUT", "abc", 1);
+  for (int i = 0; i < 3; i++) CHECK(fold__env_timeout_ns() == 300000000000LL, "FOLD_TIMEOUT=abc: default");
+  fold_comm *c;
+  CHECK(fold__comm_alloc(0, 1, &c) == FOLD_OK, "alloc"); /* reads both again */
+  fold__comm_free(c);
+  setenv("FOLD_DEBUG", "NONE", 1); /* silences the others */
+  setenv("FOLD_TIMEOUT", "xyz", 1);
+  CHECK(fold__env_timeout_ns() == 300000000000LL, "FOLD_TIMEOUT=xyz: default");
+  unsetenv("FOLD_DEBUG");
+  unsetenv("FOLD_TIMEOUT");
+  const char *t = capture_end();
+  CHECK(count_lines(t, "fold WARN: FOLD_DEBUG=bogus is not one of NONE, WARN, INFO, TRACE; using WARN") == 1 &&
+            count_lines(t, "fold WARN: FOLD_DEBUG=loud is not one of NONE, WARN, INFO, TRACE; using WARN") == 1,
+        "FOLD_DEBUG warnings:\n%s", t);
+  CHECK(count_lines(t, "fold WARN: FOLD_TIMEOUT=abc is not a positive number of seconds; using 300") == 1,
+        "FOLD_TIMEOUT warnings:\n%s", t);
+  CHECK(count_lines(t, "WARN") == 3, "other lines:\n%s", t);
+}
 
 int main(void) {
   /* every status has its own name, unknown ones say so */
@@ -56,5 +182,7 @@ int main(void) {
   CHECK(fold__comm_alloc(3, 3, &c) == FOLD_EINVAL && c == NULL, "rank out of range");
   CHECK(fold__comm_alloc(0, 1, &c) == FOLD_OK && c != NULL, "alloc");
   fold__comm_free(c);
+  test_repeat_limit();
+  test_env_warnings();
   return check_report("core_unit");
 }

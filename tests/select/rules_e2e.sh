@@ -64,6 +64,29 @@ EOF
   grep -q "bad.rules:1)" "$tmp/err" && fail "a rule of a rejected file was used"
   run 3 "$tp" FOLD_RULES="$tmp/missing.rules" -- -c allreduce -b 8 -e 8 -n 1 -w 0 || fail "a missing file stopped the run"
   grep -qF "WARN: FOLD_RULES: $tmp/missing.rules: cannot open: No such file or directory" "$tmp/err" || fail "no missing-file warning"
+  # What is not a small regular file is refused at once, with one warning
+  # per rank naming the file and why: an endless device, a FIFO (opening
+  # or reading it would block fold_init forever), a directory, a file over
+  # the 1 MiB limit, a file whose read fails (EIO).
+  mkfifo "$tmp/fifo"
+  truncate -s 1048577 "$tmp/huge.rules"
+  for bad in "/dev/zero|a character device, not a regular file" "$tmp/fifo|a FIFO, not a regular file" \
+    "$tmp|a directory, not a regular file" \
+    "$tmp/huge.rules|1048577 bytes, over the limit of 1048576 for a rules file" \
+    "/proc/self/mem|read error: Input/output error"; do
+    f=${bad%%|*} why=${bad#*|}
+    env FOLD_RULES="$f" timeout -k 5 60 "$B/foldrun" -n 3 --transport "$tp" --timeout 30 -- "$B/fold-bench" \
+      -c allreduce -b 8 -e 8 -n 1 -w 0 --check >"$tmp/out" 2>"$tmp/err" || fail "FOLD_RULES=$f: the run failed"
+    grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "FOLD_RULES=$f: wrong results"
+    [ "$(grep -cF "WARN: FOLD_RULES: $f: $why (FOLD_RULES ignored: using the built-in rules)" "$tmp/err")" -eq 3 ] ||
+      fail "FOLD_RULES=$f: want one warning per rank: $why"
+    [ "$(grep -c WARN "$tmp/err")" -eq 3 ] || fail "FOLD_RULES=$f: other warnings"
+  done
+  # FOLD_ALGO with an empty item: the same grammar as fold_comm_set_algo,
+  # reported once per rank and ignored.
+  run 3 "$tp" FOLD_ALGO="allreduce=ring," -- -c allreduce -b 8 -e 8 -n 1 -w 0 --check || fail "a bad FOLD_ALGO stopped the run"
+  [ "$(grep -cF 'WARN: FOLD_ALGO: item 2 of "allreduce=ring," is empty' "$tmp/err")" -eq 3 ] ||
+    fail "FOLD_ALGO=allreduce=ring,: want one warning per rank"
   echo "ok: rules select on $tp; bad files warn and fall back"
   ;;
 tune)

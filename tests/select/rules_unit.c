@@ -161,13 +161,89 @@ static void test_errors(void) {
   CHECK(fold__rules_load(p, &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL, "missing file accepted");
   snprintf(w, sizeof w, "%s: cannot open: No such file or directory", p);
   CHECK(strcmp(err, w) == 0, "got %s", err);
-  /* A directory opens but cannot be read (and chmod 000 would not stop root). */
-  CHECK(fold__rules_load(dir, &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL, "directory accepted");
-  snprintf(w, sizeof w, "%s:1: read error: Is a directory", dir);
-  CHECK(strcmp(err, w) == 0, "got %s", err);
   /* A short error buffer truncates, never overflows. */
   char tiny[16];
   CHECK(fold__rules_load(p, &rs, tiny, sizeof tiny) == FOLD_EINVAL && strlen(tiny) == sizeof tiny - 1, "tiny");
+}
+
+/* path must be refused with exactly "PATH: what", promptly. */
+static void expect_file_error(const char *path, int want_rc, const char *what) {
+  fold__rules *rs = (fold__rules *)1;
+  char err[512], w[1024];
+  int rc = fold__rules_load(path, &rs, err, sizeof err);
+  snprintf(w, sizeof w, "%s: %s", path, what);
+  CHECK(rc == want_rc && rs == NULL, "%s: rc %d, want %d", path, rc, want_rc);
+  CHECK(strcmp(err, w) == 0, "%s\n   got: %s\n  want: %s", path, err, w);
+}
+
+/* Only regular files up to FOLD__RULES_MAX_BYTES, read without blocking;
+ * every read error is reported. main's alarm() fails the test if a FIFO
+ * blocks. */
+static void test_files(void) {
+  char p[512], w[256];
+  /* Not regular files: a directory, an endless device, a FIFO without a
+   * writer (opening it for reading would block; reading it would too). */
+  expect_file_error(dir, FOLD_EINVAL, "a directory, not a regular file");
+  expect_file_error("/dev/zero", FOLD_EINVAL, "a character device, not a regular file");
+  snprintf(p, sizeof p, "%s/fifo", dir);
+  CHECK(mkfifo(p, 0600) == 0, "mkfifo %s", p);
+  expect_file_error(p, FOLD_EINVAL, "a FIFO, not a regular file");
+
+  /* Size: exactly the limit is read (a rule, then one long comment line);
+   * one byte more is refused before anything is read. */
+  snprintf(p, sizeof p, "%s/big.rules", dir);
+  FILE *f = fopen(p, "w");
+  const char *rule = "allreduce * * * ring\n";
+  fputs(rule, f);
+  for (size_t i = strlen(rule); i + 1 < (size_t)FOLD__RULES_MAX_BYTES; i++) fputc('#', f);
+  fputc('\n', f);
+  fclose(f);
+  struct stat st;
+  CHECK(stat(p, &st) == 0 && st.st_size == FOLD__RULES_MAX_BYTES, "size %lld", (long long)st.st_size);
+  fold__rules *rs = NULL;
+  char err[512];
+  CHECK(fold__rules_load(p, &rs, err, sizeof err) == FOLD_OK && rs && rs->count == 1, "a file at the limit: %s", err);
+  fold__rules_free(rs);
+  CHECK(truncate(p, FOLD__RULES_MAX_BYTES + 1) == 0, "truncate");
+  snprintf(w, sizeof w, "%d bytes, over the limit of %d for a rules file", FOLD__RULES_MAX_BYTES + 1,
+           FOLD__RULES_MAX_BYTES);
+  expect_file_error(p, FOLD_EINVAL, w);
+  CHECK(truncate(p, (off_t)1 << 31) == 0, "truncate 2 GiB (sparse)");
+  snprintf(w, sizeof w, "%lld bytes, over the limit of %d for a rules file", 1LL << 31, FOLD__RULES_MAX_BYTES);
+  expect_file_error(p, FOLD_EINVAL, w);
+  /* A read error is reported with its errno text: /proc/self/mem is a
+   * regular file whose read at offset 0 fails with EIO. */
+  expect_file_error("/proc/self/mem", FOLD_EINVAL, "read error: Input/output error");
+  /* /proc files say size 0: the size is not trusted, the file is read
+   * (and this one, a program name, is not a rule). */
+  rs = NULL;
+  CHECK(fold__rules_load("/proc/self/comm", &rs, err, sizeof err) == FOLD_EINVAL && rs == NULL,
+        "/proc/self/comm (a program name, not a rule) was accepted");
+  CHECK(strstr(err, "/proc/self/comm:1: ") == err, "a size-0 file was not read: %s", err);
+
+  /* Unreadable: root reads through chmod 000, so only a non-root run can
+   * hold that case; /proc/self/mem above holds the read error. */
+  if (geteuid() != 0) {
+    snprintf(p, sizeof p, "%s/locked.rules", dir);
+    put("locked.rules", "allreduce * * * ring\n");
+    CHECK(chmod(p, 0) == 0, "chmod");
+    expect_file_error(p, FOLD_EINVAL, "cannot open: Permission denied");
+  }
+
+  /* Through FOLD_RULES: the communicator is made at once (no blocking on
+   * the FIFO) and says why the file was refused. */
+  fold_comm *cs[2];
+  snprintf(p, sizeof p, "%s/fifo", dir);
+  setenv("FOLD_DEBUG", "NONE", 1);
+  setenv("FOLD_RULES", p, 1);
+  CHECK_OK(fold_comm_init_threads(2, cs), NULL);
+  unsetenv("FOLD_RULES");
+  unsetenv("FOLD_DEBUG");
+  char want[700];
+  snprintf(want, sizeof want, "FOLD_RULES: %s: a FIFO, not a regular file", p);
+  CHECK(strcmp(fold_comm_last_error(cs[1]), want) == 0, "last error: %s", fold_comm_last_error(cs[1]));
+  CHECK(cs[1]->rules == NULL, "rules from a FIFO");
+  for (int i = 0; i < 2; i++) fold_comm_destroy(cs[i]);
 }
 
 /* ---- selection ------------------------------------------------------------ */
@@ -279,6 +355,63 @@ static void test_select(void) {
   destroy(3, cs);
 }
 
+/* The FOLD_ALGO / fold_comm_set_algo grammar: every item names a
+ * collective and an algorithm; an empty spec or item is FOLD_EINVAL with
+ * a message, and a refused spec changes nothing. */
+static void expect_spec_error(fold_comm *c, const char *spec, const char *want) {
+  int rc = fold_comm_set_algo(c, spec);
+  CHECK(rc == FOLD_EINVAL, "\"%s\": rc %d", spec, rc);
+  CHECK(strcmp(fold_comm_last_error(c), want) == 0, "\"%s\"\n   got: %s\n  want: %s", spec,
+        fold_comm_last_error(c), want);
+}
+
+static void test_specs(void) {
+  fold_comm *c;
+  CHECK_OK(fold_comm_init_threads(1, &c), NULL);
+  CHECK_OK(fold_comm_set_algo(c, "allreduce=direct"), c);
+  const char *form = "(want collective=algorithm[,collective=algorithm...]";
+  char want[512];
+  snprintf(want, sizeof want, "fold_comm_set_algo: empty spec %s)", form);
+  expect_spec_error(c, "", want);
+  const struct {
+    const char *spec;
+    int item;
+  } empty[] = {{"allreduce=ring,", 2}, {",", 1}, {",allreduce=ring", 1}, {"allreduce=ring,,broadcast=binomial", 2}};
+  for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+    snprintf(want, sizeof want, "fold_comm_set_algo: item %d of \"%s\" is empty %s; no leading, trailing or "
+             "doubled commas)", empty[i].item, empty[i].spec, form);
+    expect_spec_error(c, empty[i].spec, want);
+  }
+  expect_spec_error(c, "=ring", "fold_comm_set_algo: \"=ring\" names no collective (want collective=algorithm)");
+  expect_spec_error(c, "allreduce=", "fold_comm_set_algo: \"allreduce=\" names no algorithm (known: reduce_bcast "
+                    "recursive_doubling rabenseifner ring ring_segmented direct shm auto)");
+  expect_spec_error(c, "broadcast=binomial,allreduce=",
+                    "fold_comm_set_algo: \"allreduce=\" names no algorithm (known: reduce_bcast "
+                    "recursive_doubling rabenseifner ring ring_segmented direct shm auto)");
+  expect_spec_error(c, "allreduce", "fold_comm_set_algo: \"allreduce\" is not collective=algorithm");
+  expect_spec_error(c, "allreduce=rign", "fold_comm_set_algo: allreduce has no algorithm \"rign\" (known: "
+                    "reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm auto)");
+  expect_spec_error(c, "allsmash=ring", "fold_comm_set_algo: unknown collective \"allsmash\" (known: broadcast "
+                    "reduce allreduce reduce_scatter allgather gather scatter alltoall barrier)");
+  /* nothing changed by any of them, broadcast included */
+  CHECK_PICK(c, FOLD__COLL_ALLREDUCE, 1 << 20, 1, "direct");
+  CHECK(c->coll_algo[FOLD__COLL_BROADCAST] < 0, "a refused spec forced broadcast");
+  fold_comm_destroy(c);
+
+  /* FOLD_ALGO: the same grammar; a bad value is reported (last error and
+   * a warning) and ignored, the communicator is still made. */
+  setenv("FOLD_DEBUG", "NONE", 1);
+  setenv("FOLD_ALGO", "allreduce=ring,", 1);
+  CHECK_OK(fold_comm_init_threads(1, &c), NULL);
+  unsetenv("FOLD_ALGO");
+  unsetenv("FOLD_DEBUG");
+  CHECK(strcmp(fold_comm_last_error(c), "FOLD_ALGO: item 2 of \"allreduce=ring,\" is empty (want "
+               "collective=algorithm[,collective=algorithm...]; no leading, trailing or doubled commas)") == 0,
+        "last error: %s", fold_comm_last_error(c));
+  CHECK(c->coll_algo[FOLD__COLL_ALLREDUCE] < 0, "a refused FOLD_ALGO forced allreduce");
+  fold_comm_destroy(c);
+}
+
 /* A bad FOLD_RULES: the communicator is made, warns, keeps the message in
  * last_error and selects with the built-in table only. */
 static void test_bad_env(void) {
@@ -355,6 +488,7 @@ static void test_builtin_sane(void) {
 }
 
 int main(void) {
+  alarm(120); /* a blocking open or read (a FIFO) fails the test instead of hanging it */
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
     return 2;
@@ -365,6 +499,8 @@ int main(void) {
   test_errors();
   test_select();
   test_bad_env();
+  test_files();
+  test_specs();
   test_builtin_total();
   test_builtin_sane();
   char cmd[600];

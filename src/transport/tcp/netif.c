@@ -211,6 +211,12 @@ int fold__netif_choose(fold_comm *c, const char *store_host, struct sockaddr_sto
     char have[256] = "";
     size_t off = 0;
     for (int i = 0; i < n && off < sizeof have; i++) {
+      /* one entry per address: name each interface once */
+      int seen = 0;
+      for (int j = 0; j < i && !seen; j++)
+        seen = strcmp(ifs[j].name, ifs[i].name) == 0;
+      if (seen)
+        continue;
       int w = snprintf(have + off, sizeof have - off, "%s%s", off ? ", " : "", ifs[i].name);
       if (w < 0)
         break;
