@@ -67,7 +67,8 @@ void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, siz
  * the algorithm's rounds; a call completes only once it passed. */
 
 static const char *op_name(unsigned op, char *tmp, size_t cap) {
-  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg",
+                                                     "band", "bor", "bxor", "minloc", "maxloc"};
   if (op < FOLD_OP_BUILTIN_COUNT) return names[op];
   snprintf(tmp, cap, "user#%u", op - FOLD_OP_BUILTIN_COUNT);
   return tmp;
@@ -455,7 +456,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   const fold__algo *algo = NULL;
   int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  if ((rc = fold__select(c, a->kind, a->count * esize, commutative, &algo, opname))) return rc;
+  if ((rc = fold__select_call(c, a->kind, a->count * esize, esize, commutative, &algo, opname))) return rc;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -499,7 +500,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
     int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                  a->kind == FOLD__COLL_SCATTER;
     co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .op = (uint16_t)(reduces ? a->op : 0),
-                          .coll = (uint8_t)a->kind, .dtype = (uint8_t)dtype};
+                          .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype};
     int right = (c->rank + 1) % c->size, left = (c->rank + c->size - 1) % c->size;
     rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
     if (rc == FOLD_OK)

@@ -36,9 +36,9 @@ typedef struct fold__cop {
 typedef struct fold__sig {
   uint64_t count;
   int32_t root;
+  uint32_t dtype; /* 32 bits: record types are values up to 2^30 + 256 */
   uint16_t op;
   uint8_t coll;
-  uint8_t dtype;
 } fold__sig;
 
 typedef struct fold__coll fold__coll;
@@ -64,6 +64,10 @@ typedef struct fold__algo {
    * (1 done, 0 waiting, <0 error) and checks call signatures itself. */
   const char *(*usable)(const fold_comm *c);
   int (*step)(fold__coll *co);
+  /* Optional: NULL when one element of esize bytes fits the algorithm's
+   * unit of work (a shm slot), else why not. Elements are never split, so
+   * an algorithm that cannot hold one is skipped (forcing it is FOLD_EINVAL). */
+  const char *(*fits)(const fold_comm *c, fold__coll_kind kind, size_t esize);
 } fold__algo;
 
 struct fold__coll {
