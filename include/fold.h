@@ -58,7 +58,17 @@ extern "C" {
 #define FOLD_EABORTED  -8  /* the communicator was aborted */
 #define FOLD_EINTERNAL -9  /* a bug in fold: please report the last_error text */
 
-/* ---- datatypes --------------------------------------------------------- */
+/* ---- datatypes ---------------------------------------------------------
+ * Three kinds of element type:
+ *  - the ten numeric types, FOLD_INT8 .. FOLD_FLOAT64;
+ *  - four (value, index) pair types for FOLD_MINLOC / FOLD_MAXLOC (MPI's
+ *    MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT and a 64-bit MPI_LONG_INT),
+ *    laid out as the structs below;
+ *  - record types from fold_dtype_create: opaque fixed-size records (a C
+ *    struct), moved whole and combined only by user ops (fold_op_create).
+ * Every collective and point-to-point call takes any of them; counts are
+ * always counts of elements (pairs, records), and no algorithm ever splits
+ * an element across messages, segments, pieces or shared-memory chunks. */
 typedef enum fold_dtype {
   FOLD_INT8 = 0,
   FOLD_UINT8,
@@ -70,14 +80,56 @@ typedef enum fold_dtype {
   FOLD_BFLOAT16,  /* bfloat16: the upper half of a float32 */
   FOLD_FLOAT32,
   FOLD_FLOAT64,
-  FOLD_DTYPE_COUNT /* not a type: the number of types */
+  FOLD_FLOAT32_INT32, /* fold_float32_int32 (8 bytes) */
+  FOLD_FLOAT64_INT32, /* fold_float64_int32 (16 bytes, 4 of them padding) */
+  FOLD_INT32_INT32,   /* fold_int32_int32 (8 bytes) */
+  FOLD_INT64_INT64,   /* fold_int64_int64 (16 bytes) */
+  FOLD_DTYPE_COUNT,   /* not a type: the number of built-in types; record types
+                         from fold_dtype_create are values above it */
+  FOLD_DTYPE_MAX_ = 0x7fffffff /* not a type: makes room for record values */
 } fold_dtype;
 
-/* Size in bytes of one element of dtype, or 0 if dtype is not a valid type. */
+/* The pair types of FOLD_MINLOC / FOLD_MAXLOC: a value and its index (e.g.
+ * the rank or position that holds it). Padding bytes (fold_float64_int32)
+ * travel with the pair they belong to. */
+typedef struct fold_float32_int32 { float value; int32_t index; } fold_float32_int32;
+typedef struct fold_float64_int32 { double value; int32_t index; } fold_float64_int32;
+typedef struct fold_int32_int32 { int32_t value; int32_t index; } fold_int32_int32;
+typedef struct fold_int64_int64 { int64_t value; int64_t index; } fold_int64_int64;
+
+/* The largest record fold_dtype_create accepts, in bytes (1 GiB). */
+#define FOLD_DTYPE_RECORD_MAX_BYTES ((size_t)1 << 30)
+/* How many record types of distinct sizes a process may create. */
+#define FOLD_DTYPE_RECORD_MAX_TYPES 1024
+
+/* Size in bytes of one element of dtype, or 0 if dtype is not a valid type
+ * (a record type is valid once fold_dtype_create returned it). */
 FOLD_API size_t fold_dtype_size(fold_dtype dtype);
 
-/* Lower-case name of dtype ("float32"), or "invalid". */
+/* Lower-case name of dtype ("float32", "float32_int32", "record12" for a
+ * 12-byte record), or "invalid". */
 FOLD_API const char *fold_dtype_name(fold_dtype dtype);
+
+/* Make *dtype a record type of `bytes` bytes (a struct of any layout, e.g.
+ * struct { int32_t a; float b; int32_t c; } is 12): fold_dtype_size(*dtype)
+ * is then `bytes`. Counts of a record type count records. A record is
+ * moved whole, bytes as they are, and combined only by a user op
+ * (fold_op_create), whose fn is called with this dtype and a count of
+ * records; built-in ops on a record type are FOLD_EINVAL. Algorithms cut
+ * buffers only between records, whatever FOLD_SEGMENT_BYTES,
+ * FOLD_PIECE_SIZE or FOLD_SHM_COLL_BYTES say; an algorithm that cannot hold
+ * one record in its unit of work (a `shm` slot smaller than a record) is
+ * passed over by automatic selection and FOLD_EINVAL when forced.
+ * A record type is identified by its size alone and belongs to the
+ * process, not to a communicator: creating the same size again (on any
+ * thread or rank, in any order) gives the same value, so ranks need no
+ * common order of creation (unlike fold_op_create), and two struct types of
+ * equal size are the same record type. Record types live until the process
+ * exits; there is nothing to free. Thread-safe, does not block.
+ * Returns FOLD_EINVAL (message in fold_comm_last_error(NULL)) for a NULL
+ * dtype, bytes = 0, bytes > FOLD_DTYPE_RECORD_MAX_BYTES, or when
+ * FOLD_DTYPE_RECORD_MAX_TYPES distinct sizes already exist. */
+FOLD_API int fold_dtype_create(size_t bytes, fold_dtype *dtype);
 
 typedef struct fold_comm fold_comm;
 typedef struct fold_request fold_request;
@@ -327,8 +379,11 @@ FOLD_API int fold_progress(fold_comm *comm);
  * non-commutative user op the result is x0 op x1 op ... op x(n-1) in rank
  * order, and only algorithms that keep that order accept it.
  * Errors: FOLD_EINVAL for bad arguments (NULL buffers with count > 0, root
- * out of range, bitwise ops on float types, a forced algorithm that cannot
- * serve the call), otherwise as for point-to-point. */
+ * out of range, bitwise ops on float types, FOLD_MINLOC/FOLD_MAXLOC on
+ * anything but a pair type, another built-in op on a pair type, a built-in
+ * op on a record type, a forced algorithm that cannot serve the call),
+ * otherwise as for point-to-point. A call fold cannot serve correctly is
+ * refused, never answered wrongly. */
 
 typedef enum fold_op {
   FOLD_SUM = 0,
@@ -339,6 +394,11 @@ typedef enum fold_op {
   FOLD_BAND,  /* bitwise and: integer types only */
   FOLD_BOR,   /* bitwise or: integer types only */
   FOLD_BXOR,  /* bitwise xor: integer types only */
+  FOLD_MINLOC, /* pair types only: the smaller value with its index; of equal
+                  values the lower index (MPI's rule); NaN values give an
+                  unspecified pair */
+  FOLD_MAXLOC, /* pair types only: the larger value with its index; of equal
+                  values the lower index */
   FOLD_OP_BUILTIN_COUNT /* not an op; user ops from fold_op_create come after */
 } fold_op;
 
@@ -448,6 +508,15 @@ FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
  * count elements of dtype, where `in` holds the combined contribution of
  * lower ranks (MPI_User_function's convention); ctx is passed through.
+ * The op must be elementwise: element i of the result depends on element
+ * i of the inputs only, because algorithms cut the vector into pieces of
+ * any whole number of elements and combine each piece separately (fn sees
+ * any count from 1 up, and `in` and inout never overlap). Over a built-in
+ * dtype an element is one number (or one pair); to combine several numbers
+ * as one unit (a struct, a (sum, count) pair), make them one element with
+ * fold_dtype_create: then fn gets that record dtype and a count of whole
+ * records. Passing such a struct as FOLD_UINT8 with count = bytes gets it
+ * cut at arbitrary bytes: wrong results.
  * commutative = 0 restricts the op to order-keeping algorithms. Local: every
  * rank creates the same ops in the same order. The op lives as long as
  * comm. Returns FOLD_EINVAL for a NULL op, fn or comm. */

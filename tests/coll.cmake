@@ -45,3 +45,25 @@ add_test(NAME coll_mismatch COMMAND coll_mismatch)
 add_test(NAME coll_mismatch_shm COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 add_test(NAME coll_mismatch_tcp COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 set_tests_properties(coll_mismatch coll_mismatch_shm coll_mismatch_tcp PROPERTIES TIMEOUT 300)
+# Record types (fold_dtype_create) through every algorithm of every
+# collective, MINLOC/MAXLOC pairs and bad inputs (issue 9 item 2).
+# Segments of 1000 and 100 bytes and shm slots of 4096 are not multiples
+# of the 12-byte record, and smaller than the 5000-byte one: nothing may
+# split a record.
+fold_add_test_exe(coll_records coll/coll_records.c check.c)
+add_test(NAME coll_records_unit COMMAND coll_records unit)
+add_test(NAME coll_records_threads3 COMMAND coll_records threads 3)
+add_test(NAME coll_records_threads4 COMMAND coll_records threads 4)
+add_test(NAME coll_records_threads5 COMMAND coll_records threads 5)
+set_tests_properties(coll_records_threads3 PROPERTIES ENVIRONMENT "FOLD_SEGMENT_BYTES=1000;FOLD_PIECE_SIZE=7")
+set_tests_properties(coll_records_threads5 PROPERTIES ENVIRONMENT "FOLD_SEGMENT_BYTES=100;FOLD_PIECE_SIZE=1000")
+add_test(NAME coll_records_sim3 COMMAND coll_records sim 3)
+add_test(NAME coll_records_sim8 COMMAND coll_records sim 8)
+set_tests_properties(coll_records_sim8 PROPERTIES ENVIRONMENT "FOLD_SEGMENT_BYTES=1000;FOLD_PIECE_SIZE=7")
+set_tests_properties(coll_records_unit coll_records_threads3 coll_records_threads4 coll_records_threads5
+  coll_records_sim3 coll_records_sim8 PROPERTIES TIMEOUT 600)
+add_test(NAME coll_records_procs_shm3 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_records> procs)
+set_tests_properties(coll_records_procs_shm3 PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE ENVIRONMENT
+  "FOLD_SHM_COLL_BYTES=4096;FOLD_SHM_SMALL_BYTES=64;FOLD_SEGMENT_BYTES=1000;FOLD_PIECE_SIZE=7")
+add_test(NAME coll_records_procs_tcp3 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_records> procs)
+set_tests_properties(coll_records_procs_tcp3 PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE ENVIRONMENT "FOLD_SEGMENT_BYTES=1000")

@@ -94,7 +94,7 @@ static uint32_t crc29(uint32_t crc, uint64_t v, int nbits) {
 static uint32_t sig_digest(const fold__sig *s) {
   uint32_t crc = crc29(0, s->coll, 8);
   crc = crc29(crc, s->algo, 8);
-  crc = crc29(crc, s->dtype, 8);
+  crc = crc29(crc, s->dtype, 32);
   crc = crc29(crc, s->op, 16);
   crc = crc29(crc, s->esize, 32);
   crc = crc29(crc, (uint32_t)s->root, 32);
@@ -128,7 +128,8 @@ static const char *algo_name(unsigned coll, unsigned algo, char *tmp, size_t cap
 }
 
 static const char *op_name(unsigned op, char *tmp, size_t cap) {
-  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg",
+                                                     "band", "bor", "bxor", "minloc", "maxloc"};
   if (op < FOLD_OP_BUILTIN_COUNT) return names[op];
   snprintf(tmp, cap, "user#%u", op - FOLD_OP_BUILTIN_COUNT);
   return tmp;
@@ -525,7 +526,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   const fold__algo *algo = NULL;
   int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  if ((rc = fold__select(c, a->kind, a->count * esize, commutative, &algo, opname))) return rc;
+  if ((rc = fold__select_call(c, a->kind, a->count * esize, esize, commutative, &algo, opname))) return rc;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -556,7 +557,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
   co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)esize,
-                        .op = (uint16_t)(reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint8_t)dtype,
+                        .op = (uint16_t)(reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
 

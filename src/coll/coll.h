@@ -33,18 +33,18 @@ typedef struct fold__cop {
 } fold__cop;
 
 /* What every rank checks against its left neighbour's call (and the shm
- * collectives against every rank's). Every byte is defined (pad is 0), so
- * signatures compare and hash as bytes. */
+ * collectives against every rank's). It has no padding, so signatures
+ * compare and hash as bytes. */
 typedef struct fold__sig {
   uint64_t count;
   int32_t root;   /* -1 for collectives without a root */
   uint32_t esize; /* bytes per element of dtype */
+  uint32_t dtype; /* 32 bits: record types are values up to 2^30 + 256 */
   uint16_t op;    /* 0 for collectives without an op */
   uint8_t coll;
-  uint8_t dtype;
   uint8_t algo;   /* index in the collective's algorithm table */
-  uint8_t pad[3];
 } fold__sig;
+_Static_assert(sizeof(fold__sig) == 24, "fold__sig has no padding (compared and hashed as bytes)");
 
 typedef struct fold__coll fold__coll;
 
@@ -69,6 +69,10 @@ typedef struct fold__algo {
    * (1 done, 0 waiting, <0 error) and checks call signatures itself. */
   const char *(*usable)(const fold_comm *c);
   int (*step)(fold__coll *co);
+  /* Optional: NULL when one element of esize bytes fits the algorithm's
+   * unit of work (a shm slot), else why not. Elements are never split, so
+   * an algorithm that cannot hold one is skipped (forcing it is FOLD_EINVAL). */
+  const char *(*fits)(const fold_comm *c, fold__coll_kind kind, size_t esize);
 } fold__algo;
 
 struct fold__coll {

@@ -60,6 +60,17 @@ const char *fold__shm_usable(const fold_comm *c) {
   return NULL;
 }
 
+const char *fold__shm_fits(const fold_comm *c, fold__coll_kind kind, size_t esize) {
+  const fold__shm_area *a = area_of(c);
+  if (c->size == 1 || a == NULL) return NULL; /* one rank copies locally; no area: usable() says why */
+  size_t pieces = kind == FOLD__COLL_ALLTOALL || kind == FOLD__COLL_REDUCE_SCATTER || kind == FOLD__COLL_SCATTER
+                    ? (size_t)c->size : 1;
+  if (a->slot_bytes / pieces / esize == 0)
+    return pieces > 1 ? "a shared-memory slot (FOLD_SHM_COLL_BYTES) holds less than one element per rank"
+                      : "a shared-memory slot (FOLD_SHM_COLL_BYTES) is smaller than one element";
+  return NULL;
+}
+
 int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid) {
   if (elems == 0)
     return fold__error(co->comm, FOLD_EINVAL, "%s: rank %d: shm: a %zu-rank communicator's slots are too small for "
@@ -137,7 +148,8 @@ static void sig_write(fold__coll *co, fold__shm_ctl *me, uint64_t g) {
   fold__shm_csig *s = &me->sig[g & 1];
   s->chunk = (uint32_t)g;
   s->index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
-  s->count = co->sig.count;
+  s->count_lo = (uint32_t)co->sig.count;
+  s->count_hi = (uint32_t)(co->sig.count >> 32);
   s->root = co->sig.root;
   s->op = co->sig.op;
   s->coll = co->sig.coll;
@@ -190,7 +202,7 @@ static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
     if (p == a->rank) continue;
     fold__shm_csig t = a->ctl[p]->sig[g & 1];
     uint32_t index = (uint32_t)(g - co->u[FOLD__SHM_U_BASE]);
-    fold__sig theirs = {.count = t.count, .root = t.root, .esize = co->sig.esize, .op = t.op, .coll = t.coll,
+    fold__sig theirs = {.count = (uint64_t)t.count_hi << 32 | t.count_lo, .root = t.root, .esize = co->sig.esize, .op = t.op, .coll = t.coll,
                         .dtype = t.dtype, .algo = co->sig.algo};
     if (t.coll != co->sig.coll || t.dtype != co->sig.dtype) {
       theirs.esize = (uint32_t)fold_dtype_size((fold_dtype)t.dtype);

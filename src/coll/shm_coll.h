@@ -30,6 +30,11 @@ enum { FOLD__SHM_V_PHASE = 0, FOLD__SHM_V_MID, FOLD__SHM_V_WAIT };
  * and every rank's segment carries a collective area of the same size. */
 const char *fold__shm_usable(const fold_comm *c);
 
+/* NULL if a slot holds one element of esize bytes per piece of collective
+ * `kind` (n pieces for alltoall, reduce_scatter and scatter, else one),
+ * else why not: chunks are whole elements, never parts of one. */
+const char *fold__shm_fits(const fold_comm *c, fold__coll_kind kind, size_t esize);
+
 /* For an algorithm's init: the call moves `elems` elements per chunk
  * (elems >= 1) in `nchunks` chunks (0 is taken as 1: a call always
  * synchronises once, so a mismatch is still seen); use_mid asks for the

@@ -82,6 +82,7 @@ void fold__comm_free(fold_comm *c) {
   fold__lost_notes_free(c);
   free(c->poison);
   free(c->user_ops);
+  free(c->op_tmp);
   fold__select_free(c);
   free(c);
 }

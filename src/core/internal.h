@@ -144,6 +144,8 @@ struct fold_comm {
   uint32_t coll_seq;
   struct fold__user_op *user_ops;
   int nuser_ops;
+  void *op_tmp;       /* one record for user ops over records over 4 KiB (op/op.c) */
+  size_t op_tmp_cap;
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
   struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
@@ -195,6 +197,15 @@ void fold__warn_env(const char *name, const char *value, const char *fmt, ...) F
 #define FOLD__INFO(c, ...) do { static fold__log_site site_; if ((c) != NULL && (c)->log_level >= FOLD__LOG_INFO) fold__log_at(&site_, FOLD__LOG_INFO, (c)->rank, __VA_ARGS__); } while (0)
 /* TRACE asks for everything: not limited. */
 #define FOLD__TRACE(c, ...) do { if ((c) != NULL && (c)->log_level >= FOLD__LOG_TRACE) fold__log(FOLD__LOG_TRACE, (c)->rank, __VA_ARGS__); } while (0)
+
+/* ---- datatypes (dtype.c) ----------------------------------------------------- */
+/* Record type values are this plus the record's size (fold_dtype_create):
+ * above FOLD_DTYPE_COUNT with room for more built-in types. */
+#define FOLD__DTYPE_RECORD_BASE 256u
+/* 1 for a record type made by fold_dtype_create. */
+int fold__dtype_is_record(fold_dtype dtype);
+/* 1 for the (value, index) pair types of FOLD_MINLOC / FOLD_MAXLOC. */
+int fold__dtype_is_pair(fold_dtype dtype);
 
 /* ---- errors ------------------------------------------------------------------- */
 /* Record "msg" as comm's last error and return status. comm may be NULL: the

@@ -63,6 +63,36 @@ DEF_INT_KERNELS(u64, uint64_t, uint64_t)
 DEF_FLOAT_KERNELS(f32, float)
 DEF_FLOAT_KERNELS(f64, double)
 
+/* MINLOC / MAXLOC over (value, index) pairs: the pair with the smaller
+ * (larger) value; of equal values the lower index (MPI's rule), so the
+ * result does not depend on the order of combination. Pairs are copied as
+ * bytes, padding included. No restrict: o may alias a or b, and a pair is
+ * read whole before it is written. */
+#define DEF_LOC_KERNELS(name, T)                                                                        \
+  static void name##_minloc(T *o, const T *a, const T *b, size_t n) {                                   \
+    for (size_t i = 0; i < n; i++) {                                                                    \
+      T x, y;                                                                                           \
+      memcpy(&x, &a[i], sizeof x);                                                                      \
+      memcpy(&y, &b[i], sizeof y);                                                                      \
+      int take_a = x.value < y.value || (!(y.value < x.value) && x.index <= y.index);                   \
+      memcpy(&o[i], take_a ? &x : &y, sizeof x);                                                        \
+    }                                                                                                   \
+  }                                                                                                     \
+  static void name##_maxloc(T *o, const T *a, const T *b, size_t n) {                                   \
+    for (size_t i = 0; i < n; i++) {                                                                    \
+      T x, y;                                                                                           \
+      memcpy(&x, &a[i], sizeof x);                                                                      \
+      memcpy(&y, &b[i], sizeof y);                                                                      \
+      int take_a = x.value > y.value || (!(y.value > x.value) && x.index <= y.index);                   \
+      memcpy(&o[i], take_a ? &x : &y, sizeof x);                                                        \
+    }                                                                                                   \
+  }
+
+DEF_LOC_KERNELS(f32i32, fold_float32_int32)
+DEF_LOC_KERNELS(f64i32, fold_float64_int32)
+DEF_LOC_KERNELS(i32i32, fold_int32_int32)
+DEF_LOC_KERNELS(i64i64, fold_int64_int64)
+
 /* The restrict on `o` is only a promise when o aliases neither input; the
  * callers pass out == a or out == b. Element i of o depends on element i of
  * a and b only, so the vectorised loop stays correct under that aliasing
@@ -72,15 +102,21 @@ typedef void (*kernel_fn)(void *o, const void *a, const void *b, size_t n);
 
 #define ROW_INT(name) {(kernel_fn)name##_sum, (kernel_fn)name##_prod, (kernel_fn)name##_min,          \
                        (kernel_fn)name##_max, (kernel_fn)name##_sum, (kernel_fn)name##_band,          \
-                       (kernel_fn)name##_bor, (kernel_fn)name##_bxor}
+                       (kernel_fn)name##_bor, (kernel_fn)name##_bxor, NULL, NULL}
 #define ROW_FLT(name) {(kernel_fn)name##_sum, (kernel_fn)name##_prod, (kernel_fn)name##_min,          \
-                       (kernel_fn)name##_max, (kernel_fn)name##_sum, NULL, NULL, NULL}
+                       (kernel_fn)name##_max, (kernel_fn)name##_sum, NULL, NULL, NULL, NULL, NULL}
+#define ROW_LOC(name) {[FOLD_MINLOC] = (kernel_fn)name##_minloc, [FOLD_MAXLOC] = (kernel_fn)name##_maxloc}
 
 static const kernel_fn kernels[FOLD_DTYPE_COUNT][FOLD_OP_BUILTIN_COUNT] = {
   [FOLD_INT8] = ROW_INT(i8),   [FOLD_UINT8] = ROW_INT(u8),   [FOLD_INT32] = ROW_INT(i32),
   [FOLD_UINT32] = ROW_INT(u32), [FOLD_INT64] = ROW_INT(i64), [FOLD_UINT64] = ROW_INT(u64),
   [FOLD_FLOAT32] = ROW_FLT(f32), [FOLD_FLOAT64] = ROW_FLT(f64),
+  [FOLD_FLOAT32_INT32] = ROW_LOC(f32i32), [FOLD_FLOAT64_INT32] = ROW_LOC(f64i32),
+  [FOLD_INT32_INT32] = ROW_LOC(i32i32), [FOLD_INT64_INT64] = ROW_LOC(i64i64),
 };
+
+static const char *const builtin_names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band",
+                                                                 "bor", "bxor", "minloc", "maxloc"};
 
 /* float16 / bfloat16: widen a block to float32, combine, round once. */
 static void half_reduce(fold_op op, fold_dtype dt, uint16_t *o, const uint16_t *a, const uint16_t *b, size_t n) {
@@ -105,21 +141,48 @@ static const fold__user_op *user_op(const fold_comm *c, fold_op op) {
   return (k >= 0 && k < c->nuser_ops) ? &c->user_ops[k] : NULL;
 }
 
+/* The scratch op_reduce3 needs for one record too large for its stack
+ * buffer, made here (where an error can still be returned) and kept with
+ * the communicator. */
+#define STACK_TMP 4096
+
+static int record_scratch(fold_comm *c, const char *what, size_t es) {
+  if (es <= STACK_TMP || c->op_tmp_cap >= es) return FOLD_OK;
+  void *p = malloc(es);
+  if (p == NULL)
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for a %zu-byte record's scratch", what, c->rank, es);
+  free(c->op_tmp);
+  c->op_tmp = p;
+  c->op_tmp_cap = es;
+  return FOLD_OK;
+}
+
 int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype) {
-  if (fold_dtype_size(dtype) == 0)
+  size_t es = fold_dtype_size(dtype);
+  if (es == 0)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", what, c->rank, (int)dtype);
   if ((int)op >= FOLD_OP_BUILTIN_COUNT) {
     if (user_op(c, op) == NULL)
       return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %d is neither a builtin nor a user op of this communicator",
                          what, c->rank, (int)op);
-    return FOLD_OK;
+    return record_scratch(c, what, es);
   }
   if ((int)op < 0)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid op %d", what, c->rank, (int)op);
+  const char *name = builtin_names[op], *dt = fold_dtype_name(dtype);
+  if (fold__dtype_is_record(dtype))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: built-in op %s on record type %s: records are combined only by "
+                       "user ops (fold_op_create)", what, c->rank, name, dt);
+  int loc = op == FOLD_MINLOC || op == FOLD_MAXLOC, pair = fold__dtype_is_pair(dtype);
+  if (loc && !pair)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %s needs a (value, index) pair type (float32_int32, "
+                       "float64_int32, int32_int32, int64_int64), not %s", what, c->rank, name, dt);
+  if (pair && !loc)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %s on pair type %s: pair types take minloc, maxloc or a "
+                       "user op", what, c->rank, name, dt);
   int is_float = dtype == FOLD_FLOAT16 || dtype == FOLD_BFLOAT16 || dtype == FOLD_FLOAT32 || dtype == FOLD_FLOAT64;
   if (is_float && (op == FOLD_BAND || op == FOLD_BOR || op == FOLD_BXOR))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: bitwise op %s on floating-point type %s", what, c->rank,
-                       op == FOLD_BAND ? "band" : op == FOLD_BOR ? "bor" : "bxor", fold_dtype_name(dtype));
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: bitwise op %s on floating-point type %s", what, c->rank, name, dt);
   return FOLD_OK;
 }
 
@@ -144,8 +207,11 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, 
        * User ops are element-wise (MPI's rule), so go through a stack buffer
        * a chunk at a time instead of allocating. */
       size_t es = fold_dtype_size(dt);
-      _Alignas(16) unsigned char tmp[4096];
-      size_t chunk = sizeof tmp / es;
+      _Alignas(16) unsigned char stack_tmp[STACK_TMP];
+      /* a record larger than the stack buffer goes one at a time through
+       * the scratch fold__op_check made for it */
+      unsigned char *tmp = es <= sizeof stack_tmp ? stack_tmp : c->op_tmp;
+      size_t chunk = es <= sizeof stack_tmp ? sizeof stack_tmp / es : 1;
       for (size_t i = 0; i < count; i += chunk) {
         size_t m = count - i < chunk ? count - i : chunk;
         memcpy(tmp, (const char *)a + i * es, m * es);

@@ -248,8 +248,9 @@ const char *fold_comm_transport(const fold_comm *comm) {
  * without knowing the op or the communicator, so a rule whose algorithm
  * cannot serve is passed over, never an error. An algorithm with a
  * communicator-level condition (e.g. a shared segment) adds it here. */
-static int algo_serves(const fold_comm *c, const fold__algo *a, int commutative) {
+static int algo_serves(const fold_comm *c, const fold__algo *a, fold__coll_kind kind, size_t esize, int commutative) {
   if (a->usable && a->usable(c) != NULL) return 0; /* e.g. shm on threads or across hosts */
+  if (a->fits && a->fits(c, kind, esize) != NULL) return 0; /* e.g. a record larger than a shm slot */
   return commutative || a->noncommutative_ok;
 }
 
@@ -262,13 +263,13 @@ static int rule_fits(const fold__rule *r, fold__coll_kind kind, int size, int tp
 /* The first rule of rules[0, n) that fits and whose algorithm serves the
  * call; *at is its index. */
 static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n, fold__coll_kind kind, int tp,
-                              size_t bytes, int commutative, int *at) {
+                              size_t bytes, size_t esize, int commutative, int *at) {
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int i = 0; i < n; i++) {
     const fold__rule *r = &rules[i];
     if (!rule_fits(r, kind, c->size, tp, bytes, commutative)) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
-    if (k >= 0 && algo_serves(c, algos[k], commutative)) {
+    if (k >= 0 && algo_serves(c, algos[k], kind, esize, commutative)) {
       *at = i;
       return algos[k];
     }
@@ -278,23 +279,23 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
 
 /* FOLD_RULES first, then the built-in table, then (e.g. a table without a
  * non-commutative entry) the first algorithm that can serve the call. */
-static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative,
-                                   const char *opname) {
+static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
+                                   int commutative, const char *opname) {
   int tp = fold__comm_tp_kind(c), at = -1;
   const fold__algo *a = NULL;
-  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, commutative, &at))) {
+  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, esize, commutative, &at))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (%s:%d)", opname, bytes, c->size, fold__tp_kind_name(tp), a->name,
                 c->rules->path, c->rules->rule[at].line);
     return a;
   }
-  if ((a = scan(c, default_rules, (int)NDEFAULT, kind, tp, bytes, commutative, &at))) {
+  if ((a = scan(c, default_rules, (int)NDEFAULT, kind, tp, bytes, esize, commutative, &at))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (built-in rule %d)", opname, bytes, c->size, fold__tp_kind_name(tp),
                 a->name, at + 1);
     return a;
   }
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int k = 0; algos[k]; k++)
-    if (algo_serves(c, algos[k], commutative)) {
+    if (algo_serves(c, algos[k], kind, esize, commutative)) {
       FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (no rule; first that serves)", opname, bytes, c->size,
                   fold__tp_kind_name(tp), algos[k]->name);
       return algos[k];
@@ -304,6 +305,11 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
 
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative, const fold__algo **out,
                  const char *opname) {
+  return fold__select_call(c, kind, bytes, 1, commutative, out, opname);
+}
+
+int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
+                      const fold__algo **out, const char *opname) {
   int forced = c->coll_algo[kind];
   if (forced >= 0) {
     const fold__algo *a = fold__algo_tables[kind].algos[forced];
@@ -311,6 +317,9 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
     if (why)
       return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot run "
                          "on this communicator: %s", opname, c->rank, a->name, why);
+    if (a->fits && (why = a->fits(c, kind, esize)) != NULL)
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot "
+                         "keep %zu-byte elements whole: %s", opname, c->rank, a->name, esize, why);
     if (!commutative && !a->noncommutative_ok)
       return fold__error(c, FOLD_EINVAL,
                          "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot keep the rank "
@@ -320,7 +329,7 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutati
     *out = a;
     return FOLD_OK;
   }
-  *out = rule_pick(c, kind, bytes, commutative, opname);
+  *out = rule_pick(c, kind, bytes, esize, commutative, opname);
   if (*out == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
   return FOLD_OK;
 }

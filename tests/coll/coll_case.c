@@ -66,7 +66,7 @@ void make_plan(plan_t *p, int coll, int algo, int n) {
             t.dt = dts[pi];
             t.op = ops[pi];
           } else if (!big) {
-            t.dt = (fold_dtype)(rot++ % FOLD_DTYPE_COUNT);
+            t.dt = (fold_dtype)(rot++ % REF_NDTYPES);
           } else if (reduces(coll)) {
             t.dt = FOLD_FLOAT32;
           }
@@ -83,7 +83,7 @@ void make_plan(plan_t *p, int coll, int algo, int n) {
     plan_add(p, (tcase){coll, algo, 999, FOLD_FLOAT32, -1, 0, 0, 0, 0});
     plan_add(p, (tcase){coll, algo, 999, FOLD_FLOAT64, -1, 1, n / 2, 0, 0});
   } else if (coll != BARRIER) {
-    for (int d = 0; d < FOLD_DTYPE_COUNT; d++) plan_add(p, (tcase){coll, algo, (size_t)(n + 3), (fold_dtype)d, 0, 0, n - 1, 0, 0});
+    for (int d = 0; d < REF_NDTYPES; d++) plan_add(p, (tcase){coll, algo, (size_t)(n + 3), (fold_dtype)d, 0, 0, n - 1, 0, 0});
   } else {
     for (int j = 0; j < 20; j++) plan_add(p, (tcase){coll, algo, 0, FOLD_UINT8, 0, 0, 0, 0, 0});
   }

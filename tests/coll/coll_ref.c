@@ -162,8 +162,8 @@ double ref_sum_bound(fold_dtype dt, int n) {
 
 int ref_pairs(fold_dtype *dts, int *ops, int max) {
   int k = 0;
-  for (int d = 0; d < FOLD_DTYPE_COUNT; d++)
-    for (int o = 0; o < FOLD_OP_BUILTIN_COUNT; o++) {
+  for (int d = 0; d < REF_NDTYPES; d++)
+    for (int o = 0; o < REF_NOPS; o++) {
       if (is_float((fold_dtype)d) && (o == FOLD_BAND || o == FOLD_BOR || o == FOLD_BXOR)) continue;
       if (k < max) dts[k] = (fold_dtype)d, ops[k] = o;
       k++;

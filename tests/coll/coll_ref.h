@@ -14,6 +14,12 @@
 void ref_affine_fn(void *inout, const void *in, size_t count, fold_dtype dtype, void *ctx);
 uint64_t ref_affine_combine(uint64_t lower, uint64_t upper);
 
+/* The numeric dtypes and the builtin ops over them that ref_* model; the
+ * pair types and MINLOC/MAXLOC (and record types) have tests of their own
+ * (tests/coll/coll_records.c). */
+#define REF_NDTYPES (FOLD_FLOAT64 + 1)
+#define REF_NOPS (FOLD_BXOR + 1)
+
 /* An op id the tests use for the affine user op (mapped per communicator). */
 #define REF_OP_AFFINE 1000
 

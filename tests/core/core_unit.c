@@ -145,7 +145,7 @@ int main(void) {
   CHECK(strstr(fold_strerror(-1234), "unknown") != NULL, "unknown code");
   CHECK(FOLD_OK == 0, "FOLD_OK must be 0");
   /* dtypes */
-  const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  const size_t sizes[FOLD_DTYPE_COUNT] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 8, 16, 8, 16};
   for (int d = 0; d < FOLD_DTYPE_COUNT; d++)
     CHECK(fold_dtype_size((fold_dtype)d) == sizes[d], "size of %s", fold_dtype_name((fold_dtype)d));
   CHECK(fold_dtype_size((fold_dtype)-1) == 0 && fold_dtype_size(FOLD_DTYPE_COUNT) == 0, "invalid dtype size");

@@ -33,4 +33,4 @@ static void a2a_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) 
 static const fold__shm_kind a2a_kind = {fold__shm_fill_blocks, NULL, a2a_drain};
 static int a2a_step(fold__coll *co) { return fold__shm_step(co, &a2a_kind); }
 
-const fold__algo fold__alltoall_shm = {"shm", a2a_init, NULL, 1, fold__shm_usable, a2a_step};
+const fold__algo fold__alltoall_shm = {"shm", a2a_init, NULL, 1, fold__shm_usable, a2a_step, fold__shm_fits};

@@ -88,11 +88,11 @@ static inline uint64_t fold__shm_stride(uint64_t ring_bytes) {
 typedef struct fold__shm_csig {
   uint32_t chunk; /* global index of the chunk this signature goes with (low 32 bits) */
   uint32_t index; /* the chunk's index within its call: a different sequence of calls shows here */
-  uint64_t count;
+  uint32_t count_lo, count_hi; /* two halves: 4-byte alignment keeps two signatures and arrive in 64 bytes */
   int32_t root;
+  uint32_t dtype; /* record types need more than 8 bits */
   uint16_t op;
   uint8_t coll;
-  uint8_t dtype;
 } fold__shm_csig;
 
 /* `arrive` shares its cache line with the two signatures: a peer that sees
@@ -110,7 +110,7 @@ typedef struct fold__shm_ctl {
   unsigned char round_sig[24];
   _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
 } fold__shm_ctl;
-_Static_assert(sizeof(fold__shm_csig) == 24, "signature must be 24 bytes");
+_Static_assert(sizeof(fold__shm_csig) == 28, "signature must be 28 bytes");
 _Static_assert(offsetof(fold__shm_ctl, mid) == 64, "arrive and the signatures must fill one cache line");
 _Static_assert(sizeof(fold__shm_ctl) <= FOLD__SHM_PAGE, "collective control block larger than a page");
 
