@@ -104,8 +104,29 @@ static void progress_only(void) {
   fold_sim_destroy(sim);
 }
 
+/* A wildcard receive nothing answers: fold_sim_run's deadlock report says
+ * "any source" / "any tag", not rank -1; a send completes it afterwards. */
+static void deadlock_names_wildcards(void) {
+  fold_comm *c[N];
+  fold_sim *sim = make(c);
+  int in = 0, out = 7;
+  fold_request *r, *s;
+  CHECK_OK(fold_irecv(&in, 1, FOLD_INT32, FOLD_ANY_SOURCE, FOLD_ANY_TAG, c[2], &r), c[2]);
+  CHECK(fold_sim_run(sim) == FOLD_ETIMEDOUT, "fold_sim_run did not report the stuck wildcard receive");
+  const char *msg = fold_comm_last_error(NULL);
+  CHECK(strstr(msg, "rank 2 (receive from any source, any tag") != NULL, "deadlock report: %s", msg);
+  CHECK(strstr(msg, "-1") == NULL, "deadlock report names -1: %s", msg);
+  CHECK_OK(fold_isend(&out, 1, FOLD_INT32, 2, 4, c[3], &s), c[3]);
+  CHECK_OK(fold_sim_run(sim), NULL);
+  CHECK_OK(fold_wait(r), c[2]);
+  CHECK_OK(fold_wait(s), c[3]);
+  CHECK(in == 7, "received %d", in);
+  fold_sim_destroy(sim);
+}
+
 int main(void) {
   arrival_order();
+  deadlock_names_wildcards();
   probe();
   progress_only();
   return check_report("sim_wild");

@@ -45,10 +45,15 @@ static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *
     return len;
   const fold_request *r = c->posted_head;
   int w;
-  if (r)
-    w = snprintf(buf + len, cap - len, "%srank %d (receive from rank %d, tag %d%s)", len ? ", " : "", c->rank,
-                 r->peer, r->tag, ctx_name(r->ctx));
-  else
+  if (r) {
+    char from[32], tag[32]; /* a wildcard receive names "any source" / "any tag", not -1 */
+    if (r->peer == FOLD_ANY_SOURCE) snprintf(from, sizeof from, "any source");
+    else snprintf(from, sizeof from, "rank %d", r->peer);
+    if (r->tag == FOLD_ANY_TAG) snprintf(tag, sizeof tag, "any tag");
+    else snprintf(tag, sizeof tag, "tag %d", r->tag);
+    w = snprintf(buf + len, cap - len, "%srank %d (receive from %s, %s%s)", len ? ", " : "", c->rank, from, tag,
+                 ctx_name(r->ctx));
+  } else
     w = snprintf(buf + len, cap - len, "%srank %d (an unfinished collective)", len ? ", " : "", c->rank);
   return w < 0 ? len : len + (size_t)w;
 }
