@@ -18,7 +18,12 @@
  *    the communicator.
  *  - Every wait (a blocking call, fold_wait) is bounded by FOLD_TIMEOUT
  *    seconds (default 300; virtual seconds on the simulator) from its start:
- *    an operation not complete by then returns FOLD_ETIMEDOUT.
+ *    an operation not complete by then returns FOLD_ETIMEDOUT. Its message
+ *    (fold_comm_last_error) names the rank the operation still waits for
+ *    and the step: "fold_allreduce: rank 1: not complete within 5 s
+ *    (FOLD_TIMEOUT): waiting for rank 2 (round 3 of 6 of ring: receive of
+ *    4096 bytes)"; a rank that waited only for another waiting rank may
+ *    name that rank, or the one it reported.
  */
 #ifndef FOLD_H
 #define FOLD_H

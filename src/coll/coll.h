@@ -64,6 +64,9 @@ typedef struct fold__algo {
    * (1 done, 0 waiting, <0 error) and checks call signatures itself. */
   const char *(*usable)(const fold_comm *c);
   int (*step)(fold__coll *co);
+  /* Optional, with step: what the call still waits for, for a timeout's
+   * message (see fold__task.describe); returns the first awaited rank or -1. */
+  int (*describe)(fold__coll *co, char *buf, size_t cap);
 } fold__algo;
 
 struct fold__coll {
