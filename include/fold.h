@@ -150,6 +150,17 @@ FOLD_API int fold_init(fold_comm **comm);
  * challenge-response keyed by FOLD_JOB_TOKEN. When no token is set, the key
  * is derived from the store address: strangers and other jobs are still
  * refused, but anyone who knows the address can join (a warning is logged).
+ * Signals: while this rank's shared-memory segment is still a name in
+ * /dev/shm (from its creation until every rank has mapped it, inside
+ * fold_comm_init/fold_init), SIGTERM and SIGINT remove it before they take
+ * effect. The first communicator that uses shm installs a handler for both
+ * (unless the program ignores the signal) that unlinks such segments and
+ * then calls the handler the program had installed before, with the same
+ * arguments, or, if there was none, restores the default action and
+ * re-raises, so the process still ends "killed by signal". Install your
+ * own SIGTERM/SIGINT handlers before fold_init to keep both; a handler
+ * installed afterwards replaces fold's (segments of a rank killed then, or
+ * by SIGKILL, are removed by the next job on the host, with a warning).
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
