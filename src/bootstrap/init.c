@@ -161,6 +161,9 @@ static int enter_round(boot *b) {
   int rc;
   char jk[FOLD__STORE_KEY_MAX + 1];
   key_of(b, jk, sizeof jk, "join", b->rank);
+  /* a joined rank that goes before the round completes fails our waits at
+   * once (tcp store: the server sees its connection close) */
+  key_of(b, b->store->watch, sizeof b->store->watch, "gone", -1);
   rc = fold__store_set(b->store, jk, "1", 1, b->deadline);
   return rc < 0 ? fail_store(b, rc, NULL) : 0;
 }
