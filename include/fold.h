@@ -20,7 +20,12 @@
  *    communicator.
  *  - Every wait (a blocking call, fold_wait) is bounded by FOLD_TIMEOUT
  *    seconds (default 300; virtual seconds on the simulator) from its start:
- *    an operation not complete by then returns FOLD_ETIMEDOUT.
+ *    an operation not complete by then returns FOLD_ETIMEDOUT. Its message
+ *    (fold_comm_last_error) names the rank the operation still waits for
+ *    and the step: "fold_allreduce: rank 1: not complete within 5 s
+ *    (FOLD_TIMEOUT): waiting for rank 2 (round 3 of 6 of ring: receive of
+ *    4096 bytes)"; a rank that waited only for another waiting rank may
+ *    name that rank, or the one it reported.
  */
 #ifndef FOLD_H
 #define FOLD_H
@@ -200,6 +205,17 @@ FOLD_API int fold_init(fold_comm **comm);
  * challenge-response keyed by FOLD_JOB_TOKEN. When no token is set, the key
  * is derived from the store address: strangers and other jobs are still
  * refused, but anyone who knows the address can join (rank 0 logs a warning).
+ * Signals: while this rank's shared-memory segment is still a name in
+ * /dev/shm (from its creation until every rank has mapped it, inside
+ * fold_comm_init/fold_init), SIGTERM and SIGINT remove it before they take
+ * effect. The first communicator that uses shm installs a handler for both
+ * (unless the program ignores the signal) that unlinks such segments and
+ * then calls the handler the program had installed before, with the same
+ * arguments, or, if there was none, restores the default action and
+ * re-raises, so the process still ends "killed by signal". Install your
+ * own SIGTERM/SIGINT handlers before fold_init to keep both; a handler
+ * installed afterwards replaces fold's (segments of a rank killed then, or
+ * by SIGKILL, are removed by the next job on the host, with a warning).
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 

@@ -78,3 +78,10 @@ set_tests_properties(init_local_netns3 PROPERTIES LABELS nosan RUN_SERIAL TRUE)
 # within seconds, not after FOLD_TIMEOUT (issue 9, item 14). python3-torch: scripts/deps.sh.
 add_test(NAME init_foreign_store COMMAND ${FOLD_TEST_DIR}/bootstrap/foreign_store.sh $<TARGET_FILE:init_world>)
 set_tests_properties(init_foreign_store PROPERTIES TIMEOUT 300 LABELS nosan)
+
+# A rank SIGKILLed in fold_init after it joined: the store server sees its
+# connection close and the waiting ranks fail at once naming it (FOLD_TIMEOUT 60 s).
+foreach(t shm tcp)
+  add_test(NAME rdv_kill_${t} COMMAND ${FOLD_TEST_DIR}/bootstrap/rdv_kill_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:blame_rank> ${t})
+  set_tests_properties(rdv_kill_${t} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()

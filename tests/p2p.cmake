@@ -36,3 +36,10 @@ foreach(m kill exit)
   add_test(NAME blame_${m}_tcp COMMAND ${FOLD_TEST_DIR}/p2p/blame_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:blame_rank> ${m} 12)
   set_tests_properties(blame_${m}_tcp PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endforeach()
+
+# Rank 2 of 4 stops itself (SIGSTOP): the ranks that time out name the
+# rank they wait for and the step (round or chunk), over shm and tcp.
+foreach(t shm tcp)
+  add_test(NAME blame_stop_${t} COMMAND ${FOLD_TEST_DIR}/p2p/stop_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:blame_rank> ${t})
+  set_tests_properties(blame_stop_${t} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()

@@ -38,3 +38,12 @@ set_tests_properties(shm_huge_2 PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS sl
 # A rank killed during bootstrap leaves its segment; the next job sweeps it.
 add_test(NAME shm_sweep COMMAND ${FOLD_TEST_DIR}/shm/shm_sweep_test.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(shm_sweep PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+
+# Ranks ended by SIGTERM (foldrun's stop after a failure; with the program's
+# own handler chained) or SIGINT (forwarded by foldrun) inside fold_init
+# remove their segments; the next job finds none of them stale.
+fold_add_test_exe(sigterm_rank shm/sigterm_rank.c)
+foreach(m fail int chain)
+  add_test(NAME shm_sigterm_${m} COMMAND ${FOLD_TEST_DIR}/shm/sigterm_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:sigterm_rank> ${m} $<TARGET_FILE:ring_demo>)
+  set_tests_properties(shm_sigterm_${m} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()

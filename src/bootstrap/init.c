@@ -163,6 +163,9 @@ static int enter_round(boot *b) {
   int rc;
   char jk[FOLD__STORE_KEY_MAX + 1];
   key_of(b, jk, sizeof jk, "join", b->rank);
+  /* a joined rank that goes before the round completes fails our waits at
+   * once (tcp store: the server sees its connection close) */
+  key_of(b, b->store->watch, sizeof b->store->watch, "gone", -1);
   rc = fold__store_set(b->store, jk, "1", 1, b->deadline);
   return rc < 0 ? fail_store(b, rc, NULL) : 0;
 }
@@ -506,6 +509,20 @@ static int comm_init(fold_comm **comm, int rank, int size, const char *store, in
   c = NULL;
   rc = FOLD_OK;
 out:
+  /* Timed out: every rank's deadline is about the same, so the others are
+   * timing out too; leave the round (an ADD of 0 to "left", which the
+   * server takes as a deliberate exit) so that our close does not make
+   * them report us gone instead of the ranks they miss. Other failures
+   * close without it: the others then fail at once naming this rank. */
+  if (rc == FOLD_ETIMEDOUT && b->store && b->u.kind == FOLD__STORE_TCP && b->pfx[0]) {
+    char key[FOLD__STORE_KEY_MAX + 1];
+    int64_t ignored;
+    char msg[FOLD__ERRLEN];
+    snprintf(msg, sizeof msg, "%s", fold_comm_last_error(NULL)); /* the add must not replace it */
+    key_of(b, key, sizeof key, "left", -1);
+    fold__store_add(b->store, key, 0, &ignored, fold__clock_mono(NULL));
+    fold__error(NULL, rc, "%s", msg);
+  }
   /* Phase-1 states may point into the comm: abandon them before it goes. */
   if (b->shm_state)
     fold__shm_abandon(b->shm_state), b->shm_state = NULL;

@@ -88,6 +88,13 @@ typedef struct fold__store_ops {
 struct fold__store {
   const fold__store_ops *ops;
   int kind; /* FOLD__STORE_TCP or FOLD__STORE_FILE */
+  /* tcp: while get() waits, it also looks at this key (when not empty)
+   * each time the server answers NOTFOUND; if the key exists, get() fails
+   * with FOLD_EPEER naming the rank in its value. The rendezvous watches
+   * "<round>/gone": the server sets it (and answers the round's parked
+   * GETs at once) when a rank that joined the round closes its store
+   * connection before it left the round: a rank killed mid-rendezvous. */
+  char watch[FOLD__STORE_KEY_MAX + 1];
 };
 enum { FOLD__STORE_TCP = 1, FOLD__STORE_FILE = 2 };
 

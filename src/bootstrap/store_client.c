@@ -130,6 +130,19 @@ static int tcp_get(fold__store *s, const char *key, void *buf, size_t cap, size_
       return rc;
     if (rc != FOLD__ST_NOTFOUND)
       return fold__error(NULL, FOLD_EINTERNAL, "store %s: unexpected reply %d to GET", t->where, rc);
+    if (s->watch[0] && strcmp(s->watch, key) != 0) {
+      char who[16];
+      size_t n = 0;
+      uint8_t w0[4] = {0, 0, 0, 0};
+      int wr = cli_call(t, FOLD__ST_GET, s->watch, w0, 4, who, sizeof who - 1, &n, io_deadline(0));
+      if (wr < 0)
+        return wr;
+      if (wr == FOLD__ST_VALUE) {
+        who[n < sizeof who ? n : sizeof who - 1] = '\0';
+        return fold__error(NULL, FOLD_EPEER, "rank %s is gone: its store connection closed after it joined and "
+                           "before the rendezvous completed (killed, or failed itself)", who);
+      }
+    }
     if (fold__clock_mono(NULL) >= deadline)
       return FOLD_ETIMEDOUT;
   }

@@ -55,6 +55,10 @@ typedef struct conn {
   char park_key[FOLD__STORE_KEY_MAX + 1]; /* the key a parked GET waits for */
   int64_t park_deadline;
   int runnable; /* has buffered requests to look at again */
+  /* the rendezvous round this client joined ("<size>.<round>/", from its
+   * SET of "<round>/join/<rank>"), until it ADDs to "<round>/left" */
+  char round[32];
+  int round_rank;
   char peer[80];
 } conn;
 
@@ -161,6 +165,57 @@ static void pq_unlink(fold__store_srv *s, conn *c) {
   c->pq_prev = c->pq_next = NULL;
 }
 
+/* A client that joined a rendezvous round went away before leaving it:
+ * record "<round>/gone" = its rank (the first one counts) and answer the
+ * round's parked GETs at once, so that the waiting ranks look at that key
+ * (fold__store.watch) now instead of at their deadline. */
+static int table_set(fold__store_srv *s, const char *k, size_t kn, const uint8_t *val, size_t vn);
+static entry **find_slot(fold__store_srv *s, const char *k, size_t n);
+static int reply(conn *c, int type, const void *val, size_t vlen);
+static void round_gone(fold__store_srv *s, const conn *gone) {
+  char k[FOLD__STORE_KEY_MAX + 1], v[16];
+  int kn = snprintf(k, sizeof k, "%sgone", gone->round);
+  int vn = snprintf(v, sizeof v, "%d", gone->round_rank);
+  if (*find_slot(s, k, (size_t)kn) == NULL && table_set(s, k, (size_t)kn, (const uint8_t *)v, (size_t)vn) < 0)
+    return;
+  SINFO(s, "store: rank %d closed its connection before the rendezvous %.*s completed", gone->round_rank,
+        (int)strlen(gone->round) - 1, gone->round);
+  size_t pn = strlen(gone->round);
+  for (conn *c = s->conns; c; c = c->next) {
+    if (c == gone || c->fd < 0 || c->state != C_PARKED || strncmp(c->park_key, gone->round, pn) != 0)
+      continue;
+    if (reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0)
+      continue; /* answered at its deadline */
+    c->state = C_READY;
+    c->runnable = 1;
+  }
+}
+
+/* Note the round a client joins or leaves (see conn.round). */
+static void round_track(conn *c, int type, const char *k, size_t kn) {
+  const char *slash = memchr(k, '/', kn);
+  if (slash == NULL || (size_t)(slash - k) + 1 >= sizeof c->round)
+    return;
+  size_t pn = (size_t)(slash - k) + 1;
+  const char *rest = slash + 1;
+  size_t rn = kn - pn;
+  if (type == FOLD__ST_SET && rn > 5 && memcmp(rest, "join/", 5) == 0 && rn < 16) {
+    char num[16];
+    memcpy(num, rest + 5, rn - 5);
+    num[rn - 5] = '\0';
+    char *end;
+    long r = strtol(num, &end, 10);
+    if (*end != '\0' || r < 0 || r > 0x7fffffff)
+      return;
+    memcpy(c->round, k, pn);
+    c->round[pn] = '\0';
+    c->round_rank = (int)r;
+  } else if (type == FOLD__ST_ADD && rn == 4 && memcmp(rest, "left", 4) == 0 && strlen(c->round) == pn &&
+             memcmp(c->round, k, pn) == 0) {
+    c->round[0] = '\0';
+  }
+}
+
 /* Close c now; free it at the end of the loop turn, because events for it
  * may still sit in the batch epoll_wait returned (fd < 0 marks it dead). */
 static void conn_close(fold__store_srv *s, conn *c) {
@@ -172,6 +227,8 @@ static void conn_close(fold__store_srv *s, conn *c) {
     pq_unlink(s, c);
   } else
     atomic_store(&s->clients, --s->nready);
+  if (c->round[0] && !atomic_load(&s->stop))
+    round_gone(s, c);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -255,6 +312,7 @@ static void wake_parked(fold__store_srv *s, const char *k, size_t kn, const entr
 static int apply(fold__store_srv *s, conn *c, const fold__store_frame *f) {
   const char *k = (const char *)f->key;
   entry *e;
+  round_track(c, f->type, k, f->klen);
   switch (f->type) {
   case FOLD__ST_SET:
     if (table_set(s, k, f->klen, f->val, f->vlen) < 0)
@@ -352,6 +410,10 @@ static int conn_run(fold__store_srv *s, conn *c) {
     mask |= EPOLLIN;
   if (c->out_off < c->out_len)
     mask |= EPOLLOUT;
+  /* a parked client reads nothing until its answer: watch for it going
+   * away meanwhile (a rank killed in the rendezvous, see round_gone) */
+  if (c->state == C_PARKED)
+    mask |= EPOLLRDHUP;
   set_mask(s, c, mask);
   return 0;
 }
@@ -530,7 +592,8 @@ static void *srv_main(void *arg) {
         conn_auth_step(s, c, now);
         continue;
       }
-      if ((evs[i].events & (EPOLLERR | EPOLLHUP)) && !(evs[i].events & EPOLLIN)) {
+      if (((evs[i].events & (EPOLLERR | EPOLLHUP)) && !(evs[i].events & EPOLLIN)) ||
+          ((evs[i].events & EPOLLRDHUP) && c->state == C_PARKED)) {
         conn_close(s, c);
         continue;
       }

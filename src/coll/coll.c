@@ -378,6 +378,62 @@ static int coll_step(fold__task *t) {
   }
 }
 
+/* ---- what a stuck call waits for -----------------------------------------------------
+ * Only for a timeout's message (fold__task.describe): which ranks this rank
+ * still waits on, and in which step. */
+
+/* Rounds of the call in all: the rounds after the current one are emitted
+ * into a scratch copy of the call and thrown away (round functions keep no
+ * state beyond co->u/v, which the copy carries). Bounded. */
+static int count_rounds(const fold__coll *co) {
+  fold__coll tmp = *co;
+  tmp.ops = NULL;
+  tmp.cap = tmp.nops = 0;
+  int k = co->round + 1;
+  while (k < co->round + 100000 && co->algo->round(&tmp, k)) {
+    tmp.nops = 0;
+    k++;
+  }
+  free(tmp.ops);
+  return k;
+}
+
+static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
+  fold__coll *co = (fold__coll *)t;
+  buf[0] = '\0';
+  if (co->algo->step) return co->algo->describe ? co->algo->describe(co, buf, cap) : -1;
+  int first = -1;
+  size_t len = 0;
+  if (co->round >= 0 && co->nreqs) {
+    int total = count_rounds(co);
+    for (int i = 0; i < co->nops && len < cap; i++) {
+      const fold_request *r = co->reqs[i];
+      if (r == NULL || fold__req_done(r)) continue;
+      int w;
+      if (first < 0) {
+        first = r->peer;
+        w = snprintf(buf, cap, "rank %d (round %d of %d of %s: %s of %zu bytes)", r->peer, co->round + 1, total,
+                     co->algo->name, r->kind == FOLD__REQ_SEND ? "send" : "receive", r->bytes);
+      } else {
+        int seen = 0; /* each further rank once */
+        for (int j = 0; j < i && !seen; j++)
+          seen = co->reqs[j] && !fold__req_done(co->reqs[j]) && co->reqs[j]->peer == r->peer;
+        if (seen) continue;
+        w = snprintf(buf + len, cap - len, ", rank %d", r->peer);
+      }
+      if (w > 0) len += (size_t)w;
+    }
+  }
+  if (first < 0 && co->sig_recv && !fold__req_done(co->sig_recv)) {
+    first = co->sig_recv->peer;
+    snprintf(buf, cap, "rank %d (the signature of its call, after the last round of %s)", first, co->algo->name);
+  } else if (first < 0 && co->sig_send && !fold__req_done(co->sig_send)) {
+    first = co->sig_send->peer;
+    snprintf(buf, cap, "rank %d (to take this rank's call signature)", first);
+  }
+  return first;
+}
+
 /* ---- reuse across calls ------------------------------------------------------------
  * A finished call's state (its op and request arrays and its scratch) waits
  * in c->coll_cache for the next call, so that the hot path neither
@@ -552,6 +608,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->bufs[FOLD__B_RECV] = a->rbuf;
   co->task.step = coll_step;
   co->task.release = coll_release;
+  co->task.describe = coll_describe_wait;
   co->task.req = r;
   r->task = &co->task;
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||

@@ -73,6 +73,9 @@ typedef struct fold__algo {
    * unit of work (a shm slot), else why not. Elements are never split, so
    * an algorithm that cannot hold one is skipped (forcing it is FOLD_EINVAL). */
   const char *(*fits)(const fold_comm *c, fold__coll_kind kind, size_t esize);
+  /* Optional, with step: what the call still waits for, for a timeout's
+   * message (see fold__task.describe); returns the first awaited rank or -1. */
+  int (*describe)(fold__coll *co, char *buf, size_t cap);
 } fold__algo;
 
 struct fold__coll {

@@ -221,6 +221,48 @@ static int sig_check(fold__coll *co, fold__shm_area *a, uint64_t g) {
   return FOLD_OK;
 }
 
+/* ---- what a stuck call waits for ---------------------------------------------------
+ * For a timeout's message: the flag the chunk loop waits on (the same
+ * decisions as fold__shm_step, without acting) and the peers that have
+ * not raised it yet. */
+
+int fold__shm_describe(fold__coll *co, char *buf, size_t cap) {
+  buf[0] = '\0';
+  fold__shm_area *a = area_of(co->comm);
+  if (co->size == 1 || a == NULL) return -1;
+  uint64_t base = co->u[FOLD__SHM_U_BASE], nch = co->u[FOLD__SHM_U_NCHUNKS];
+  size_t f = co->u[FOLD__SHM_U_FILL], i = co->u[FOLD__SHM_U_DONE];
+  if (a->completed != base) {
+    snprintf(buf, cap, "an earlier shm collective on this communicator to finish");
+    return -1;
+  }
+  int which;
+  uint64_t v;
+  size_t chunk;
+  const char *what;
+  if (i < f && co->v[FOLD__SHM_V_PHASE] == 0) {
+    which = W_ARRIVE, v = base + i + 1, chunk = i, what = "its part of the chunk in its slot";
+  } else if (i < f && co->v[FOLD__SHM_V_PHASE] == 1) {
+    which = W_MID, v = base + i + 1, chunk = i, what = "its share of the chunk";
+  } else if (f < nch && base + f >= 2) {
+    which = W_DONE, v = base + f - 1, chunk = f, what = "to finish reading the slot this chunk reuses";
+  } else {
+    return -1;
+  }
+  int first = -1;
+  size_t len = 0;
+  for (int p = 0; p < a->size && len < cap; p++) {
+    if (p == a->rank || atomic_load_explicit(word(a->ctl[p], which), memory_order_acquire) >= v) continue;
+    int w = snprintf(buf + len, cap - len, first < 0 ? "rank %d" : ", rank %d", p);
+    if (first < 0) first = p;
+    if (w > 0) len += (size_t)w;
+  }
+  if (first >= 0 && len < cap)
+    snprintf(buf + len, cap - len, " (chunk %zu of %llu of shm %s: %s)", chunk + 1, (unsigned long long)nch,
+             fold__coll_name(co->kind), what);
+  return first;
+}
+
 /* ---- one rank: nothing to share ------------------------------------------------------ */
 
 static void local_only(fold__coll *co) {

@@ -50,6 +50,10 @@ void fold__shm_note_round_call(const fold__coll *co);
 /* The task step of an shm algorithm: 1 done, 0 waiting, <0 failed. */
 int fold__shm_step(fold__coll *co, const fold__shm_kind *k);
 
+/* The describe() of every shm algorithm (fold__algo): the ranks whose flag
+ * the call waits for, and the chunk; returns the first of them or -1. */
+int fold__shm_describe(fold__coll *co, char *buf, size_t cap);
+
 /* Data slot s of rank p. */
 static inline char *fold__shm_slot(const fold__shm_area *a, int p, int s) {
   return a->data[p] + (size_t)s * a->slot_bytes;

@@ -96,6 +96,10 @@ typedef struct fold__unexp {
 struct fold__task {
   int (*step)(fold__task *t);
   void (*release)(fold__task *t); /* frees the task; called when req's last reference goes */
+  /* Optional (NULL: none): for a timeout's message, write into buf what the
+   * task still waits for ("rank 2 (round 3 of 6 of ring: receive of 4096
+   * bytes)") and return the first rank it waits on, or -1 if none. */
+  int (*describe)(fold__task *t, char *buf, size_t cap);
   fold__task *next;               /* engine's active list */
   fold_request *req;              /* the request the user waits on */
 };

@@ -1,5 +1,6 @@
 /* progress.c — the progress engine: poll transports, step tasks, wait with deadlines. */
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -117,21 +118,41 @@ static void sleep_in_transports(fold_comm *c, int64_t ns) {
     c->tps[i]->ops->wait(c->tps[i], slice);
 }
 
+/* r did not complete within FOLD_TIMEOUT: fail, naming the rank it waits
+ * for and the step (a task says so through its describe()). The awaited
+ * rank goes into the report every peer gets (fold__comm_fail_blaming), so
+ * that ranks failing next, when this one closes, name it too: the closing
+ * cascade of a stopped rank does not blame the ranks that waited for it. */
 static int timed_out(fold_comm *c, fold_request *r, const char *op) {
+  /* a report or a loss that arrived meanwhile names the cause better */
+  int st = fold__progress(c);
+  if (st) return st;
+  if (fold__req_done(r)) return r->status;
   double s = (double)c->timeout_ns / 1e9;
+  char self[FOLD__ERRLEN], cause[200], wait[300];
+  int who = -1;
   switch (r->kind) {
   case FOLD__REQ_RECV:
-    return fold__comm_fail(c, FOLD_ETIMEDOUT,
-                           "%s: rank %d: no message from rank %d (tag %d) within %.3g s (FOLD_TIMEOUT)", op,
-                           c->rank, r->peer, r->tag, s);
+    who = r->peer;
+    snprintf(self, sizeof self, "%s: rank %d: no message from rank %d (tag %d) within %.3g s (FOLD_TIMEOUT)", op,
+             c->rank, r->peer, r->tag, s);
+    break;
   case FOLD__REQ_SEND:
-    return fold__comm_fail(c, FOLD_ETIMEDOUT,
-                           "%s: rank %d: send to rank %d (tag %d) not taken within %.3g s (FOLD_TIMEOUT)", op,
-                           c->rank, r->peer, r->tag, s);
+    who = r->peer;
+    snprintf(self, sizeof self, "%s: rank %d: send to rank %d (tag %d) not taken within %.3g s (FOLD_TIMEOUT)", op,
+             c->rank, r->peer, r->tag, s);
+    break;
   default:
-    return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s: rank %d: not complete within %.3g s (FOLD_TIMEOUT)", op,
-                           c->rank, s);
+    wait[0] = '\0';
+    if (r->task && r->task->describe) who = r->task->describe(r->task, wait, sizeof wait);
+    snprintf(self, sizeof self, "%s: rank %d: not complete within %.3g s (FOLD_TIMEOUT)%s%s", op, c->rank, s,
+             wait[0] ? ": waiting for " : "", wait);
+    break;
   }
+  if (who < 0 || who == c->rank || who >= c->size) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self);
+  snprintf(cause, sizeof cause, "rank %d was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s", who,
+           s, c->rank, op);
+  return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 
 int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {

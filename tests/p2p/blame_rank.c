@@ -1,4 +1,4 @@
-/* blame_rank.c — a rank of an allreduce loop that rank 2 leaves (killed or exiting): survivors print whom they blame. */
+/* blame_rank.c — a rank of an allreduce loop that rank 2 leaves (killed, exiting or stopped): survivors print whom they blame. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,15 +7,18 @@
 
 #include "fold.h"
 
-/* Usage (under foldrun): blame_rank kill|exit
- * Every rank runs allreduces; at iteration 20 rank 2 raises SIGKILL (kill)
- * or exits with status 4 without destroying its communicator (exit). Each
+/* Usage (under foldrun): blame_rank kill|exit|stop
+ * Every rank runs allreduces; at iteration 20 rank 2 raises SIGKILL (kill),
+ * exits with status 4 without destroying its communicator (exit), or stops
+ * itself with SIGSTOP (stop: the others time out; foldrun's SIGKILL ends
+ * it, since a stopped process cannot act on SIGTERM). Each
  * survivor prints "BLAME <status> <message>" for its first failure and exits
  * 3; blame_test.sh checks whom the messages name. SIGTERM is ignored, so
  * that foldrun's stop after rank 2's end does not cut a survivor off
  * before it reports (foldrun's SIGKILL after 3 s still bounds the job). */
 int main(int argc, char **argv) {
   int kill_mode = argc > 1 && strcmp(argv[1], "kill") == 0;
+  int stop_mode = argc > 1 && strcmp(argv[1], "stop") == 0;
   signal(SIGTERM, SIG_IGN);
   fold_comm *c;
   if (fold_init(&c) != FOLD_OK) {
@@ -26,6 +29,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 100000; i++) {
     if (rank == 2 && i == 20) {
       if (kill_mode) raise(SIGKILL);
+      if (stop_mode) raise(SIGSTOP);
       _exit(4);
     }
     int v = rank + i, sum = 0;

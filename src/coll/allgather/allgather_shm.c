@@ -33,4 +33,4 @@ const fold__shm_kind fold__shm_gather_kind = {ag_fill, NULL, ag_drain};
 int fold__shm_gather_init(fold__coll *co) { return ag_init(co); }
 static int ag_step(fold__coll *co) { return fold__shm_step(co, &fold__shm_gather_kind); }
 
-const fold__algo fold__allgather_shm = {"shm", ag_init, NULL, 1, fold__shm_usable, ag_step, fold__shm_fits};
+const fold__algo fold__allgather_shm = {"shm", ag_init, NULL, 1, fold__shm_usable, ag_step, fold__shm_fits, fold__shm_describe};

@@ -107,4 +107,4 @@ int fold__shm_reduce_init(fold__coll *co) { return ar_init(co); }
 
 static int ar_step(fold__coll *co) { return fold__shm_step(co, &fold__shm_reduce_kind); }
 
-const fold__algo fold__allreduce_shm = {"shm", ar_init, NULL, 1, fold__shm_usable, ar_step, fold__shm_fits};
+const fold__algo fold__allreduce_shm = {"shm", ar_init, NULL, 1, fold__shm_usable, ar_step, fold__shm_fits, fold__shm_describe};

@@ -28,4 +28,4 @@ static void bcast_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s
 static const fold__shm_kind bcast_kind = {bcast_fill, NULL, bcast_drain};
 static int bcast_step(fold__coll *co) { return fold__shm_step(co, &bcast_kind); }
 
-const fold__algo fold__broadcast_shm = {"shm", bcast_init, NULL, 1, fold__shm_usable, bcast_step, fold__shm_fits};
+const fold__algo fold__broadcast_shm = {"shm", bcast_init, NULL, 1, fold__shm_usable, bcast_step, fold__shm_fits, fold__shm_describe};

@@ -11,4 +11,4 @@ int fold__shm_reduce_init(fold__coll *co);
 
 static int reduce_step(fold__coll *co) { return fold__shm_step(co, &fold__shm_reduce_kind); }
 
-const fold__algo fold__reduce_shm = {"shm", fold__shm_reduce_init, NULL, 1, fold__shm_usable, reduce_step, fold__shm_fits};
+const fold__algo fold__reduce_shm = {"shm", fold__shm_reduce_init, NULL, 1, fold__shm_usable, reduce_step, fold__shm_fits, fold__shm_describe};

@@ -30,4 +30,4 @@ static void rs_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
 static const fold__shm_kind rs_kind = {fold__shm_fill_blocks, NULL, rs_drain};
 static int rs_step(fold__coll *co) { return fold__shm_step(co, &rs_kind); }
 
-const fold__algo fold__reduce_scatter_shm = {"shm", rs_init, NULL, 1, fold__shm_usable, rs_step, fold__shm_fits};
+const fold__algo fold__reduce_scatter_shm = {"shm", rs_init, NULL, 1, fold__shm_usable, rs_step, fold__shm_fits, fold__shm_describe};

@@ -29,4 +29,4 @@ static void scatter_drain(fold__coll *co, const fold__shm_area *a, size_t i, int
 static const fold__shm_kind scatter_kind = {scatter_fill, NULL, scatter_drain};
 static int scatter_step(fold__coll *co) { return fold__shm_step(co, &scatter_kind); }
 
-const fold__algo fold__scatter_shm = {"shm", scatter_init, NULL, 1, fold__shm_usable, scatter_step, fold__shm_fits};
+const fold__algo fold__scatter_shm = {"shm", scatter_init, NULL, 1, fold__shm_usable, scatter_step, fold__shm_fits, fold__shm_describe};

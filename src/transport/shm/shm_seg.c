@@ -119,6 +119,8 @@ void fold__shm_map_unlink(fold__shm_map *m) {
   if (m->owner && !m->unlinked && m->name[0]) {
     shm_unlink(m->name);
     m->unlinked = 1;
+    fold__shm_signal_unregister(m->sig_slot - 1);
+    m->sig_slot = 0;
   }
 }
 
@@ -161,7 +163,8 @@ static int remove_stale(fold_comm *c, const char *name) {
 }
 
 /* Segments are unlinked once every rank has mapped them (joined), so only
- * a rank killed during bootstrap leaves one behind, under a name no later
+ * a rank killed (SIGKILL; SIGTERM and SIGINT unlink first, shm_signal.c)
+ * during bootstrap leaves one behind, under a name no later
  * job uses (names carry a random job nonce). Sweep the ones whose owner
  * process is gone before making ours. */
 static void sweep_stale(fold_comm *c) {
@@ -211,6 +214,7 @@ int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void *
                        strerror(e), e == EEXIST ? " (is another job with the same job id running?)" : "");
   }
   m->owner = 1;
+  m->sig_slot = 1 + fold__shm_signal_register(m->name);
   if (ftruncate(fd, (off_t)bytes) != 0) {
     int e = errno;
     close(fd);

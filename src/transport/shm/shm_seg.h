@@ -70,6 +70,7 @@ typedef struct fold__shm_map {
   int single;          /* 1: hdr..hdr+hdr_bytes is one mapping holding slot and coll */
   int owner;           /* 1: this process created it (unlinks it) */
   int unlinked;
+  int sig_slot;        /* 1 + its slot in the SIGTERM/SIGINT cleanup registry, 0 if none */
 } fold__shm_map;
 
 /* Byte distance between ring slots of a segment with ring_bytes rings: a
@@ -137,6 +138,13 @@ void fold__shm_area_wake(fold__shm_area *a);
 
 /* Unlink the name of m if this process owns it and has not yet; idempotent. */
 void fold__shm_map_unlink(fold__shm_map *m);
+/* While a segment this process created is linked, SIGTERM and SIGINT
+ * unlink it before they take effect (shm_signal.c; installed at the first
+ * registration, over the dispositions the program had). register returns
+ * the registry slot of `name` ("/fold-..."), or -1 if the registry is
+ * full; unregister frees a slot (-1: nothing). */
+int fold__shm_signal_register(const char *name);
+void fold__shm_signal_unregister(int slot);
 /* Unmap m (unlinking it first if owned); idempotent. */
 void fold__shm_map_release(fold__shm_map *m);
 
