@@ -133,9 +133,16 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   int who = -1;
   switch (r->kind) {
   case FOLD__REQ_RECV:
-    who = r->peer;
-    snprintf(self, sizeof self, "%s: rank %d: no message from rank %d (tag %d) within %.3g s (FOLD_TIMEOUT)", op,
-             c->rank, r->peer, r->tag, s);
+    who = r->peer; /* FOLD_ANY_SOURCE (-1): nobody to blame */
+    {
+      char from[32], tag[32];
+      if (r->peer == FOLD_ANY_SOURCE) snprintf(from, sizeof from, "any source");
+      else snprintf(from, sizeof from, "rank %d", r->peer);
+      if (r->tag == FOLD_ANY_TAG) snprintf(tag, sizeof tag, "any tag");
+      else snprintf(tag, sizeof tag, "tag %d", r->tag);
+      snprintf(self, sizeof self, "%s: rank %d: no message from %s (%s) within %.3g s (FOLD_TIMEOUT)", op, c->rank,
+               from, tag, s);
+    }
     break;
   case FOLD__REQ_SEND:
     who = r->peer;

@@ -189,6 +189,15 @@ static void timeout(void) {
   free(big);
   fold_comm_destroy(c[0]);
   fold_comm_destroy(c[1]);
+  /* a wildcard receive that times out says "any source" and "any tag", not -1 */
+  setenv("FOLD_TIMEOUT", "0.5", 1);
+  CHECK_OK(fold_comm_init_threads(2, c), NULL);
+  unsetenv("FOLD_TIMEOUT");
+  CHECK_RC(fold_recv(&v, 1, FOLD_INT32, FOLD_ANY_SOURCE, FOLD_ANY_TAG, c[0]), FOLD_ETIMEDOUT, c[0]);
+  const char *m = fold_comm_last_error(c[0]);
+  CHECK(strstr(m, "no message from any source (any tag)") != NULL && strstr(m, "-1") == NULL, "message: %s", m);
+  fold_comm_destroy(c[0]);
+  fold_comm_destroy(c[1]);
 }
 
 int main(int argc, char **argv) {
