@@ -160,14 +160,22 @@ static void sig_write(fold__coll *co, fold__shm_ctl *me, uint64_t g) {
  * with shm: report both calls. The peer may overwrite its note with a later
  * call's while we copy it (seqlock); then we name its algorithm vaguely. */
 static int round_mismatch(fold__coll *co, fold__shm_area *a, int p) {
-  const fold__shm_ctl *ctl = a->ctl[p];
+  fold__shm_ctl *ctl = a->ctl[p];
+  /* A seqlock without fences (TSan has none): the writer zeroes round_seq,
+   * stores the words with release, then the new round_seq; a word of a
+   * later note read here (acquire) makes the second read of round_seq see
+   * 0 or that note's number, never ours. */
+  uint32_t want = (uint32_t)co->tag + 1u;
+  uint32_t s1 = atomic_load_explicit(&ctl->round_seq, memory_order_acquire);
+  uint64_t w[3];
+  for (int i = 0; i < 3; i++) w[i] = atomic_load_explicit(&ctl->round_sig[i], memory_order_acquire);
+  uint32_t s2 = atomic_load_explicit(&ctl->round_seq, memory_order_acquire);
   fold__sig theirs;
-  _Static_assert(sizeof theirs == sizeof ctl->round_sig, "round_sig holds a fold__sig");
-  memcpy(&theirs, ctl->round_sig, sizeof theirs);
-  atomic_thread_fence(memory_order_acquire);
+  _Static_assert(sizeof theirs == sizeof w, "round_sig holds a fold__sig");
+  memcpy(&theirs, w, sizeof theirs);
   char d1[160], d2[160], msg[FOLD__ERRLEN];
   fold__coll_describe(&co->sig, d1, sizeof d1);
-  if (atomic_load_explicit(&ctl->round_seq, memory_order_relaxed) == (uint32_t)co->tag + 1u)
+  if (s1 == want && s2 == want)
     fold__coll_describe(&theirs, d2, sizeof d2);
   else
     snprintf(d2, sizeof d2, "it with an algorithm other than shm");
@@ -179,7 +187,10 @@ void fold__shm_note_round_call(const fold__coll *co) {
   fold__shm_area *a = co->size > 1 ? area_of(co->comm) : NULL;
   if (a == NULL) return;
   fold__shm_ctl *me = a->ctl[a->rank];
-  memcpy(me->round_sig, &co->sig, sizeof co->sig);
+  uint64_t w[3];
+  memcpy(w, &co->sig, sizeof w);
+  atomic_store_explicit(&me->round_seq, 0, memory_order_relaxed);
+  for (int i = 0; i < 3; i++) atomic_store_explicit(&me->round_sig[i], w[i], memory_order_release);
   atomic_store_explicit(&me->round_seq, (uint32_t)co->tag + 1u, memory_order_release);
   fold__shm_area_wake(a); /* shm-running peers may sleep waiting for our arrive */
 }

@@ -107,8 +107,8 @@ typedef struct fold__shm_ctl {
    * usable: its sequence number + 1 and its signature (a fold__sig), so
    * that shm-running ranks waiting for this rank's `arrive` in the same
    * call see the mismatch instead of waiting for ever (coll/shm_coll.c). */
-  _Atomic uint32_t round_seq;
-  unsigned char round_sig[24];
+  _Atomic uint32_t round_seq;        /* 0 while round_sig is being written */
+  _Atomic uint64_t round_sig[3];     /* word by word, release; read back as a seqlock */
   _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
 } fold__shm_ctl;
 _Static_assert(sizeof(fold__shm_csig) == 28, "signature must be 28 bytes");
