@@ -69,5 +69,7 @@ env FOLD_SOCKET_IFNAME=nosuch timeout -k 5 120 "$F" -n 2 --transport tcp --timeo
 list=$(grep -o 'interfaces with an address: [^)]*' "$tmp/err" | head -1 | sed 's/.*: //')
 [ -n "$list" ] || fail "no interface list"
 [ "$(echo "$list" | tr -d ' ' | tr ',' '\n' | sort | uniq -d)" = "" ] || fail "interface names repeat: $list"
-grep -q WARN "$tmp/err" && fail "a returned failure was also logged at WARN"
+# (only the failure itself is checked: the store in foldrun may warn, rightly,
+# about rank 1's connection that foldrun's SIGTERM closed mid-handshake)
+grep WARN "$tmp/err" | grep -q 'matches no usable interface' && fail "a returned failure was also logged at WARN"
 echo "ok: log lines counted"
