@@ -352,15 +352,9 @@ static void case_rank_params_2(void) {
 
 /* Three ranks, rank 2 slow: two messages into it share its slow in-link;
  * two out of it share its slow out-link; the fast pair 0 -> 1 is untouched. */
-static void case_rank_params_3(void) {
-  fold_sim_params p = dyadic(), slow = dyadic();
-  slow.latency = 4 * LAT;
-  slow.byte_time = 4 * BT;
-  fold_comm *c[3];
-  fold_sim *sim = make(3, &p, c);
-  CHECK_RC(fold_sim_set_rank_params(sim, 2, &slow), FOLD_OK, NULL);
-  fold_request *rr[5], *ss[5];
-  /* into 2 from 0 and 1; out of 2 to 0 then 1; 0 -> 1 */
+/* case_rank_params_3's five messages: into 2 from 0 and 1; out of 2 to 0
+ * then 1; 0 -> 1 on tag 1. */
+static void post_rank_params_3(fold_comm **c, fold_request **rr, fold_request **ss) {
   CHECK_RC(fold_irecv(rbuf[2], B, FOLD_UINT8, 0, 0, c[2], &rr[0]), FOLD_OK, c[2]);
   CHECK_RC(fold_irecv(rbuf[3], B, FOLD_UINT8, 1, 0, c[2], &rr[1]), FOLD_OK, c[2]);
   CHECK_RC(fold_irecv(rbuf[0], B, FOLD_UINT8, 2, 0, c[0], &rr[2]), FOLD_OK, c[0]);
@@ -371,6 +365,17 @@ static void case_rank_params_3(void) {
   CHECK_RC(fold_isend(sbuf[2], B, FOLD_UINT8, 0, 0, c[2], &ss[2]), FOLD_OK, c[2]);
   CHECK_RC(fold_isend(sbuf[2], B, FOLD_UINT8, 1, 0, c[2], &ss[3]), FOLD_OK, c[2]);
   CHECK_RC(fold_isend(sbuf[0], B, FOLD_UINT8, 1, 1, c[0], &ss[4]), FOLD_OK, c[0]);
+}
+
+static void case_rank_params_3(void) {
+  fold_sim_params p = dyadic(), slow = dyadic();
+  slow.latency = 4 * LAT;
+  slow.byte_time = 4 * BT;
+  fold_comm *c[3];
+  fold_sim *sim = make(3, &p, c);
+  CHECK_RC(fold_sim_set_rank_params(sim, 2, &slow), FOLD_OK, NULL);
+  fold_request *rr[5], *ss[5];
+  post_rank_params_3(c, rr, ss);
   const double want_r[5] = {
       4 * LAT + 4 * XFER,            /* 0 -> 2: reaches at 4 LAT, 4 XFER on rank 2's in-link */
       4 * LAT + 8 * XFER,            /* 1 -> 2: reaches at 4 LAT too, waits for the first */
@@ -387,16 +392,7 @@ static void case_rank_params_3(void) {
     for (int half = 0; half < 2; half++) {
       sim = make(3, &p, c);
       CHECK_RC(fold_sim_set_rank_params(sim, 2, &slow), FOLD_OK, NULL);
-      CHECK_RC(fold_irecv(rbuf[2], B, FOLD_UINT8, 0, 0, c[2], &rr[0]), FOLD_OK, c[2]);
-      CHECK_RC(fold_irecv(rbuf[3], B, FOLD_UINT8, 1, 0, c[2], &rr[1]), FOLD_OK, c[2]);
-      CHECK_RC(fold_irecv(rbuf[0], B, FOLD_UINT8, 2, 0, c[0], &rr[2]), FOLD_OK, c[0]);
-      CHECK_RC(fold_irecv(rbuf[1], B, FOLD_UINT8, 2, 0, c[1], &rr[3]), FOLD_OK, c[1]);
-      CHECK_RC(fold_irecv(rbuf[4], B, FOLD_UINT8, 0, 1, c[1], &rr[4]), FOLD_OK, c[1]);
-      CHECK_RC(fold_isend(sbuf[0], B, FOLD_UINT8, 2, 0, c[0], &ss[0]), FOLD_OK, c[0]);
-      CHECK_RC(fold_isend(sbuf[1], B, FOLD_UINT8, 2, 0, c[1], &ss[1]), FOLD_OK, c[1]);
-      CHECK_RC(fold_isend(sbuf[2], B, FOLD_UINT8, 0, 0, c[2], &ss[2]), FOLD_OK, c[2]);
-      CHECK_RC(fold_isend(sbuf[2], B, FOLD_UINT8, 1, 0, c[2], &ss[3]), FOLD_OK, c[2]);
-      CHECK_RC(fold_isend(sbuf[0], B, FOLD_UINT8, 1, 1, c[0], &ss[4]), FOLD_OK, c[0]);
+      post_rank_params_3(c, rr, ss);
       fold_request *x = half ? ss[k] : rr[k];
       const int who[5][2] = {{2, 0}, {2, 1}, {0, 2}, {1, 2}, {1, 0}}; /* receiver, sender */
       CHECK_RC(fold_wait(x), FOLD_OK, c[who[k][half]]);
