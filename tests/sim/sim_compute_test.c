@@ -22,15 +22,6 @@
 static unsigned char sbuf[8][B], rbuf[8][B];
 static float fin[8][CNT], fout[8][CNT];
 
-#define CHECK_T(got, want)                                                                         \
-  do {                                                                                             \
-    double g_ = (got), w_ = (want);                                                                \
-    if (g_ != w_) {                                                                                \
-      fprintf(stderr, "%s:%d: %s = %.17g, want %.17g\n", __FILE__, __LINE__, #got, g_, w_);        \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
 static fold_sim_params dyadic(void) {
   fold_sim_params p;
   fold_sim_params_default(&p);
@@ -487,25 +478,11 @@ static void case_args(void) {
 }
 
 int main(int argc, char **argv) {
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } cases[] = {
+  static const sim_check_case cases[] = {
       {"compute_send", case_compute_send}, {"compute_recv", case_compute_recv},
       {"at", case_at},                     {"rank_params_2", case_rank_params_2},
       {"rank_params_3", case_rank_params_3}, {"op_overhead", case_op_overhead},
       {"args", case_args},
   };
-  int ran = 0;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    if (argc < 2 || strcmp(argv[1], cases[i].name) == 0) {
-      cases[i].fn();
-      printf("sim_compute %s: ok\n", cases[i].name);
-      ran++;
-    }
-  if (ran == 0) {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
-  return 0;
+  return sim_check_run("sim_compute", cases, sizeof cases / sizeof cases[0], argc, argv);
 }

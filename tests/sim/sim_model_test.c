@@ -32,16 +32,6 @@ static void fill(int i) {
 
 static int same(int s, int r, size_t bytes) { return memcmp(sbuf[s], rbuf[r], bytes) == 0; }
 
-/* Check a double for exact equality, printing both on failure. */
-#define CHECK_T(got, want)                                                                         \
-  do {                                                                                             \
-    double g_ = (got), w_ = (want);                                                                \
-    if (g_ != w_) {                                                                                \
-      fprintf(stderr, "%s:%d: %s = %.17g, want %.17g\n", __FILE__, __LINE__, #got, g_, w_);        \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
 /* One message: it arrives after latency + b*byte_time; the blocking send
  * returns when the sender's link has pushed the bytes (b*byte_time). */
 static void case_one_message(void) {
@@ -488,10 +478,7 @@ static void case_oversized(void) {
 }
 
 int main(int argc, char **argv) {
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } cases[] = {
+  static const sim_check_case cases[] = {
       {"one_message", case_one_message},
       {"ring_step", case_ring_step},
       {"sender_serialises", case_sender_serialises},
@@ -506,16 +493,5 @@ int main(int argc, char **argv) {
       {"args", case_args},
       {"oversized", case_oversized},
   };
-  int ran = 0;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    if (argc < 2 || strcmp(argv[1], cases[i].name) == 0) {
-      cases[i].fn();
-      printf("sim_model %s: ok\n", cases[i].name);
-      ran++;
-    }
-  if (ran == 0) {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
-  return 0;
+  return sim_check_run("sim_model", cases, sizeof cases / sizeof cases[0], argc, argv);
 }
