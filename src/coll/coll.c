@@ -127,21 +127,13 @@ static const char *algo_name(unsigned coll, unsigned algo, char *tmp, size_t cap
   return tmp;
 }
 
-static const char *op_name(unsigned op, char *tmp, size_t cap) {
-  static const char *names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg",
-                                                     "band", "bor", "bxor", "minloc", "maxloc"};
-  if (op < FOLD_OP_BUILTIN_COUNT) return names[op];
-  snprintf(tmp, cap, "user#%u", op - FOLD_OP_BUILTIN_COUNT);
-  return tmp;
-}
-
 static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t cap) {
   char dt[48], ot[16], at[16];
   if (fold_dtype_size((fold_dtype)s->dtype) == s->esize)
     snprintf(dt, sizeof dt, "%s", fold_dtype_name((fold_dtype)s->dtype));
   else /* a type whose element size differs between the ranks */
     snprintf(dt, sizeof dt, "%s of %u bytes", fold_dtype_name((fold_dtype)s->dtype), (unsigned)s->esize);
-  const char *opn = op_name(s->op, ot, sizeof ot);
+  const char *opn = fold__op_name(s->op, ot, sizeof ot);
   const char *name = fold__coll_name((fold__coll_kind)s->coll);
   const char *an = algo_name(s->coll, s->algo, at, sizeof at);
   switch ((fold__coll_kind)s->coll) {

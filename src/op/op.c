@@ -1,4 +1,5 @@
 /* op.c — the builtin reduction kernels, user-op dispatch and op/dtype validation. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,12 @@ static const kernel_fn kernels[FOLD_DTYPE_COUNT][FOLD_OP_BUILTIN_COUNT] = {
 
 static const char *const builtin_names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band",
                                                                  "bor", "bxor", "minloc", "maxloc"};
+
+const char *fold__op_name(unsigned op, char *tmp, size_t cap) {
+  if (op < FOLD_OP_BUILTIN_COUNT) return builtin_names[op];
+  snprintf(tmp, cap, "user#%u", op - FOLD_OP_BUILTIN_COUNT);
+  return tmp;
+}
 
 /* float16 / bfloat16: widen a block to float32, combine, round once. */
 static void half_reduce(fold_op op, fold_dtype dt, uint16_t *o, const uint16_t *a, const uint16_t *b, size_t n) {

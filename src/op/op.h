@@ -15,6 +15,9 @@ typedef struct fold__user_op {
  * dtype on comm: builtins with bitwise ops on integer types only, or a user
  * op created on comm. */
 int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype);
+/* An op's name for messages: "sum", ..., "maxloc" for the built-ins,
+ * "user#K" (written into tmp) for the K-th user op. */
+const char *fold__op_name(unsigned op, char *tmp, size_t cap);
 
 /* 1 if op may combine in any order. */
 int fold__op_commutative(const fold_comm *c, fold_op op);
