@@ -574,7 +574,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   const fold__algo *algo = NULL;
   int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  if ((rc = fold__select_call(c, a->kind, a->count * esize, esize, commutative, &algo, opname))) return rc;
+  if ((rc = fold__select(c, a->kind, a->count * esize, esize, commutative, &algo, opname))) return rc;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;

@@ -303,13 +303,8 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
   return NULL;
 }
 
-int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative, const fold__algo **out,
-                 const char *opname) {
-  return fold__select_call(c, kind, bytes, 1, commutative, out, opname);
-}
-
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
-                      const fold__algo **out, const char *opname) {
+int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
+                 const fold__algo **out, const char *opname) {
   int forced = c->coll_algo[kind];
   if (forced >= 0) {
     const fold__algo *a = fold__algo_tables[kind].algos[forced];

@@ -33,16 +33,13 @@ typedef struct fold__rules {
   fold__rule rule[];
 } fold__rules;
 
-/* Pick the algorithm for a call. A forced algorithm that cannot serve it
- * (non-commutative op on an order-breaking algorithm) is FOLD_EINVAL with a
- * message; automatic selection never picks one. */
-int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative, const fold__algo **out,
-                 const char *opname);
-/* fold__select for a call over elements of esize bytes: an algorithm whose
- * unit of work cannot hold one element (fold__algo.fits) is passed over,
- * and FOLD_EINVAL when forced. fold__select is this with esize 1. */
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
-                      const fold__algo **out, const char *opname);
+/* Pick the algorithm for a call of `bytes` over elements of esize bytes. A
+ * forced algorithm that cannot serve it (a non-commutative op on an
+ * order-breaking algorithm, a unit of work that cannot hold one element:
+ * fold__algo.fits) is FOLD_EINVAL with a message; automatic selection
+ * never picks one. */
+int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
+                 const fold__algo **out, const char *opname);
 
 /* Parse "collective=algorithm[,...]" into c->coll_algo; nothing changes on
  * error (FOLD_EINVAL with a message naming the bad part). */

@@ -250,7 +250,7 @@ static void test_files(void) {
 
 static const char *pick(fold_comm *c, fold__coll_kind kind, size_t bytes, int commutative) {
   const fold__algo *a = NULL;
-  int rc = fold__select(c, kind, bytes, commutative, &a, "test");
+  int rc = fold__select(c, kind, bytes, 1, commutative, &a, "test");
   CHECK(rc == FOLD_OK && a != NULL, "fold__select: %d %s", rc, fold_comm_last_error(c));
   return a ? a->name : "(none)";
 }
@@ -452,7 +452,7 @@ static void test_builtin_total(void) {
       for (size_t b = 0; b <= ((size_t)1 << 30); b = b ? b * 4 : 1)
         for (int comm = !reduces((fold__coll_kind)k); comm <= 1; comm++) {
           const fold__algo *a = NULL;
-          int rc = fold__select(cs[0], (fold__coll_kind)k, b, comm, &a, "test");
+          int rc = fold__select(cs[0], (fold__coll_kind)k, b, 1, comm, &a, "test");
           CHECK(rc == FOLD_OK && a && (comm || a->noncommutative_ok), "n=%d %s %zu B", n,
                 fold__coll_name((fold__coll_kind)k), b);
         }
