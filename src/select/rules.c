@@ -115,9 +115,21 @@ void fold__algo_names(fold__coll_kind kind, char *buf, size_t len) {
   }
 }
 
-static int coll_parse(const char *s) {
-  for (int k = 0; k < FOLD__COLL_COUNT; k++)
-    if (strcmp(fold__coll_name((fold__coll_kind)k), s) == 0) return k;
+void fold__coll_names(char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < FOLD__COLL_COUNT && n < len; k++) {
+    int w = snprintf(buf + n, len - n, "%s%s", k ? " " : "", fold__coll_name((fold__coll_kind)k));
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
+int fold__coll_index(const char *s, size_t len) {
+  for (int k = 0; k < FOLD__COLL_COUNT; k++) {
+    const char *name = fold__coll_name((fold__coll_kind)k);
+    if (strlen(name) == len && strncmp(name, s, len) == 0) return k;
+  }
   return -1;
 }
 
@@ -143,10 +155,11 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
     return -1;
   }
   *r = (fold__rule){.line = line};
-  int kind = coll_parse(f[0]);
+  int kind = fold__coll_index(f[0], strlen(f[0]));
   if (kind < 0) {
-    report(e, path, line, "unknown collective \"%s\" (known: broadcast reduce allreduce reduce_scatter allgather "
-                          "gather scatter alltoall barrier)", f[0]);
+    char known[128];
+    fold__coll_names(known, sizeof known);
+    report(e, path, line, "unknown collective \"%s\" (known: %s)", f[0], known);
     return -1;
   }
   r->coll = (fold__coll_kind)kind;

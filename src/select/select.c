@@ -351,13 +351,12 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
     if (klen == 0)
       return fold__error(c, FOLD_EINVAL, "%s: \"%.*s\" names no collective (want collective=algorithm)", source,
                          (int)len, p);
-    int kind = -1;
-    for (int k = 0; k < FOLD__COLL_COUNT; k++)
-      if (strlen(fold__coll_name((fold__coll_kind)k)) == klen && strncmp(fold__coll_name((fold__coll_kind)k), p, klen) == 0)
-        kind = k;
-    if (kind < 0)
-      return fold__error(c, FOLD_EINVAL, "%s: unknown collective \"%.*s\" (known: broadcast reduce allreduce "
-                         "reduce_scatter allgather gather scatter alltoall barrier)", source, (int)klen, p);
+    int kind = fold__coll_index(p, klen);
+    if (kind < 0) {
+      char known[128];
+      fold__coll_names(known, sizeof known);
+      return fold__error(c, FOLD_EINVAL, "%s: unknown collective \"%.*s\" (known: %s)", source, (int)klen, p, known);
+    }
     if (vlen == 4 && strncmp(eq + 1, "auto", 4) == 0) {
       next[kind] = -1;
     } else {

@@ -50,6 +50,11 @@ int fold__algo_index(fold__coll_kind kind, const char *name, size_t len);
 /* The collective's algorithm names, space-separated, for "known: ..." in
  * messages (truncated to len). */
 void fold__algo_names(fold__coll_kind kind, char *buf, size_t len);
+/* The collective names, space-separated in the FOLD_ALGO grammar's order,
+ * for "known: ..." in messages (truncated to len). */
+void fold__coll_names(char *buf, size_t len);
+/* The collective named by s[0, len), or -1 (rules files and FOLD_ALGO). */
+int fold__coll_index(const char *s, size_t len);
 
 /* A rules file is at most this many bytes (1 MiB): a tuned file for every
  * collective, transport and rank count is a few KiB, and the bound keeps a
