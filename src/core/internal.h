@@ -320,6 +320,9 @@ static inline int fold__recv_wants(int peer, int want_tag, int ctx, int src, int
 /* Is every rank but this one lost? A receive from FOLD_ANY_SOURCE can then
  * never be matched (see fold__fail_for_lost). False for a single rank. */
 int fold__all_others_lost(const fold_comm *c);
+/* How messages name a receive's source and tag: "rank 3" or "any source",
+ * "tag 5" or "any tag" (never -1), written into the two buffers. */
+void fold__recv_names(int peer, int tag, char *from, size_t from_cap, char *tagbuf, size_t tag_cap);
 /* Remove and return the oldest posted receive matching (src, ctx, tag), or
  * NULL. A wildcard receive that matches gets the message's source and tag
  * in its peer and tag (so transports and the status see the real ones). The queue holds no reference: the pointer stays valid while the

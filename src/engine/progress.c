@@ -136,10 +136,7 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
     who = r->peer; /* FOLD_ANY_SOURCE (-1): nobody to blame */
     {
       char from[32], tag[32];
-      if (r->peer == FOLD_ANY_SOURCE) snprintf(from, sizeof from, "any source");
-      else snprintf(from, sizeof from, "rank %d", r->peer);
-      if (r->tag == FOLD_ANY_TAG) snprintf(tag, sizeof tag, "any tag");
-      else snprintf(tag, sizeof tag, "tag %d", r->tag);
+      fold__recv_names(r->peer, r->tag, from, sizeof from, tag, sizeof tag);
       snprintf(self, sizeof self, "%s: rank %d: no message from %s (%s) within %.3g s (FOLD_TIMEOUT)", op, c->rank,
                from, tag, s);
     }

@@ -1,4 +1,5 @@
 /* request.c — request lifetime, and matching of receives with arrived messages. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,13 @@ void fold__req_complete(fold_request *r, int status) {
     return;
   r->status = status;
   atomic_store_explicit(&r->done, 1, memory_order_release);
+}
+
+void fold__recv_names(int peer, int tag, char *from, size_t from_cap, char *tagbuf, size_t tag_cap) {
+  if (peer == FOLD_ANY_SOURCE) snprintf(from, from_cap, "any source");
+  else snprintf(from, from_cap, "rank %d", peer);
+  if (tag == FOLD_ANY_TAG) snprintf(tagbuf, tag_cap, "any tag");
+  else snprintf(tagbuf, tag_cap, "tag %d", tag);
 }
 
 int fold__all_others_lost(const fold_comm *c) {

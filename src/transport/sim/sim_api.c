@@ -47,10 +47,7 @@ static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *
   int w;
   if (r) {
     char from[32], tag[32]; /* a wildcard receive names "any source" / "any tag", not -1 */
-    if (r->peer == FOLD_ANY_SOURCE) snprintf(from, sizeof from, "any source");
-    else snprintf(from, sizeof from, "rank %d", r->peer);
-    if (r->tag == FOLD_ANY_TAG) snprintf(tag, sizeof tag, "any tag");
-    else snprintf(tag, sizeof tag, "tag %d", r->tag);
+    fold__recv_names(r->peer, r->tag, from, sizeof from, tag, sizeof tag);
     w = snprintf(buf + len, cap - len, "%srank %d (receive from %s, %s%s)", len ? ", " : "", c->rank, from, tag,
                  ctx_name(r->ctx));
   } else
