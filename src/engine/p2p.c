@@ -32,6 +32,17 @@ int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, 
   return rc;
 }
 
+/* The peer and tag of a send (recv = 0) or of a receive or probe (recv = 1),
+ * which may name FOLD_ANY_SOURCE and FOLD_ANY_TAG. */
+static int check_peer_tag(fold_comm *c, const char *op, int peer, int tag, int recv) {
+  int rc;
+  if (!(recv && peer == FOLD_ANY_SOURCE) && (rc = fold__check_peer(c, op, peer))) return rc;
+  if (tag < 0 && !(recv && tag == FOLD_ANY_TAG))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: tag %d is negative%s", op, c->rank, tag,
+                       recv ? " (and not FOLD_ANY_TAG)" : "");
+  return FOLD_OK;
+}
+
 /* Checks shared by the public calls; *bytes gets the message size. Receives
  * (recv != 0) may name FOLD_ANY_SOURCE and FOLD_ANY_TAG, sends may not. */
 static int check_p2p(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype, int peer,
@@ -39,10 +50,7 @@ static int check_p2p(fold_comm *c, const char *op, const void *buf, size_t count
   int rc = fold__check_comm(c);
   if (rc) return rc;
   if ((rc = fold__check_buf(c, op, buf, count, dtype, bytes))) return rc;
-  if (!(recv && peer == FOLD_ANY_SOURCE) && (rc = fold__check_peer(c, op, peer))) return rc;
-  if (tag < 0 && !(recv && tag == FOLD_ANY_TAG))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: tag %d is negative%s", op, c->rank, tag,
-                       recv ? " (and not FOLD_ANY_TAG)" : "");
+  if ((rc = check_peer_tag(c, op, peer, tag, recv))) return rc;
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire))
     fold__progress(c);
   return fold__comm_failed(c);
@@ -191,10 +199,7 @@ int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st)
   if (found == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_iprobe: rank %d: found is NULL", comm->rank);
   *found = 0;
-  if (peer != FOLD_ANY_SOURCE && (rc = fold__check_peer(comm, "fold_iprobe", peer))) return rc;
-  if (tag < 0 && tag != FOLD_ANY_TAG)
-    return fold__error(comm, FOLD_EINVAL, "fold_iprobe: rank %d: tag %d is negative (and not FOLD_ANY_TAG)",
-                       comm->rank, tag);
+  if ((rc = check_peer_tag(comm, "fold_iprobe", peer, tag, 1))) return rc;
   /* Look first, so that a message already here is seen without a poll;
    * then move traffic once (on the simulator: one event) and look again. */
   for (int pass = 0; pass < 2; pass++) {
