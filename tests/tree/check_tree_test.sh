@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# check_tree_test.sh — the tree check passes on this checkout and fails on copies with a planted offence:
+# an include of a higher layer, a file over the size aim, and a listed debt that was paid.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+check=$src/scripts/check_tree.sh
+fails=0
+expect() { # expect RC WHAT ROOT PATTERN
+  local out rc
+  out=$("$check" "$2" "$3" 2>&1); rc=$?
+  if [ "$rc" != "$1" ] || ! grep -q -- "$4" <<<"$out"; then
+    echo "FAIL: check_tree $2 on $3: rc $rc (want $1), output lacks '$4':"; echo "$out"; fails=$((fails + 1))
+  else echo "ok: check_tree $2 ($4)"; fi
+}
+expect 0 all "$src" "check_tree all: ok"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+copy() { rm -rf "$tmp/t"; mkdir -p "$tmp/t"; cp -r "$src/src" "$src/include" "$src/tools" "$src/bench" "$tmp/t/"; }
+copy; sed -i '1a #include "coll/coll.h"' "$tmp/t/src/core/log.c"
+expect 1 layers "$tmp/t" "layer offence: src/core/log.c -> src/coll/coll.h"
+copy; sed -i '1a #include "../engine/progress.c"' "$tmp/t/src/op/op.c" # relative includes resolve too
+expect 1 layers "$tmp/t" "layer offence: src/op/op.c -> src/engine/progress.c"
+copy; sed -i '/#include "transport\/transport.h"/d' "$tmp/t/src/core/env.c"
+expect 1 layers "$tmp/t" "layer debt paid: 'src/core/env.c -> src/transport/transport.h'"
+copy; for i in $(seq 900); do echo "/* line $i */"; done >>"$tmp/t/src/core/log.c"
+expect 1 sizes "$tmp/t" "size: src/core/log.c has"
+echo "$((5 - fails)) passed, $fails failed"
+[ $fails = 0 ]
