@@ -143,9 +143,11 @@ static void half_reduce(fold_op op, fold_dtype dt, uint16_t *o, const uint16_t *
   }
 }
 
+/* c may be NULL: built-in ops need no communicator (the kernels serve
+ * capabilities that reduce outside a collective); user ops live in one. */
 static const fold__user_op *user_op(const fold_comm *c, fold_op op) {
   int k = (int)op - FOLD_OP_BUILTIN_COUNT;
-  return (k >= 0 && k < c->nuser_ops) ? &c->user_ops[k] : NULL;
+  return (c != NULL && k >= 0 && k < c->nuser_ops) ? &c->user_ops[k] : NULL;
 }
 
 /* The scratch op_reduce3 needs for one record too large for its stack
@@ -233,10 +235,6 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, 
     return;
   }
   kernels[dt][op](out, a, b, count);
-}
-
-void fold__op_reduce(const fold_comm *c, fold_op op, fold_dtype dt, void *inout, const void *in, size_t count) {
-  fold__op_reduce3(c, op, dt, inout, in, inout, count);
 }
 
 /* Divide in 64 bits: the rank count need not fit the element type

@@ -22,14 +22,11 @@ const char *fold__op_name(unsigned op, char *tmp, size_t cap);
 /* 1 if op may combine in any order. */
 int fold__op_commutative(const fold_comm *c, fold_op op);
 
-/* inout[i] = in[i] op inout[i] for count elements; `in` is the contribution
- * of the lower ranks (it matters for user ops only). FOLD_AVG sums here;
+/* out[i] = a[i] op b[i] for count elements, a being the lower ranks' part
+ * (it matters for user ops only); out may alias a or b. FOLD_AVG sums here;
  * fold__op_finish divides. float16/bfloat16 go through float32, rounded
- * once per call. */
-void fold__op_reduce(const fold_comm *c, fold_op op, fold_dtype dtype, void *inout, const void *in,
-                     size_t count);
-
-/* out[i] = a[i] op b[i], a being the lower ranks' part; out may alias a or b. */
+ * once per call. c may be NULL for the built-in ops (a user op needs the
+ * communicator it was created on). */
 void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dtype, void *out, const void *a,
                       const void *b, size_t count);
 

@@ -36,6 +36,28 @@ static void kernels(fold_comm *c) {
       }
 }
 
+/* Built-in ops need no communicator: capabilities reduce outside a
+ * collective with c == NULL. Every built-in pair, against the same reference. */
+static void kernels_without_comm(void) {
+  fold_dtype dts[128];
+  int ops[128];
+  int np = ref_pairs(dts, ops, 128), checked = 0;
+  for (int p = 0; p < np; p++) {
+    if (ops[p] == REF_OP_AFFINE) continue;
+    size_t n = 33, es = fold_dtype_size(dts[p]);
+    uint8_t *a = malloc(n * es), *b = malloc(n * es), *w = malloc(n * es);
+    int op = ops[p] == FOLD_AVG ? FOLD_SUM : ops[p];
+    ref_fill(a, n, dts[p], op, 0, 7);
+    ref_fill(b, n, dts[p], op, 1, 7);
+    ref_reduce(w, 0, n, dts[p], op, 2, 7);
+    fold__op_reduce3(NULL, (fold_op)op, dts[p], a, a, b, n);
+    CHECK(memcmp(a, w, n * es) == 0, "kernel without comm: %s op %d", fold_dtype_name(dts[p]), op);
+    checked++;
+    free(a), free(b), free(w);
+  }
+  CHECK(checked > 20, "only %d built-in pairs checked", checked);
+}
+
 /* AVG: the division by the rank count, truncating integers toward zero. */
 static void avg_finish(void) {
   int32_t v[4] = {-7, 7, 9, -9};
@@ -115,6 +137,7 @@ int main(void) {
   fold_comm *c;
   CHECK_OK(fold_comm_init_threads(1, &c), NULL);
   kernels(c);
+  kernels_without_comm();
   avg_finish();
   half_conversions();
   bf16_conversions();
