@@ -28,7 +28,6 @@ layer_of() {
 known_offences() {
   cat <<'EOF'
 src/core/comm.c -> src/transport/sim/sim.h
-src/core/env.c -> src/transport/transport.h
 src/core/error.c -> src/transport/transport.h
 src/core/comm.c -> src/transport/transport.h
 src/transport/tcp/tcp_conn.c -> src/bootstrap/auth.h

@@ -35,6 +35,8 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   fold__select_init(c);
   const char *nc = getenv("FOLD_NO_MISMATCH_CHECK");
   c->no_sig_check = nc && *nc == '1';
+  c->segment_bytes = fold__env_size("FOLD_SEGMENT_BYTES", 0);
+  c->piece_size = fold__env_size("FOLD_PIECE_SIZE", 0);
   *out = c;
   return FOLD_OK;
 }

@@ -3,7 +3,6 @@
 #include <strings.h>
 
 #include "core/internal.h"
-#include "transport/transport.h"
 
 #define FOLD__DEFAULT_TIMEOUT_S 300.0
 
@@ -29,4 +28,14 @@ int fold__env_transport(void) {
   if (strcasecmp(v, "shm") == 0) return FOLD__TP_KIND_SHM;
   if (strcasecmp(v, "tcp") == 0) return FOLD__TP_KIND_TCP;
   return -1;
+}
+
+size_t fold__env_size(const char *name, size_t dflt) {
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0') return dflt;
+  char *end = NULL;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (end != v && *end == '\0' && x > 0 && x <= SIZE_MAX && v[0] != '-') return (size_t)x;
+  fold__warn_env(name, v, "is not a positive integer; using %zu", dflt);
+  return dflt;
 }

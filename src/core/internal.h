@@ -155,6 +155,10 @@ struct fold_comm {
   char *poison;              /* a peer's failure report waiting to be acted on */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
+  /* algorithm knobs, read once when the communicator is made (0: unset,
+   * each algorithm's own default) */
+  size_t segment_bytes;      /* FOLD_SEGMENT_BYTES: pipeline broadcast, ring_segmented allreduce */
+  size_t piece_size;         /* FOLD_PIECE_SIZE: elements per piece of the direct allreduce */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll
                               * (1 + size: a receive from any source lost its last sender) */
@@ -265,9 +269,21 @@ static inline int fold__comm_failed(const fold_comm *c) {
 }
 
 /* ---- configuration (env.c) ---------------------------------------------------- */
+/* The kinds of transport (FOLD_TRANSPORT names them). */
+enum {
+  FOLD__TP_KIND_AUTO = 0,
+  FOLD__TP_KIND_INPROC = 1,
+  FOLD__TP_KIND_SHM = 2,
+  FOLD__TP_KIND_TCP = 3,
+  FOLD__TP_KIND_SIM = 4
+};
 int64_t fold__env_timeout_ns(void);          /* FOLD_TIMEOUT, default 300 s */
 /* FOLD_TRANSPORT: returns 0 auto, or one of FOLD__TP_KIND_*; -1 if invalid */
 int fold__env_transport(void);
+/* A positive integer from environment variable name, or dflt when it is
+ * unset; a malformed value is warned about once (fold__warn_env) and dflt
+ * is used. */
+size_t fold__env_size(const char *name, size_t dflt);
 
 /* ---- comm lifecycle (comm.c) ------------------------------------------------------ */
 /* Allocate a comm with defaults (real clock, env timeout/log level), no

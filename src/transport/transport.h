@@ -5,13 +5,8 @@
 
 #include "../core/internal.h"
 
-enum {
-  FOLD__TP_KIND_AUTO = 0,
-  FOLD__TP_KIND_INPROC = 1,
-  FOLD__TP_KIND_SHM = 2,
-  FOLD__TP_KIND_TCP = 3,
-  FOLD__TP_KIND_SIM = 4
-};
+/* (the transport kinds, FOLD__TP_KIND_*, are in core/internal.h: the
+ * configuration names them) */
 
 /* The vtable. All calls are made by the owner thread of the communicator
  * (inproc peers touch each other only through the inproc world's locks).

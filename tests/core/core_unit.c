@@ -170,6 +170,23 @@ int main(void) {
     CHECK(fold__env_transport() == tk[i], "FOLD_TRANSPORT=%s", tv[i]);
   }
   unsetenv("FOLD_TRANSPORT");
+  /* sizes (FOLD_SEGMENT_BYTES, FOLD_PIECE_SIZE): positive integers, else the default */
+  const char *sv[] = {"4096", "0", "-5", "12k", "", "18446744073709551615"};
+  const size_t sk[] = {4096, 77, 77, 77, 77, (size_t)18446744073709551615ull};
+  for (int i = 0; i < 6; i++) {
+    setenv("FOLD_TEST_SIZE", sv[i], 1);
+    CHECK(fold__env_size("FOLD_TEST_SIZE", 77) == sk[i], "FOLD_TEST_SIZE=%s", sv[i]);
+  }
+  unsetenv("FOLD_TEST_SIZE");
+  CHECK(fold__env_size("FOLD_TEST_SIZE", 77) == 77, "unset size");
+  /* read once per communicator: a later change does not reach it */
+  setenv("FOLD_PIECE_SIZE", "7", 1);
+  fold_comm *cc;
+  CHECK(fold__comm_alloc(0, 1, &cc) == FOLD_OK && cc->piece_size == 7, "piece size read at creation");
+  setenv("FOLD_PIECE_SIZE", "9", 1);
+  CHECK(cc->piece_size == 7, "piece size kept");
+  fold__comm_free(cc);
+  unsetenv("FOLD_PIECE_SIZE");
   /* FOLD_DEBUG */
   setenv("FOLD_DEBUG", "trace", 1);
   CHECK(fold__log_level_env() == FOLD__LOG_TRACE, "trace");

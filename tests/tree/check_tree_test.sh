@@ -19,8 +19,13 @@ copy; sed -i '1a #include "coll/coll.h"' "$tmp/t/src/core/log.c"
 expect 1 layers "$tmp/t" "layer offence: src/core/log.c -> src/coll/coll.h"
 copy; sed -i '1a #include "../engine/progress.c"' "$tmp/t/src/op/op.c" # relative includes resolve too
 expect 1 layers "$tmp/t" "layer offence: src/op/op.c -> src/engine/progress.c"
-copy; sed -i '/#include "transport\/transport.h"/d' "$tmp/t/src/core/env.c"
-expect 1 layers "$tmp/t" "layer debt paid: 'src/core/env.c -> src/transport/transport.h'"
+# pay the first listed debt in the copy: remove that include line
+debt=$(sed -n '/^known_offences()/,/^EOF/p' "$check" | grep -- ' -> ' | head -1)
+if [ -n "$debt" ]; then
+  file=${debt%% -> *}; hdr=${debt##* -> src/}
+  copy; grep -vF "#include \"$hdr\"" "$src/$file" >"$tmp/t/$file"
+  expect 1 layers "$tmp/t" "layer debt paid: '$debt'"
+else echo "ok: no layer debt left to plant"; fi
 copy; for i in $(seq 900); do echo "/* line $i */"; done >>"$tmp/t/src/core/log.c"
 expect 1 sizes "$tmp/t" "size: src/core/log.c has"
 echo "$((5 - fails)) passed, $fails failed"

@@ -41,16 +41,8 @@
 
 #define FOLD__PIECE_SIZE_DEFAULT 4096
 
-/* FOLD_PIECE_SIZE: elements per piece. */
-static size_t piece_size(void) {
-  const char *v = getenv("FOLD_PIECE_SIZE");
-  if (v && *v) {
-    char *end = NULL;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end != v && *end == '\0' && x > 0) return (size_t)x;
-  }
-  return FOLD__PIECE_SIZE_DEFAULT;
-}
+/* FOLD_PIECE_SIZE (read once per communicator): elements per piece. */
+static size_t piece_size(const fold_comm *c) { return c->piece_size ? c->piece_size : FOLD__PIECE_SIZE_DEFAULT; }
 
 /* Element range [*start, *start + *len) owned by rank t. */
 static void owned(const fold__coll *co, int t, size_t *start, size_t *len) {
@@ -65,7 +57,7 @@ static void owned(const fold__coll *co, int t, size_t *start, size_t *len) {
 /* u[0] piece elements, u[1] P pieces. */
 
 static int direct_init(fold__coll *co) {
-  size_t piece = piece_size(), a, len;
+  size_t piece = piece_size(co->comm), a, len;
   if (piece > co->count) piece = co->count ? co->count : 1; /* one piece; keeps the products below in range */
   co->u[0] = piece;
   co->u[1] = co->count / piece + (co->count % piece ? 1 : 0);

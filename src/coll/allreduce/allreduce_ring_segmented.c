@@ -47,22 +47,17 @@
  * latency than the overlap wins back. */
 #define FOLD__SEGMENT_MIN ((size_t)64 << 10)
 
-/* FOLD_SEGMENT_BYTES: a test-only knob to force many segments. */
-static size_t segment_bytes(void) {
-  const char *v = getenv("FOLD_SEGMENT_BYTES");
-  if (v && *v) {
-    char *end = NULL;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end != v && *end == '\0' && x > 0) return (size_t)x;
-  }
-  return FOLD__SEGMENT_BYTES_DEFAULT;
+/* FOLD_SEGMENT_BYTES (read once per communicator): a test-only knob to
+ * force many segments. */
+static size_t segment_bytes(const fold_comm *c) {
+  return c->segment_bytes ? c->segment_bytes : FOLD__SEGMENT_BYTES_DEFAULT;
 }
 
 /* u[0] segment elements, v[0] J segments per block, v[1] Q tmp slots. */
 
 static int seg_init(fold__coll *co) {
   int n = co->size;
-  size_t seg = segment_bytes() / co->esize, maxblk = fold__block_len(co->count, n, 0);
+  size_t seg = segment_bytes(co->comm) / co->esize, maxblk = fold__block_len(co->count, n, 0);
   if (seg == 0) seg = 1;
   if (seg > maxblk) seg = maxblk ? maxblk : 1;
   if (seg == maxblk && maxblk * co->esize >= 2 * FOLD__SEGMENT_MIN) seg = (maxblk + 1) / 2;

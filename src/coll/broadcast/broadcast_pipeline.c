@@ -28,13 +28,8 @@
 enum { PIPELINE_DEFAULT_SEGMENT = 256 * 1024 };
 
 static int pipeline_init(fold__coll *co) {
-  size_t bytes = co->count * co->esize, seg = PIPELINE_DEFAULT_SEGMENT;
-  const char *env = getenv("FOLD_SEGMENT_BYTES");
-  if (env && *env) {
-    char *end;
-    unsigned long long v = strtoull(env, &end, 10);
-    if (*end == '\0' && v > 0) seg = (size_t)v;
-  }
+  /* FOLD_SEGMENT_BYTES, read once per communicator, overrides the default */
+  size_t bytes = co->count * co->esize, seg = co->comm->segment_bytes ? co->comm->segment_bytes : PIPELINE_DEFAULT_SEGMENT;
   seg = seg / co->esize * co->esize;
   if (seg == 0) seg = co->esize;
   /* keep the round number an int: at most 2^30 segments */
