@@ -13,7 +13,7 @@ what=${1:-all}
 layer_of() {
   case $1 in
     src/core/*) echo 0 ;;
-    src/op/* | src/patterns/*) echo 1 ;;
+    src/op/* | src/patterns/* | src/net/*) echo 1 ;;
     src/engine/* | src/transport/transport.h) echo 2 ;;
     src/transport/*) echo 3 ;;
     src/bootstrap/*) echo 4 ;;
@@ -30,7 +30,6 @@ known_offences() {
 src/core/comm.c -> src/transport/sim/sim.h
 src/core/error.c -> src/transport/transport.h
 src/core/comm.c -> src/transport/transport.h
-src/transport/tcp/tcp_conn.c -> src/bootstrap/auth.h
 EOF
 }
 

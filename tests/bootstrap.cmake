@@ -37,14 +37,14 @@ if(FOLD_HAVE_LIBFUZZER)
       -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src)
   set(_fz_store_src ${FOLD_TEST_DIR}/fuzz/fuzz_store.c ${CMAKE_SOURCE_DIR}/src/bootstrap/store.c
       ${CMAKE_SOURCE_DIR}/src/bootstrap/card.c)
-  set(_fz_auth_src ${FOLD_TEST_DIR}/fuzz/fuzz_auth.c ${CMAKE_SOURCE_DIR}/src/bootstrap/auth.c ${CMAKE_SOURCE_DIR}/src/bootstrap/fdio.c
+  set(_fz_auth_src ${FOLD_TEST_DIR}/fuzz/fuzz_auth.c ${CMAKE_SOURCE_DIR}/src/net/auth.c ${CMAKE_SOURCE_DIR}/src/net/fdio.c
       ${CMAKE_SOURCE_DIR}/src/core/clock.c)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store
     COMMAND ${FOLD_CLANG} ${_fz_flags} ${_fz_store_src} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store
     DEPENDS ${_fz_store_src} ${CMAKE_SOURCE_DIR}/src/bootstrap/store.h VERBATIM)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_auth
     COMMAND ${FOLD_CLANG} ${_fz_flags} ${_fz_auth_src} ${OPENSSL_CRYPTO_LIBRARY} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_auth
-    DEPENDS ${_fz_auth_src} ${CMAKE_SOURCE_DIR}/src/bootstrap/auth.h VERBATIM)
+    DEPENDS ${_fz_auth_src} ${CMAKE_SOURCE_DIR}/src/net/auth.h VERBATIM)
   add_custom_target(fold_fuzzers ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store ${CMAKE_CURRENT_BINARY_DIR}/fuzz_auth)
   foreach(f fuzz_store fuzz_auth)
     # -artifact_prefix keeps crash files in the build tree

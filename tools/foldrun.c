@@ -18,7 +18,7 @@
 
 #include <openssl/rand.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "bootstrap/store.h"
 #include "core/internal.h"
 

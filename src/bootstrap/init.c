@@ -11,7 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "bootstrap/store.h"
 #include "core/internal.h"
 #include "transport/transport.h"

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 
 #define FOLD__STORE_KEY_MAX 256
 #define FOLD__STORE_VAL_MAX 65536

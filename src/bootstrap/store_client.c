@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap/fdio.h"
+#include "net/fdio.h"
 #include "bootstrap/store.h"
 #include "core/internal.h"
 

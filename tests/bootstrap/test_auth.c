@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "check.h"
 #include "core/internal.h"
 

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "core/internal.h"
 
 int fold__log_level_env(void) { return FOLD__LOG_NONE; }

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "fold.h"
 #include "transport/transport.h"
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap/auth.h"
+#include "net/auth.h"
 #include "transport/tcp/tcp.h"
 
 #define TCP_MAX_HANDSHAKES 64          /* accepted connections proving themselves at once */

@@ -10,8 +10,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#include "bootstrap/auth.h"
-#include "bootstrap/fdio.h"
+#include "net/auth.h"
+#include "net/fdio.h"
 #include "core/internal.h"
 
 #define AUTH_MAGIC "FOLDAUTH"

@@ -1,4 +1,4 @@
-/* fdio.h — blocking-with-deadline helpers for the bootstrap's non-blocking sockets. */
+/* fdio.h — blocking-with-deadline helpers for non-blocking sockets (the bootstrap's stores, the handshake). */
 #ifndef FOLD_FDIO_H
 #define FOLD_FDIO_H
 

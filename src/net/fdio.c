@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "bootstrap/fdio.h"
+#include "net/fdio.h"
 #include "core/internal.h"
 
 int fold__fd_wait(int fd, short events, int64_t deadline_ns) {
