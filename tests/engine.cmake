@@ -4,3 +4,17 @@ foreach(case threads_order threads_periodic threads_wait sim_exact sim_periodic 
   add_test(NAME engine_timer_${case} COMMAND engine_timer ${case})
   set_tests_properties(engine_timer_${case} PROPERTIES TIMEOUT 30)
 endforeach()
+
+# Handlers for unsolicited messages (several senders in order, a rendezvous
+# message, drops, bad contexts) and extension slots (teardown order).
+fold_add_test_exe(engine_handler engine/engine_handler.c)
+foreach(case threads sim rules slots)
+  add_test(NAME engine_handler_${case} COMMAND engine_handler ${case})
+  set_tests_properties(engine_handler_${case} PROPERTIES TIMEOUT 60)
+endforeach()
+# The same with real processes: shm, and tcp (whose messages past 64 KiB are rendezvous).
+fold_add_test_exe(engine_handler_mp engine/engine_handler_mp.c check.c)
+foreach(t shm tcp)
+  add_test(NAME engine_handler_mp_${t} COMMAND foldrun -n 3 --transport ${t} --timeout 30 -- $<TARGET_FILE:engine_handler_mp>)
+  set_tests_properties(engine_handler_mp_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
+endforeach()
