@@ -23,7 +23,7 @@ endforeach()
 # delays in the simulator, and processes over shm (its own shm algorithm's
 # chunk loop) and tcp (the round executor).
 fold_add_test_exe(engine_delay engine/engine_delay.c)
-foreach(case parse threads sim)
+foreach(case parse threads sim timeout)
   add_test(NAME engine_delay_${case} COMMAND engine_delay ${case})
   set_tests_properties(engine_delay_${case} PROPERTIES TIMEOUT 60)
 endforeach()

@@ -428,6 +428,10 @@ static int count_rounds(const fold__coll *co) {
 static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
   fold__coll *co = (fold__coll *)t;
   buf[0] = '\0';
+  if (co->straggle == 1) { /* nobody else to blame: this rank is the straggler */
+    snprintf(buf, cap, "its own FOLD_INJECT_DELAY before a reduction step of %s", co->algo->name);
+    return -1;
+  }
   if (co->algo->step) return co->algo->describe ? co->algo->describe(co, buf, cap) : -1;
   int first = -1;
   size_t len = 0;

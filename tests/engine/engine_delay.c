@@ -181,6 +181,30 @@ static void case_sim(void) {
   CHECK_T(other, plain);
 }
 
+/* A delay past FOLD_TIMEOUT is a timeout that says why: the rank waited
+ * for its own delay, not for a peer. */
+static fold_comm *toc[2];
+static int to_rc[2];
+static void *timeout_rank(void *arg) {
+  int me = (int)(intptr_t)arg;
+  static int32_t in[2][COUNT], out[2][COUNT];
+  to_rc[me] = fold_allreduce(in[me], out[me], COUNT, FOLD_INT32, FOLD_SUM, toc[me]);
+  return NULL;
+}
+
+static void case_timeout(void) {
+  setenv("FOLD_TIMEOUT", "0.3", 1);
+  make_threads(2, toc, "0:30");
+  unsetenv("FOLD_TIMEOUT");
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, timeout_rank, (void *)(intptr_t)i) == 0);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  printf("rank 0: %s\nrank 1: %s\n", fold_comm_last_error(toc[0]), fold_comm_last_error(toc[1]));
+  CHECK(to_rc[0] == FOLD_ETIMEDOUT && to_rc[1] != FOLD_OK);
+  CHECK(strstr(fold_comm_last_error(toc[0]), "rank 0") && strstr(fold_comm_last_error(toc[0]), "FOLD_INJECT_DELAY"));
+  for (int i = 0; i < 2; i++) fold_comm_destroy(toc[i]);
+}
+
 /* ---- processes: `engine_delay mp ALGO` under foldrun, FOLD_INJECT_DELAY=1:0.05 ------------ */
 
 static int run_mp(const char *algo) {
@@ -223,6 +247,7 @@ int main(int argc, char **argv) {
       {"parse", case_parse},
       {"threads", case_threads},
       {"sim", case_sim},
+      {"timeout", case_timeout},
   };
   return sim_check_run("engine_delay", cases, sizeof cases / sizeof cases[0], argc, argv);
 }
