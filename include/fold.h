@@ -357,8 +357,9 @@ FOLD_API int fold_wait_status(fold_request *req, fold_status *st);
 FOLD_API int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st);
 
 /* Move pending traffic along once and never block: poll every transport
- * (deliver arrivals, write queued sends, answer rendezvous), and step the
- * nonblocking collectives of comm. For programs that compute between calls:
+ * (deliver arrivals, write queued sends, answer rendezvous), run the
+ * library's timers that are due (e.g. a FOLD_INJECT_DELAY straggler's
+ * delay) and step the nonblocking collectives of comm. For programs that compute between calls:
  * calling it now and then lets isends, irecvs and nonblocking collectives
  * advance without fold_test/fold_wait on them (they still need one of
  * those to be freed). On a simulated communicator it runs one simulator

@@ -5,8 +5,8 @@
 
 #include "coll/coll.h"
 #include "coll/shm_coll.h"
+#include "engine/engine.h"
 #include "select/select.h"
-#include "transport/sim/sim.h"
 
 static const char *const coll_names[FOLD__COLL_COUNT] = {
   "broadcast", "reduce", "allreduce", "reduce_scatter", "allgather", "gather", "scatter", "alltoall", "barrier",
@@ -258,18 +258,19 @@ static void run_local_op(fold__coll *co, const fold__cop *op, double *busy) {
   if (op->kind == FOLD__OP_REDUCE) {
     fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
                      (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
-    *busy += fold__sim_reduce_cost(co->comm, op->len * co->esize);
+    *busy += fold__engine_reduce_cost(co->comm, op->len * co->esize);
   } else if (op->kind == FOLD__OP_COPY)
     memmove((char *)co->bufs[op->out_buf] + op->out_off, (char *)co->bufs[op->a_buf] + op->a_off, op->len);
 }
 
 /* Run the round's local ops not run yet, in order. */
 static void run_local_ops(fold__coll *co) {
-  /* In the simulator, each reduction call costs op_overhead plus op_time
-   * (gamma) per byte of virtual time. */
+  /* The engine's clock says what the reductions cost: nothing extra on
+   * real transports (the work took its time), op_overhead plus op_time
+   * (gamma) per byte of virtual time in the simulator. */
   double busy = 0;
   for (int i = co->nlocal; i < co->nops; i++) run_local_op(co, &co->ops[i], &busy);
-  if (busy > 0) fold__sim_charge(co->comm, busy);
+  if (busy > 0) fold__engine_charge(co->comm, busy);
   co->nops = 0;
   co->nlocal = 0;
 }
@@ -310,7 +311,8 @@ static int local_ready(const fold__coll *co, const fold__cop *op) {
 }
 
 static void run_ready_local_ops(fold__coll *co) {
-  if (co->nops > FOLD__EARLY_MAX_OPS || co->comm->sim_drive) return;
+  /* a straggler (FOLD_INJECT_DELAY) runs no reduction before its delay */
+  if (co->nops > FOLD__EARLY_MAX_OPS || fold__engine_virtual(co->comm) || fold__engine_inject_delay(co->comm)) return;
   double busy = 0;
   for (; co->nlocal < co->nops; co->nlocal++) {
     const fold__cop *op = &co->ops[co->nlocal];
@@ -318,6 +320,37 @@ static void run_ready_local_ops(fold__coll *co) {
     if (!local_ready(co, op)) break;
     run_local_op(co, op, &busy);
   }
+}
+
+/* ---- FOLD_INJECT_DELAY: a straggler waits before each local reduction step -----------
+ * The wait is an engine timer, not a sleep: the task says "waiting" until
+ * the timer fires, so a delayed rank still moves its transfers, and the
+ * simulator delays in virtual time. */
+
+static void straggle_fired(fold_comm *c, fold__timer *t, void *arg) {
+  fold__coll *co = arg;
+  co->straggle = 2;
+}
+
+int fold__coll_straggle(fold__coll *co, int reduces) {
+  int64_t d = fold__engine_inject_delay(co->comm);
+  if (d <= 0 || co->straggle == 2) {
+    co->straggle = 0; /* served (or none): the next step waits anew */
+    return 0;
+  }
+  if (co->straggle == 1) return 1;
+  if (!reduces) return 0;
+  fold__timer_init(&co->straggle_timer, straggle_fired, co);
+  if (fold__timer_arm_in(co->comm, &co->straggle_timer, d) < 0) return 0; /* the comm failed: nothing to wait for */
+  co->straggle = 1;
+  return 1;
+}
+
+/* Does the rest of the round (its local ops not run yet) reduce? */
+static int round_reduces(const fold__coll *co) {
+  for (int i = co->nlocal; i < co->nops; i++)
+    if (co->ops[i].kind == FOLD__OP_REDUCE) return 1;
+  return 0;
 }
 
 /* The result's last touch: FOLD_AVG divides by the rank count. */
@@ -349,7 +382,12 @@ static int coll_step(fold__task *t) {
       int rc = round_comm_done(co);
       if (rc == 0) run_ready_local_ops(co);
       if (rc <= 0) return rc;
+      co->local_due = 1;
+    }
+    if (co->local_due) { /* the round's transfers are done: its local ops */
+      if (fold__coll_straggle(co, round_reduces(co))) return 0;
       run_local_ops(co);
+      co->local_due = 0;
       co->round++;
     }
     if (co->failed) return co->failed;
@@ -363,10 +401,7 @@ static int coll_step(fold__task *t) {
     if (co->failed) return co->failed;
     int rc = start_comm_ops(co);
     if (rc) return rc;
-    if (co->nreqs == 0) { /* a round of local ops only */
-      run_local_ops(co);
-      co->round++;
-    }
+    if (co->nreqs == 0) co->local_due = 1; /* a round of local ops only: run at the loop's top */
   }
 }
 
@@ -393,6 +428,10 @@ static int count_rounds(const fold__coll *co) {
 static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
   fold__coll *co = (fold__coll *)t;
   buf[0] = '\0';
+  if (co->straggle == 1) { /* nobody else to blame: this rank is the straggler */
+    snprintf(buf, cap, "its own FOLD_INJECT_DELAY before a reduction step of %s", co->algo->name);
+    return -1;
+  }
   if (co->algo->step) return co->algo->describe ? co->algo->describe(co, buf, cap) : -1;
   int first = -1;
   size_t len = 0;
@@ -428,7 +467,7 @@ static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
 
 /* ---- reuse across calls ------------------------------------------------------------
  * A finished call's state (its op and request arrays and its scratch) waits
- * in c->coll_cache for the next call, so that the hot path neither
+ * in the communicator's cache for the next call, so that the hot path neither
  * allocates nor page-faults: a fresh calloc of a large scratch is a new
  * mmap of zero pages, faulted in on every call (512 KiB allreduce at n=2
  * over shm: 403 us out of place against 91 us in place). One call's state
@@ -442,10 +481,39 @@ static void coll_free(fold__coll *co) {
   free(co);
 }
 
+/* The cache hangs in an extension slot of the communicator; its teardown
+ * hook frees it when the communicator goes. */
+typedef struct coll_cache {
+  fold__coll *co;
+} coll_cache;
+static const char cache_slot; /* the slot's key */
+
+static void cache_teardown(void *p) {
+  coll_cache *k = p;
+  if (k->co) coll_free(k->co);
+  free(k);
+}
+
+/* c's cache, attached at the first call (NULL without memory: no reuse). */
+static coll_cache *cache_of(fold_comm *c) {
+  coll_cache *k = fold__ext_get(c, &cache_slot);
+  if (k == NULL && (k = calloc(1, sizeof *k)) != NULL && fold__ext_attach(c, &cache_slot, k, cache_teardown) != FOLD_OK) {
+    free(k);
+    k = NULL;
+  }
+  return k;
+}
+
+fold__coll *fold__coll_cached(fold_comm *c) {
+  coll_cache *k = fold__ext_get(c, &cache_slot);
+  return k ? k->co : NULL;
+}
+
 static fold__coll *coll_get(fold_comm *c) {
-  fold__coll *co = c->coll_cache;
+  coll_cache *k = cache_of(c);
+  fold__coll *co = k ? k->co : NULL;
   if (co == NULL) return calloc(1, sizeof *co);
-  c->coll_cache = NULL;
+  k->co = NULL;
   fold__coll keep = *co;
   memset(co, 0, sizeof *co);
   co->ops = keep.ops;
@@ -483,20 +551,20 @@ static void coll_release(fold__task *t) {
   co->nreqs = 0;
   fold__req_unref(co->sig_send);
   fold__req_unref(co->sig_recv);
-  fold_comm *c = co->comm;
-  if (c->coll_cache && c->coll_cache->tmp_cap < co->tmp_cap) {
-    coll_free(c->coll_cache);
-    c->coll_cache = NULL;
+  fold__timer_cancel(co->comm, &co->straggle_timer);
+  coll_cache *k = cache_of(co->comm);
+  if (k == NULL) {
+    coll_free(co);
+    return;
   }
-  if (c->coll_cache == NULL)
-    c->coll_cache = co;
+  if (k->co && k->co->tmp_cap < co->tmp_cap) {
+    coll_free(k->co);
+    k->co = NULL;
+  }
+  if (k->co == NULL)
+    k->co = co;
   else
     coll_free(co);
-}
-
-void fold__coll_cache_free(fold_comm *c) {
-  if (c->coll_cache) coll_free(c->coll_cache);
-  c->coll_cache = NULL;
 }
 
 /* ---- argument checks ------------------------------------------------------------------ */

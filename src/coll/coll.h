@@ -3,6 +3,7 @@
 #define FOLD_COLL_H
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "op/op.h"
 
 /* The collectives, in the order of the FOLD_ALGO grammar's names. */
@@ -115,6 +116,11 @@ struct fold__coll {
   int dig_ctx;
   fold_request *sig_send, *sig_recv;
   int sig_checked;
+  int local_due;     /* the round's transfers are done; its local ops wait to run */
+  /* FOLD_INJECT_DELAY: 0 no delay pending, 1 waiting for straggle_timer,
+   * 2 served (fold__coll_straggle) */
+  int straggle;
+  fold__timer straggle_timer;
 };
 
 /* Emitters for round functions. Zero-length sends and receives are
@@ -141,6 +147,14 @@ typedef struct fold__coll_args {
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
 /* fold__coll_start for the nonblocking public calls: the request is the user's. */
 int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
+/* The finished call's state the communicator keeps for the next call
+ * (NULL if none): for white-box tests. */
+fold__coll *fold__coll_cached(fold_comm *c);
+/* FOLD_INJECT_DELAY (engine/engine.h): call before a step of local work
+ * (reduces != 0: the step reduces). 1: wait (a timer is armed, the task
+ * must return "waiting"); 0: go on. Once the delay is served it returns 0
+ * once and starts afresh at the next step. Without a delay: always 0. */
+int fold__coll_straggle(fold__coll *co, int reduces);
 /* Start and wait: the blocking form. */
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a);
 

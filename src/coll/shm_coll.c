@@ -293,6 +293,7 @@ int fold__shm_step(fold__coll *co, const fold__shm_kind *k) {
   uint64_t base = co->u[FOLD__SHM_U_BASE], nch = co->u[FOLD__SHM_U_NCHUNKS];
   if (a->completed != base) return 0; /* an earlier shm call on this communicator is still running */
   fold__shm_ctl *me = a->ctl[a->rank];
+  int reduces = co->kind == FOLD__COLL_ALLREDUCE || co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_REDUCE_SCATTER;
   for (;;) {
     int moved = 0, rc;
     size_t f = co->u[FOLD__SHM_U_FILL], i = co->u[FOLD__SHM_U_DONE];
@@ -301,6 +302,8 @@ int fold__shm_step(fold__coll *co, const fold__shm_kind *k) {
       int s = (int)(g & 1);
       if (co->v[FOLD__SHM_V_PHASE] == 0) { /* everyone's part is in */
         if ((rc = all_reached(co, a, W_ARRIVE, g + 1)) < 0) return rc;
+        /* a straggler (FOLD_INJECT_DELAY) waits before each chunk it reduces */
+        if (rc && fold__coll_straggle(co, reduces)) return 0;
         if (rc) {
           if ((rc = sig_check(co, a, g)) < 0) return rc;
           if (co->v[FOLD__SHM_V_MID]) {

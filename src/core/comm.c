@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
 
@@ -31,12 +32,17 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   c->timeout_ns = fold__env_timeout_ns();
   c->log_level = fold__log_level_env();
   c->clock = fold__clock_mono;
-  memset(c->coll_algo, -1, sizeof c->coll_algo);
-  fold__select_init(c);
   const char *nc = getenv("FOLD_NO_MISMATCH_CHECK");
   c->no_sig_check = nc && *nc == '1';
   c->segment_bytes = fold__env_size("FOLD_SEGMENT_BYTES", 0);
   c->piece_size = fold__env_size("FOLD_PIECE_SIZE", 0);
+  /* the engine's services and the layers every communicator carries
+   * (failure reports, algorithm selection): they register their teardown */
+  int rc = fold__svc_init(c);
+  if (rc < 0) {
+    fold__comm_free(c);
+    return rc;
+  }
   *out = c;
   return FOLD_OK;
 }
@@ -74,7 +80,9 @@ void fold__comm_free(fold_comm *c) {
     fold__req_user_done(r);
     fold__req_unref(r);
   }
-  fold__coll_cache_free(c);
+  /* layers' state (the collective cache, selection rules, extensions),
+   * newest first, while the transports are still there */
+  fold__ext_teardown(c);
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);
   if (c->boot_release)
@@ -85,7 +93,7 @@ void fold__comm_free(fold_comm *c) {
   free(c->poison);
   free(c->user_ops);
   free(c->op_tmp);
-  fold__select_free(c);
+  fold__svc_free(c);
   free(c);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 /* Messages of calls that have no communicator yet (fold_init and friends). */
@@ -208,9 +209,35 @@ void fold__comm_act_on_poison(fold_comm *c) {
     tell_then_fail(c, st, -1, c->poison + 4, self);
 }
 
+/* A peer's failure report on FOLD__CTX_SYS: [status][culprit][text]
+ * (tell_then_fail). Run by the engine outside the transports' polls; acted
+ * on by fold__progress (c->poison), since failing shuts transports down. */
+static void report_handler(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
+  if (data == NULL || bytes <= 8) return; /* not a report we sent: dropped */
+  int32_t st, culprit;
+  memcpy(&st, data, 4);
+  memcpy(&culprit, (const char *)data + 4, 4);
+  size_t len = bytes - 8 > 400 ? 400 : bytes - 8;
+  char text[401];
+  memcpy(text, (const char *)data + 8, len);
+  text[len] = '\0';
+  if (culprit >= 0 && culprit < c->size) {
+    /* the sender lost (or waited in vain for) another rank: noted for
+     * when the sender goes next, but no reason to fail here */
+    fold__note_report(c, src, st, culprit, text);
+  } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
+    memcpy(c->poison, &st, 4);
+    memcpy(c->poison + 4, text, len + 1);
+  }
+}
+
+int fold__report_init(fold_comm *c) { return fold__handler_set(c, FOLD__CTX_SYS, report_handler, NULL); }
+
 int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
-  if (!c->poison && !fold__comm_failed(c))
+  if (!c->poison && !fold__comm_failed(c)) {
     fold__poll_transports(c);
+    fold__handlers_run(c); /* a report that came in names the cause */
+  }
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
   if (fold__comm_failed(c))

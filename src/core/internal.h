@@ -33,9 +33,19 @@ enum {
 static inline int fold__ctx_coll_data(uint32_t digest) {
   return FOLD__CTX_COLL | (int)((digest & ((1u << FOLD__CTX_DIGEST_BITS) - 1)) << 2);
 }
+/* Extension contexts: FOLD__CTX_SYS with a number k above the two low
+ * bits, k in [0, FOLD__CTX_EXT_COUNT) (k = 0 is FOLD__CTX_SYS itself). A
+ * layer that needs its own messages takes one and sets a handler for it
+ * (engine/engine.h: fold__handler_set); transports carry them unchanged. */
+#define FOLD__CTX_EXT_COUNT 64
+static inline int fold__ctx_ext(int k) { return FOLD__CTX_SYS | (k << 2); }
+static inline int fold__ctx_is_ext(int64_t ctx) {
+  return ctx >= 0 && (ctx & 3) == FOLD__CTX_SYS && (ctx >> 2) < FOLD__CTX_EXT_COUNT;
+}
 /* Is ctx, read from the wire, a context some rank can send? */
 static inline int fold__ctx_valid(int64_t ctx) {
-  return ctx >= 0 && (ctx < FOLD__CTX_COUNT || ((ctx & 3) == FOLD__CTX_COLL && ctx < ((int64_t)1 << (FOLD__CTX_DIGEST_BITS + 2))));
+  return ctx >= 0 && (ctx < FOLD__CTX_COUNT || fold__ctx_is_ext(ctx) ||
+                      ((ctx & 3) == FOLD__CTX_COLL && ctx < ((int64_t)1 << (FOLD__CTX_DIGEST_BITS + 2))));
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -164,8 +174,10 @@ struct fold_comm {
                               * (1 + size: a receive from any source lost its last sender) */
   int own_cpu;               /* every peer is a local process and each rank may have a CPU of its own
                               * (set by the shm transport): waits spin without yielding */
-  struct fold__coll *coll_cache; /* a finished collective's state, reused by the next (coll/coll.c) */
   int tx_batch;              /* > 0: transports may hold sends until fold__tx_batch_end (progress.c) */
+  /* engine services: timers, clock hooks, extension slots, message
+   * handlers (engine/engine.h); layers keep their state in slots, not here */
+  struct fold__svc *svc;
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -294,13 +306,6 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
-/* Free the collective state cached for reuse (coll/coll.c); after the last
- * request of the comm is gone. */
-void fold__coll_cache_free(fold_comm *c);
-/* Apply FOLD_ALGO and FOLD_RULES to a new communicator (select/select.c). */
-void fold__select_init(fold_comm *c);
-/* Release what fold__select_init attached. */
-void fold__select_free(fold_comm *c);
 
 /* ---- time ------------------------------------------------------------------------- */
 int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns (core/clock.c) */
@@ -369,8 +374,9 @@ int fold__isend_bytes(fold_comm *c, const void *buf, size_t bytes, int peer, int
 int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
 
 /* ---- progress engine (engine/progress.c) --------------------------------------------- */
-/* Poll every transport once and step the active tasks. Never blocks.
- * Returns the communicator's failure status (0 if healthy). */
+/* Poll every transport once, hand unsolicited messages to their handlers,
+ * fire the due timers and step the active tasks (engine/engine.h). Never
+ * blocks. Returns the communicator's failure status (0 if healthy). */
 int fold__progress(fold_comm *c);
 /* Bracket code that starts several sends at once (a collective's start, the
  * task steps of one progress pass): in between, a transport may gather the

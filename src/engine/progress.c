@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 /* How long a wait spins on progress before it sleeps, and the longest single
@@ -79,6 +80,7 @@ int fold__progress(fold_comm *c) {
   if (st)
     return st;
   fold__poll_transports(c);
+  fold__handlers_run(c); /* a peer's failure report included: it may set c->poison */
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
   if (c->lost_fail_pending && !fold__comm_failed(c)) {
@@ -86,6 +88,9 @@ int fold__progress(fold_comm *c) {
     c->lost_fail_pending = 0;
     fold__fail_for_lost(c, p, "needs");
   }
+  /* before the tasks: a task waiting for a timer goes on in this pass */
+  if (c->svc->timers && !fold__comm_failed(c))
+    fold__timers_run(c);
   if (c->tasks && !fold__comm_failed(c)) {
     /* the rounds that complete now start their sends together */
     fold__tx_batch_begin(c);
@@ -192,6 +197,8 @@ int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
       continue;
     }
     int64_t left = deadline - now;
-    sleep_in_transports(c, left < FOLD__SLEEP_CAP_NS ? left : FOLD__SLEEP_CAP_NS);
+    int64_t timer = fold__timer_next(c) - now; /* never sleep past a timer's deadline */
+    if (timer < left) left = timer > 0 ? timer : 0;
+    if (left > 0) sleep_in_transports(c, left < FOLD__SLEEP_CAP_NS ? left : FOLD__SLEEP_CAP_NS);
   }
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 fold_request *fold__req_new(fold_comm *c, int kind) {
@@ -160,30 +161,6 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 }
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
-  if (u->ctx == FOLD__CTX_SYS) {
-    /* A peer's failure report. Acted on by the next fold__progress, not
-     * here: failing shuts transports down, and we may be inside one. */
-    if (u->data && u->bytes > 8) {
-      int32_t st, culprit;
-      memcpy(&st, u->data, 4);
-      memcpy(&culprit, (char *)u->data + 4, 4);
-      size_t len = u->bytes - 8 > 400 ? 400 : u->bytes - 8;
-      char text[401];
-      memcpy(text, (char *)u->data + 8, len);
-      text[len] = '\0';
-      if (culprit >= 0 && culprit < c->size) {
-        /* the sender lost (or waited in vain for) another rank: noted for
-         * when the sender goes next, but no reason to fail here */
-        fold__note_report(c, u->src, st, culprit, text);
-      } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
-        memcpy(c->poison, &st, 4);
-        memcpy(c->poison + 4, text, len + 1);
-      }
-    }
-    if (u->tp) u->tp->ops->pull(u->tp, u, NULL);
-    else free(u);
-    return;
-  }
   fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
   if (r) {
     unexp_to_recv(u, r);
@@ -195,6 +172,10 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
   else
     c->unexp_head = u;
   c->unexp_tail = u;
+  /* An extension context's handler (a peer's failure report on
+   * FOLD__CTX_SYS among them) gets it from the next fold__progress, not
+   * here: we may be inside a transport's poll. */
+  fold__handler_claims(c, u);
 }
 
 int fold__recv_post(fold_comm *c, fold_request *r) {
@@ -217,6 +198,7 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
     if (c->unexp_tail == u)
       c->unexp_tail = prev;
     u->next = NULL;
+    fold__handler_note_taken(c, u);
     unexp_to_recv(u, r);
     return FOLD_OK;
   }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "select/select.h"
 #include "transport/transport.h"
 
@@ -384,26 +385,34 @@ int fold_comm_set_algo(fold_comm *comm, const char *spec) {
   return fold__algo_spec_apply(comm, spec, "fold_comm_set_algo");
 }
 
-/* Called when a communicator is made: FOLD_ALGO and FOLD_RULES apply to
- * every communicator. Bad values are reported and ignored, as FOLD_ALGO's
- * always were: a tuning file is an optimisation, and a job that ran before
- * the file was edited should still run (with the built-in rules). */
-void fold__select_init(fold_comm *c) {
+static void rules_teardown(void *rules) { fold__rules_free(rules); }
+static const char rules_slot; /* the key of the rules' extension slot */
+
+/* Called when a communicator is made (engine/ext.c): FOLD_ALGO and
+ * FOLD_RULES apply to every communicator. Bad values are reported and
+ * ignored, as FOLD_ALGO's always were: a tuning file is an optimisation,
+ * and a job that ran before the file was edited should still run (with the
+ * built-in rules). The rules file's table hangs in an extension slot,
+ * freed by its teardown hook; c->rules is the hot path's view of it. */
+int fold__select_init(fold_comm *c) {
+  memset(c->coll_algo, -1, sizeof c->coll_algo);
   const char *v = getenv("FOLD_ALGO");
   if (v && *v && fold__algo_spec_apply(c, v, "FOLD_ALGO") != FOLD_OK)
     FOLD__WARN(c, "%s (FOLD_ALGO ignored)", c->last_error);
   const char *path = getenv("FOLD_RULES");
   if (path && *path) {
     char err[FOLD__ERRLEN - 64];
-    int rc = fold__rules_load(path, &c->rules, err, sizeof err);
+    fold__rules *rules = NULL;
+    int rc = fold__rules_load(path, &rules, err, sizeof err);
     if (rc != FOLD_OK) {
       fold__error(c, rc, "FOLD_RULES: %s", err);
       FOLD__WARN(c, "%s (FOLD_RULES ignored: using the built-in rules)", c->last_error);
+    } else if ((rc = fold__ext_attach(c, &rules_slot, rules, rules_teardown)) != FOLD_OK) {
+      fold__rules_free(rules);
+      return rc;
+    } else {
+      c->rules = rules;
     }
   }
-}
-
-void fold__select_free(fold_comm *c) {
-  fold__rules_free(c->rules);
-  c->rules = NULL;
+  return FOLD_OK;
 }

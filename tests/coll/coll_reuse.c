@@ -58,18 +58,18 @@ static void same_scratch(int r, fold_comm *c, int32_t *in, int32_t *out) {
   CHECK_OK(fold_comm_set_algo(c, "allreduce=recursive_doubling"), c);
   for (size_t i = 0; i < BIG; i++) in[i] = val(r, 1000, i);
   CHECK_OK(fold_allreduce(in, out, BIG, FOLD_INT32, FOLD_SUM, c), c);
-  fold__coll *co = c->coll_cache;
+  fold__coll *co = fold__coll_cached(c);
   CHECK(co != NULL && co->tmp_cap >= BIG * sizeof(int32_t), "rank %d: no scratch cached after a call", r);
   void *tmp = co ? co->tmp_mem : NULL, *ops = co ? co->ops : NULL;
   memset(out, 0, BIG * sizeof *out);
   CHECK_OK(fold_allreduce(in, out, BIG, FOLD_INT32, FOLD_SUM, c), c);
   check_sum(r, "repeat", 1000, out, BIG);
-  co = c->coll_cache;
+  co = fold__coll_cached(c);
   CHECK(co != NULL && co->tmp_mem == tmp && co->ops == ops, "rank %d: the second call did not reuse the first's state",
         r);
   /* a small call keeps the large scratch */
   CHECK_OK(fold_allreduce(in, out, 3, FOLD_INT32, FOLD_SUM, c), c);
-  co = c->coll_cache;
+  co = fold__coll_cached(c);
   CHECK(co != NULL && co->tmp_mem == tmp, "rank %d: a small call dropped the cached large scratch", r);
   CHECK_OK(fold_comm_set_algo(c, "allreduce=auto"), c);
 }
@@ -113,7 +113,7 @@ static void in_flight(int r, fold_comm *c, int32_t *in, int32_t *out) {
     for (int q = 0; q < nranks; q++)
       for (int i = 0; i < 50; i++) bad += ag_out[q * 50 + i] != 1000 * q + i;
     CHECK(bad == 0, "n=%d rank %d in-flight allgather: %d wrong", nranks, r, bad);
-    fold__coll *co = c->coll_cache;
+    fold__coll *co = fold__coll_cached(c);
     CHECK(co != NULL && co->tmp_cap >= counts[2] * sizeof(int32_t),
           "rank %d: the largest scratch of the calls in flight was not kept", r);
   }

@@ -150,6 +150,9 @@ static void t_frame(void) {
       /* collective data: the signature digest above FOLD__CTX_COLL */
       {.type = FOLD__TCP_EAGER, .ctx = 0x7ffffffd, .tag = 1, .len = 8},
       {.type = FOLD__TCP_RTS, .ctx = (1u << 2) | FOLD__CTX_COLL, .tag = 1, .len = 1ull << 20, .cookie = 5},
+      /* extension contexts (engine handlers): FOLD__CTX_SYS with a number above */
+      {.type = FOLD__TCP_EAGER, .ctx = (1u << 2) | FOLD__CTX_SYS, .tag = 3, .len = 16},
+      {.type = FOLD__TCP_RTS, .ctx = ((FOLD__CTX_EXT_COUNT - 1u) << 2) | FOLD__CTX_SYS, .tag = 3, .len = 1ull << 20, .cookie = 6},
       {.type = FOLD__TCP_CTS, .len = 65537, .cookie = ~0ull},
       {.type = FOLD__TCP_NACK, .len = 0, .cookie = 3},
       {.type = FOLD__TCP_RDATA, .len = 3000000000ull, .cookie = 1},
@@ -183,6 +186,7 @@ static void t_frame(void) {
       {8, 4, 0x80000001u, FOLD__TCP_EAGER},      /* collective ctx with a digest too wide */
       {8, 4, (5u << 2) | FOLD__CTX_SIG, FOLD__TCP_EAGER}, /* a digest on a context that has none */
       {8, 4, (5u << 2) | FOLD__CTX_P2P, FOLD__TCP_RTS},
+      {8, 4, ((uint64_t)FOLD__CTX_EXT_COUNT << 2) | FOLD__CTX_SYS, FOLD__TCP_EAGER}, /* past the extension contexts */
       {12, 4, 0x80000000u, FOLD__TCP_EAGER},     /* negative tag */
       {16, 8, 65537, FOLD__TCP_EAGER},           /* eager too long */
       {16, 8, ~0ull, FOLD__TCP_EAGER},           /* eager too long */

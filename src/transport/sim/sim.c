@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "transport/sim/sim.h"
 
 static const fold__tp_ops sim_ops;
@@ -181,6 +182,15 @@ int fold__sim_step(struct fold_sim *sim) {
   fold__sim_ev ev;
   if (!fold__sim_heap_pop(&sim->heap, &ev))
     return 0;
+  if (ev.kind == FOLD__SIM_EV_TIMER) {
+    /* A timer's event is stale when no timer of the rank is due by its
+     * time any more (cancelled, moved later: that one has its own event),
+     * or the rank is gone or failed: skipped, the clock stays. */
+    fold_comm *c = sim->comms[ev.rank];
+    double x = ev.t * 1e9;
+    if (c == NULL || fold__comm_failed(c) || (double)fold__timer_next(c) > x + 0.5)
+      return 1;
+  }
   if (ev.t > sim->now) /* events are never scheduled in the past */
     sim->now = ev.t;
   fold_comm *touched = NULL;
@@ -215,6 +225,7 @@ int fold__sim_step(struct fold_sim *sim) {
     free(m);
     break;
   case FOLD__SIM_EV_WAKE:
+  case FOLD__SIM_EV_TIMER: /* fold__progress fires the due timers */
     touched = sim->comms[ev.rank];
     break;
   case FOLD__SIM_EV_CALL: {

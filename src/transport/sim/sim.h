@@ -26,7 +26,8 @@ enum {
   FOLD__SIM_EV_ARRIVE = 2,    /* ptr = message: delivered to the destination */
   FOLD__SIM_EV_WAKE = 3,      /* rank: run progress (timers, end of busy time) */
   FOLD__SIM_EV_REACH = 4,     /* ptr = message: its head reaches the receiver's switch port */
-  FOLD__SIM_EV_CALL = 5       /* ptr = fold__sim_call: a fold_sim_at callback */
+  FOLD__SIM_EV_CALL = 5,      /* ptr = fold__sim_call: a fold_sim_at callback */
+  FOLD__SIM_EV_TIMER = 6      /* rank: an engine timer may be due (stale ones move no clock) */
 };
 
 /* A callback scheduled with fold_sim_at; its CALL event owns it. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "transport/sim/sim.h"
 
 /* How many stuck ranks a deadlock message names before "and N more". */
@@ -208,6 +209,27 @@ int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
   return FOLD_OK;
 }
 
+/* The engine timers' hook: an event at t_ns for c's rank. fold__sim_step
+ * skips it without moving the clock if no timer is due by then any more
+ * (cancelled or moved), so a cancelled watchdog leaves no trace in the
+ * virtual time. */
+static int sim_timer_wake(fold_comm *c, int64_t t_ns) {
+  struct fold_sim *sim = sim_of(c);
+  double t = (double)t_ns / 1e9; /* exact back in sim_clock, as for fold__sim_wake_at */
+  if (t < sim->now)
+    t = sim->now;
+  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_TIMER, c->rank, NULL) != FOLD_OK)
+    return fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
+  return FOLD_OK;
+}
+
+/* The simulator's side of the engine's clock interface. */
+static const fold__clock_hooks sim_hooks = {
+    .charge = fold__sim_charge,
+    .reduce_cost = fold__sim_reduce_cost,
+    .wake_at = sim_timer_wake,
+};
+
 int fold__sim_comm_destroy(fold_comm *c) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL) { /* not ours after all: the ordinary path */
@@ -345,6 +367,7 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
     c->clock = sim_clock;
     c->clock_ctx = sim;
     c->sim_drive = sim_drive;
+    fold__engine_hooks_set(c, &sim_hooks);
     /* Every simulated rank has its own link to the switch: its own host. */
     c->local_rank = 0;
     c->local_size = 1;

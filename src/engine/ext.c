@@ -1,0 +1,87 @@
+/* ext.c — the engine's per-communicator state, extension slots with teardown hooks, and the layers every communicator gets. */
+#include <stdlib.h>
+
+#include "engine/engine.h"
+
+struct fold__ext_slot {
+  struct fold__ext_slot *next;
+  const void *key;
+  void *ptr;
+  void (*teardown)(void *ptr);
+};
+
+int fold__ext_attach(fold_comm *c, const void *key, void *ptr, void (*teardown)(void *ptr)) {
+  if (key == NULL)
+    return fold__error(c, FOLD_EINVAL, "rank %d: extension slot with a NULL key", c->rank);
+  for (struct fold__ext_slot *s = c->svc->slots; s; s = s->next)
+    if (s->key == key)
+      return fold__error(c, FOLD_EINVAL, "rank %d: extension slot %p is already attached", c->rank, key);
+  struct fold__ext_slot *s = malloc(sizeof *s);
+  if (s == NULL) return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory for an extension slot", c->rank);
+  s->key = key;
+  s->ptr = ptr;
+  s->teardown = teardown;
+  s->next = c->svc->slots; /* newest first: teardown runs in reverse order of attachment */
+  c->svc->slots = s;
+  return FOLD_OK;
+}
+
+void *fold__ext_get(const fold_comm *c, const void *key) {
+  for (const struct fold__ext_slot *s = c->svc->slots; s; s = s->next)
+    if (s->key == key) return s->ptr;
+  return NULL;
+}
+
+void *fold__ext_detach(fold_comm *c, const void *key) {
+  for (struct fold__ext_slot **pp = &c->svc->slots; *pp; pp = &(*pp)->next) {
+    struct fold__ext_slot *s = *pp;
+    if (s->key != key) continue;
+    *pp = s->next;
+    void *ptr = s->ptr;
+    free(s);
+    return ptr;
+  }
+  return NULL;
+}
+
+void fold__ext_teardown(fold_comm *c) {
+  if (c->svc == NULL) return;
+  /* one at a time from the head: a hook may detach other slots */
+  while (c->svc->slots) {
+    struct fold__ext_slot *s = c->svc->slots;
+    c->svc->slots = s->next;
+    if (s->teardown) s->teardown(s->ptr);
+    free(s);
+  }
+}
+
+/* ---- the engine state and the layers every communicator has ------------------------ */
+
+/* Layers that every communicator carries from its creation, in order (they
+ * attach their state to slots; their teardown hooks free it): the failure
+ * reports' handler (core/error.c), algorithm selection (FOLD_ALGO,
+ * FOLD_RULES: select/select.c). Later capabilities attach themselves when
+ * they are created, not here. */
+static int (*const layers[])(fold_comm *c) = {
+    fold__report_init,
+    fold__select_init,
+};
+
+int fold__svc_init(fold_comm *c) {
+  c->svc = calloc(1, sizeof *c->svc);
+  if (c->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
+  fold__inject_delay_init(c);
+  for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+    int rc = layers[i](c);
+    if (rc < 0) return rc;
+  }
+  return FOLD_OK;
+}
+
+void fold__svc_free(fold_comm *c) {
+  if (c->svc == NULL) return;
+  fold__ext_teardown(c); /* normally done already, before the transports went */
+  fold__handlers_free(c);
+  free(c->svc);
+  c->svc = NULL;
+}

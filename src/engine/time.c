@@ -1,0 +1,71 @@
+/* time.c — the engine's clock and cost interface (charge, reduction cost, wake-at) and FOLD_INJECT_DELAY. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine/engine.h"
+
+void fold__engine_hooks_set(fold_comm *c, const fold__clock_hooks *hooks) { c->svc->hooks = hooks; }
+
+void fold__engine_charge(fold_comm *c, double seconds) {
+  const fold__clock_hooks *h = c->svc->hooks;
+  if (h && h->charge && seconds > 0) h->charge(c, seconds);
+}
+
+double fold__engine_reduce_cost(const fold_comm *c, size_t bytes) {
+  const fold__clock_hooks *h = c->svc->hooks;
+  return h && h->reduce_cost ? h->reduce_cost(c, bytes) : 0.0;
+}
+
+int fold__engine_wake_at(fold_comm *c, int64_t t_ns) {
+  const fold__clock_hooks *h = c->svc->hooks;
+  return h && h->wake_at ? h->wake_at(c, t_ns) : FOLD_OK;
+}
+
+int64_t fold__engine_inject_delay(const fold_comm *c) { return c->svc->inject_delay_ns; }
+
+/* ---- FOLD_INJECT_DELAY ---------------------------------------------------------- */
+
+/* The longest delay accepted: a day (a typo of minutes for seconds is
+ * still a valid, if long, straggler). */
+#define FOLD__INJECT_MAX_S 86400.0
+
+/* Parse "RANK:SECONDS[,RANK:SECONDS...]"; *mine gets rank `me`'s seconds
+ * (the last item naming it wins; 0 if none). Returns 0, or -1 if malformed. */
+static int parse_delay(const char *v, int me, double *mine) {
+  *mine = 0;
+  const char *p = v;
+  for (;;) {
+    char *end;
+    long r = strtol(p, &end, 10);
+    if (end == p || *end != ':' || r < 0 || r > INT32_MAX) return -1;
+    p = end + 1;
+    double s = strtod(p, &end);
+    if (end == p || !isfinite(s) || s < 0 || s > FOLD__INJECT_MAX_S) return -1;
+    if (r == me) *mine = s;
+    p = end;
+    if (*p == '\0') return 0;
+    if (*p++ != ',') return -1;
+  }
+}
+
+/* Read once per communicator (at its creation). A bad value is said once
+ * per process (fold__warn_env); a good one once per process at WARN, since
+ * it makes a job slow on purpose and must not go unnoticed in a log. */
+void fold__inject_delay_init(fold_comm *c) {
+  const char *v = getenv("FOLD_INJECT_DELAY");
+  c->svc->inject_delay_ns = 0;
+  if (v == NULL || *v == '\0') return;
+  double s;
+  if (parse_delay(v, c->rank, &s) != 0) {
+    fold__warn_env("FOLD_INJECT_DELAY", v, "is not RANK:SECONDS[,RANK:SECONDS...] (seconds in [0, %.0f]); ignored",
+                   FOLD__INJECT_MAX_S);
+    return;
+  }
+  static atomic_int said;
+  if (atomic_exchange(&said, 1) == 0 && c->log_level >= FOLD__LOG_WARN)
+    fold__log(FOLD__LOG_WARN, c->rank,
+              "FOLD_INJECT_DELAY=%s: the ranks named are delayed before each local reduction step of a collective "
+              "(a test knob)", v);
+  c->svc->inject_delay_ns = (int64_t)(s * 1e9 + 0.5); /* s >= 0: rounded to nearest */
+}

@@ -1,0 +1,36 @@
+# tests/engine.cmake — the engine's services: timers, extension slots, message handlers, FOLD_INJECT_DELAY.
+fold_add_test_exe(engine_timer engine/engine_timer.c)
+foreach(case threads_order threads_periodic threads_wait sim_exact sim_periodic sim_at sim_failed)
+  add_test(NAME engine_timer_${case} COMMAND engine_timer ${case})
+  set_tests_properties(engine_timer_${case} PROPERTIES TIMEOUT 30)
+endforeach()
+
+# Handlers for unsolicited messages (several senders in order, a rendezvous
+# message, drops, bad contexts) and extension slots (teardown order).
+fold_add_test_exe(engine_handler engine/engine_handler.c)
+foreach(case threads sim rules slots)
+  add_test(NAME engine_handler_${case} COMMAND engine_handler ${case})
+  set_tests_properties(engine_handler_${case} PROPERTIES TIMEOUT 60)
+endforeach()
+# The same with real processes: shm, and tcp (whose messages past 64 KiB are rendezvous).
+fold_add_test_exe(engine_handler_mp engine/engine_handler_mp.c check.c)
+foreach(t shm tcp)
+  add_test(NAME engine_handler_mp_${t} COMMAND foldrun -n 3 --transport ${t} --timeout 30 -- $<TARGET_FILE:engine_handler_mp>)
+  set_tests_properties(engine_handler_mp_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
+endforeach()
+
+# FOLD_INJECT_DELAY: parsing, a measured straggler on threads, exact virtual
+# delays in the simulator, and processes over shm (its own shm algorithm's
+# chunk loop) and tcp (the round executor).
+fold_add_test_exe(engine_delay engine/engine_delay.c)
+foreach(case parse threads sim timeout)
+  add_test(NAME engine_delay_${case} COMMAND engine_delay ${case})
+  set_tests_properties(engine_delay_${case} PROPERTIES TIMEOUT 60)
+endforeach()
+foreach(t_a shm:shm tcp:ring)
+  string(REPLACE ":" ";" _ta ${t_a})
+  list(GET _ta 0 _t)
+  list(GET _ta 1 _a)
+  add_test(NAME engine_delay_mp_${_t} COMMAND foldrun -n 3 --transport ${_t} --timeout 30 -- $<TARGET_FILE:engine_delay> mp ${_a})
+  set_tests_properties(engine_delay_mp_${_t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_INJECT_DELAY=1:0.05")
+endforeach()
