@@ -72,13 +72,14 @@ static void step_tasks(fold_comm *c) {
   }
 }
 
-int fold__progress(fold_comm *c) {
+int fold__progress_one(fold_comm *c, int poll) {
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire) && !fold__comm_failed(c))
     fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
   int st = fold__comm_failed(c);
   if (st)
     return st;
-  fold__poll_transports(c);
+  if (poll)
+    fold__poll_transports(c);
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
   if (c->lost_fail_pending && !fold__comm_failed(c)) {
@@ -93,6 +94,14 @@ int fold__progress(fold_comm *c) {
     fold__tx_batch_end(c);
   }
   return fold__comm_failed(c);
+}
+
+int fold__progress(fold_comm *c) {
+  /* the comms of a family share transports: a wait on one must drive the
+   * others' tasks too, or interleaved calls on two of them could deadlock */
+  if (c->fam)
+    return fold__fam_progress(c);
+  return fold__progress_one(c, 1);
 }
 
 static void sleep_ns(int64_t ns) {

@@ -160,6 +160,10 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 }
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
+  /* a child's message reaches the root its transports belong to; the root
+   * passes it on (comm/comm_split.c); never on the world's path */
+  if (c->fam && c->to_root == NULL && fold__fam_deliver(c, u))
+    return;
   if (u->ctx == FOLD__CTX_SYS) {
     /* A peer's failure report. Acted on by the next fold__progress, not
      * here: failing shuts transports down, and we may be inside one. */
@@ -263,6 +267,8 @@ int fold__send_post(fold_comm *c, fold_request *r) {
     return st;
   }
   fold__tp *tp = c->peer_tp[r->peer];
+  r->cid = c->cid;
+  r->tpeer = fold__root_rank(c, r->peer);
   if (tp == NULL) {
     fold__req_complete(r, FOLD_EINTERNAL);
     return fold__error(c, FOLD_EINTERNAL, "rank %d: no transport reaches rank %d", c->rank, r->peer);

@@ -106,7 +106,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
     st = fold__comm_failed(c);
   }
   if (fold__req_done(until)) {
-    while (sim->now < sim->busy[c->rank] && fold__sim_step(sim)) {
+    while (sim->now < sim->busy[fold__root_rank(c, c->rank)] && fold__sim_step(sim)) {
     }
     sim->running = 0;
     return FOLD_OK;
@@ -173,24 +173,24 @@ void fold__sim_charge(fold_comm *c, double seconds) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL || !(seconds > 0))
     return;
-  double *busy = &sim->busy[c->rank];
+  double *busy = &sim->busy[fold__root_rank(c, c->rank)];
   *busy = (*busy > sim->now ? *busy : sim->now) + seconds;
   /* Wake the rank when its work is done so that the clock reaches that time
    * even if nothing else happens (the final reduction of a collective). */
-  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator event", c->rank);
 }
 
 double fold__sim_op_time(const fold_comm *c) {
   struct fold_sim *sim = sim_of(c);
-  return sim ? sim->rp[c->rank].op_time : 0.0;
+  return sim ? sim->rp[fold__root_rank(c, c->rank)].op_time : 0.0;
 }
 
 double fold__sim_reduce_cost(const fold_comm *c, size_t bytes) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL)
     return 0.0;
-  const fold_sim_params *p = &sim->rp[c->rank];
+  const fold_sim_params *p = &sim->rp[fold__root_rank(c, c->rank)];
   return p->op_overhead + (double)bytes * p->op_time;
 }
 
@@ -203,7 +203,7 @@ int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
   double t = (double)t_ns / 1e9;
   if (t < sim->now)
     t = sim->now;
-  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
   return FOLD_OK;
 }
