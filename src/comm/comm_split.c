@@ -24,6 +24,7 @@ struct fold__family {
   fold_comm **kids;    /* the live children: a short table, scanned per child message */
   int nkids, capkids;
   fold__unexp *early_head, *early_tail; /* arrivals for cids not created here yet */
+  fold_request *done;  /* simulator: requests of split tasks, to drop later */
 };
 
 /* What every rank of the parent contributes to a split (24 bytes, no padding). */
@@ -220,33 +221,49 @@ static int member_cmp(const void *a, const void *b) {
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Make the child of parent c with the given members (parent ranks, in the
- * child's order), this rank being mem[me]. */
-static int kid_new(fold_comm *c, uint32_t cid, const member *mem, int n, int me, const split_rec *recs,
-                   fold_comm **out) {
+/* A new child before its members are known: configured like its parent, and
+ * failed with FOLD_EINVAL until the split completes (on the simulator, the
+ * program gets it before the simulator has run the exchange). */
+static fold_comm *kid_shell(fold_comm *c, const char *op) {
+  fold_comm *k = calloc(1, sizeof *k);
+  if (k == NULL) return NULL;
+  k->fam = c->fam;
+  k->size = 1;
+  k->timeout_ns = c->timeout_ns;
+  k->log_level = c->log_level;
+  k->clock = c->clock;
+  k->clock_ctx = c->clock_ctx;
+  k->sim_drive = c->sim_drive;
+  memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
+  k->no_sig_check = c->no_sig_check;
+  k->own_cpu = c->own_cpu;
+  k->fail_status = FOLD_EINVAL;
+  snprintf(k->last_error, sizeof k->last_error,
+           "%s: this communicator is not complete yet: run the simulator (fold_sim_run) first", op);
+  atomic_store(&k->failed, 1);
+  return k;
+}
+
+/* Fill shell k as the child of parent c with the given members (parent
+ * ranks, in the child's order), this rank being mem[me]. */
+static int kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const member *mem, int n, int me,
+                    const split_rec *recs) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
-  fold_comm *k = calloc(1, sizeof *k);
-  if (k == NULL) return FOLD_ENOMEM;
   k->rank = me;
   k->size = n;
   k->peer_tp = calloc((size_t)n, sizeof *k->peer_tp);
   k->lost = calloc((size_t)n, 1);
   k->to_root = malloc((size_t)n * sizeof *k->to_root);
   k->from_root = malloc((size_t)root->size * sizeof *k->from_root);
-  if (k->nuser_ops == 0 && c->nuser_ops > 0) {
-    k->user_ops = malloc((size_t)c->nuser_ops * sizeof *c->user_ops);
-    if (k->user_ops) {
-      memcpy(k->user_ops, c->user_ops, (size_t)c->nuser_ops * sizeof *c->user_ops);
-      k->nuser_ops = c->nuser_ops;
-    }
+  if (c->nuser_ops > 0 && (k->user_ops = malloc((size_t)c->nuser_ops * sizeof *c->user_ops)) != NULL) {
+    memcpy(k->user_ops, c->user_ops, (size_t)c->nuser_ops * sizeof *c->user_ops);
+    k->nuser_ops = c->nuser_ops;
   }
   k->rules = rules_copy(c->rules);
   if (!k->peer_tp || !k->lost || !k->to_root || !k->from_root || (c->nuser_ops && !k->user_ops) ||
-      (c->rules && !k->rules)) {
-    kid_free(k);
+      (c->rules && !k->rules))
     return FOLD_ENOMEM;
-  }
   for (int i = 0; i < root->size; i++) k->from_root[i] = -1;
   uint64_t host = recs[mem[me].rank].host;
   for (int i = 0; i < n; i++) {
@@ -266,26 +283,17 @@ static int kid_new(fold_comm *c, uint32_t cid, const member *mem, int n, int me,
     if (!seen && k->ntps < FOLD__TP_MAX) k->tps[k->ntps++] = tp;
   }
   k->cid = cid;
-  k->fam = f;
-  k->timeout_ns = c->timeout_ns;
-  k->log_level = c->log_level;
-  k->clock = c->clock;
-  k->clock_ctx = c->clock_ctx;
-  k->sim_drive = c->sim_drive;
-  memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
-  k->no_sig_check = c->no_sig_check;
-  k->own_cpu = c->own_cpu;
   if (f->nkids == f->capkids) {
     int cap = f->capkids ? 2 * f->capkids : 4;
     fold_comm **kids = realloc(f->kids, (size_t)cap * sizeof *kids);
-    if (kids == NULL) {
-      kid_free(k);
-      return FOLD_ENOMEM;
-    }
+    if (kids == NULL) return FOLD_ENOMEM;
     f->kids = kids;
     f->capkids = cap;
   }
   f->kids[f->nkids++] = k;
+  k->last_error[0] = '\0';
+  k->fail_status = 0;
+  atomic_store(&k->failed, 0);
   /* what peers sent before this rank got here: in arrival order */
   fold__unexp **pp = &f->early_head, *last = NULL;
   while (*pp) {
@@ -300,32 +308,35 @@ static int kid_new(fold_comm *c, uint32_t cid, const member *mem, int n, int me,
     fold__deliver_unexp(root, u); /* routes to k now */
   }
   f->early_tail = last;
-  *out = k;
   return FOLD_OK;
 }
 
-/* The one exchange behind split, dup and split_host: an allgather over the
- * parent whose signature is its own (a rank calling another collective
- * meanwhile gets FOLD_EMISMATCH, as do its peers). */
-static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm, const char *op) {
-  int rc;
-  if (newcomm) *newcomm = NULL;
-  if ((rc = fold__check_comm(c))) return fold__error(NULL, FOLD_EINVAL, "%s: communicator is NULL", op);
-  struct fold__family *f = family_of(c);
-  if (f == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
-  split_rec mine = {color, key, f->next_cid, 0, f->host};
-  if (newcomm == NULL) mine.flags |= SPLIT_NULL_OUT;
-  if (mode == MODE_SPLIT && color < 0 && color != FOLD_UNDEFINED) mine.flags |= SPLIT_BAD_COLOR;
-  split_rec *recs = malloc((size_t)c->size * sizeof *recs);
-  member *mem = malloc((size_t)c->size * sizeof *mem);
-  if (recs == NULL || mem == NULL) {
-    free(recs);
-    free(mem);
-    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %d ranks", op, c->rank, c->size);
-  }
-  uint16_t sig = mode == MODE_SPLIT ? FOLD__SIG_OP_SPLIT : mode == MODE_DUP ? FOLD__SIG_OP_DUP : FOLD__SIG_OP_SPLIT_HOST;
-  fold__coll_args a = {FOLD__COLL_ALLGATHER, &mine, recs, sizeof mine, FOLD_UINT8, FOLD_SUM, -1, sig};
-  rc = fold__coll_run(c, op, &a);
+/* One split in progress: the exchange's request and what finishing needs. */
+typedef struct pending {
+  fold__task task;
+  fold_comm *c;        /* the parent */
+  fold_comm *k;        /* the shell, NULL for FOLD_UNDEFINED */
+  fold_request *ag;    /* the allgather */
+  int mode, color;
+  split_rec mine;
+  split_rec *recs;
+  const char *op;
+} pending;
+
+static void pending_free(pending *ps) {
+  fold__req_unref(ps->ag);
+  free(ps->recs);
+  free(ps);
+}
+
+/* The exchange is over: check every rank's arguments, agree on the cid and
+ * fill the shell. Returns 0 or the error (every rank returns the same). */
+static int finish(pending *ps) {
+  fold_comm *c = ps->c;
+  const char *op = ps->op;
+  split_rec *recs = ps->recs;
+  int rc = ps->ag->status;
+  if (rc == FOLD_OK && fold__comm_failed(c)) rc = fold__comm_failed(c);
   /* bad arguments anywhere: every rank returns FOLD_EINVAL naming the rank */
   uint32_t cid = 0;
   for (int r = 0; rc == FOLD_OK && r < c->size; r++) {
@@ -338,46 +349,114 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   }
   if (rc == FOLD_OK && cid == UINT32_MAX)
     rc = fold__error(c, FOLD_EINTERNAL, "%s: rank %d: communicator ids exhausted", op, c->rank);
-  if (rc != FOLD_OK) {
-    free(recs);
-    free(mem);
-    return rc;
-  }
+  if (rc != FOLD_OK) return rc;
   /* Every rank of the parent moves past cid, so no process reuses it; the
    * color groups may all take it, as they have no member in common. */
-  f->next_cid = cid + 1;
+  c->fam->next_cid = cid + 1;
+  if (ps->k == NULL) return FOLD_OK; /* FOLD_UNDEFINED */
+  member *mem = malloc((size_t)c->size * sizeof *mem);
+  if (mem == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
   int n = 0, me = -1;
-  if (mode == MODE_HOST) {
-    /* one color per host: the lowest parent rank on it */
-    for (int r = 0; r < c->size; r++)
-      if (recs[r].host == mine.host) {
-        color = r;
-        break;
-      }
-  }
   for (int r = 0; r < c->size; r++) {
-    int rc_color = mode == MODE_SPLIT ? recs[r].color : 0;
-    int in = mode == MODE_HOST ? recs[r].host == mine.host : rc_color == color;
-    if (color == FOLD_UNDEFINED || !in) continue;
-    mem[n].key = mode == MODE_SPLIT ? recs[r].key : 0;
+    int in = ps->mode == MODE_HOST ? recs[r].host == ps->mine.host
+             : ps->mode == MODE_DUP ? 1 : recs[r].color == ps->color;
+    if (!in) continue;
+    mem[n].key = ps->mode == MODE_SPLIT ? recs[r].key : 0;
     mem[n].rank = r;
     n++;
-  }
-  if (color == FOLD_UNDEFINED) {
-    free(recs);
-    free(mem);
-    return FOLD_OK;
   }
   qsort(mem, (size_t)n, sizeof *mem, member_cmp);
   for (int i = 0; i < n; i++)
     if (mem[i].rank == c->rank) me = i;
-  rc = kid_new(c, cid, mem, n, me, recs, newcomm);
-  free(recs);
+  rc = kid_fill(c, ps->k, cid, mem, n, me, recs);
   free(mem);
   if (rc != FOLD_OK)
     return fold__error(c, rc, "%s: rank %d: out of memory creating a communicator of %d ranks", op, c->rank, n);
   FOLD__TRACE(c, "%s: rank %d is rank %d of %d in communicator %u", op, c->rank, me, n, (unsigned)cid);
   return FOLD_OK;
+}
+
+/* On the simulator the split finishes in a task of the parent, when the
+ * simulator has run the exchange. */
+static int pending_step(fold__task *t) {
+  pending *ps = (pending *)t;
+  if (!fold__req_done(ps->ag)) return 0;
+  int rc = finish(ps);
+  if (rc != FOLD_OK && ps->k) {
+    /* the program holds the shell: it stays failed with the reason */
+    ps->k->fail_status = rc;
+    snprintf(ps->k->last_error, sizeof ps->k->last_error, "%s", fold_comm_last_error(ps->c));
+  }
+  return 1;
+}
+
+static void pending_release(fold__task *t) { pending_free((pending *)t); }
+
+/* The one exchange behind split, dup and split_host: an allgather over the
+ * parent whose signature is its own (a rank calling another collective
+ * meanwhile gets FOLD_EMISMATCH, as do its peers). */
+static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm, const char *op) {
+  int rc;
+  if (newcomm) *newcomm = NULL;
+  if (c == NULL) return fold__error(NULL, FOLD_EINVAL, "%s: communicator is NULL", op);
+  if ((rc = fold__comm_failed(c))) return rc;
+  struct fold__family *f = family_of(c);
+  if (f == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
+  /* the simulator's finished splits: their requests were kept until now */
+  for (fold_request **pp = &f->done; *pp;) {
+    fold_request *r = *pp;
+    if (!fold__req_done(r)) {
+      pp = &r->next;
+      continue;
+    }
+    *pp = r->next;
+    fold__req_unref(r);
+  }
+  pending *ps = calloc(1, sizeof *ps);
+  split_rec *recs = malloc((size_t)c->size * sizeof *recs);
+  if (ps == NULL || recs == NULL) {
+    free(ps);
+    free(recs);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %d ranks", op, c->rank, c->size);
+  }
+  ps->c = c;
+  ps->mode = mode;
+  ps->color = color;
+  ps->recs = recs;
+  ps->op = op;
+  ps->mine = (split_rec){color, key, f->next_cid, 0, f->host};
+  if (newcomm == NULL) ps->mine.flags |= SPLIT_NULL_OUT;
+  if (mode == MODE_SPLIT && color < 0 && color != FOLD_UNDEFINED) ps->mine.flags |= SPLIT_BAD_COLOR;
+  int joins = newcomm != NULL && !ps->mine.flags && !(mode == MODE_SPLIT && color == FOLD_UNDEFINED);
+  if (joins && (ps->k = kid_shell(c, op)) == NULL) {
+    pending_free(ps);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
+  }
+  uint16_t sig = mode == MODE_SPLIT ? FOLD__SIG_OP_SPLIT : mode == MODE_DUP ? FOLD__SIG_OP_DUP : FOLD__SIG_OP_SPLIT_HOST;
+  fold__coll_args a = {FOLD__COLL_ALLGATHER, &ps->mine, recs, sizeof ps->mine, FOLD_UINT8, FOLD_SUM, -1, sig};
+  rc = fold__coll_start(c, op, &a, &ps->ag);
+  if (rc == FOLD_OK && c->sim_drive) {
+    fold_request *r = fold__req_new(c, FOLD__REQ_TASK);
+    if (r == NULL) {
+      rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
+    } else {
+      ps->task.step = pending_step;
+      ps->task.release = pending_release;
+      ps->task.req = r;
+      r->task = &ps->task;
+      if (newcomm) *newcomm = ps->k;
+      fold__task_start(c, &ps->task);
+      r->next = f->done; /* unreferenced at the next split or with the family */
+      f->done = r;
+      return FOLD_OK;
+    }
+  }
+  if (rc == FOLD_OK) rc = fold__wait_req(c, ps->ag, op);
+  if (rc == FOLD_OK) rc = finish(ps);
+  if (rc == FOLD_OK && newcomm) *newcomm = ps->k;
+  else if (ps->k) kid_free(ps->k);
+  pending_free(ps);
+  return rc;
 }
 
 int fold_comm_split(fold_comm *comm, int color, int key, fold_comm **newcomm) {
@@ -396,6 +475,11 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
 
 static void family_free(struct fold__family *f) {
   while (f->nkids > 0) kid_free(f->kids[--f->nkids]);
+  while (f->done) {
+    fold_request *r = f->done;
+    f->done = r->next;
+    fold__req_unref(r);
+  }
   fold__unexp *u = f->early_head;
   while (u) {
     fold__unexp *next = u->next;

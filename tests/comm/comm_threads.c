@@ -1,0 +1,111 @@
+/* comm_threads.c — sub-communicators over inproc (ranks as threads): the suite for n up to 17, mismatches, destroy orders. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "comm/comm_suite.h"
+#include "core/internal.h"
+#include "fold.h"
+
+#define MAXT 17
+
+typedef struct { fold_comm *c; int cases; } arg_t;
+
+static void run_threads(int n, void *(*fn)(void *), arg_t *a) {
+  pthread_t th[MAXT];
+  for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, fn, &a[i]);
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+}
+
+static void *suite(void *p) {
+  arg_t *a = p;
+  comm_suite_all(a->c, a->cases);
+  return NULL;
+}
+
+/* Rank 0 splits while the others call a collective: FOLD_EMISMATCH on all. */
+static void *split_vs_coll(void *p) {
+  arg_t *a = p;
+  fold_comm *w = a->c, *k = NULL;
+  int me = fold_comm_rank(w);
+  unsigned char buf[24 * MAXT] = {0};
+  if (me == 0) {
+    CHECK_RC(fold_comm_split(w, 0, 0, &k), FOLD_EMISMATCH, w);
+    CHECK(k == NULL, "mismatched split made a communicator");
+  } else if (a->cases == 0) {
+    /* the same shape as the split's own exchange: 24 bytes each */
+    CHECK_RC(fold_allgather(buf, buf, 24, FOLD_UINT8, w), FOLD_EMISMATCH, w);
+  } else {
+    CHECK_RC(fold_barrier(w), FOLD_EMISMATCH, w);
+  }
+  const char *e = fold_comm_last_error(w);
+  CHECK(strstr(e, "comm_split") != NULL, "mismatch message does not name the split: %s", e);
+  return NULL;
+}
+
+/* The world destroyed before its children: they stay usable. */
+static void *world_first(void *p) {
+  arg_t *a = p;
+  fold_comm *w = a->c, *k = NULL, *kk = NULL;
+  int n = fold_comm_size(w), me = fold_comm_rank(w);
+  CHECK_OK(fold_comm_set_algo(w, "allreduce=ring,broadcast=binomial"), w);
+  CHECK_OK(fold_comm_split(w, me % 2, me, &k), w);
+  CHECK_OK(fold_comm_dup(k, &kk), k);
+  /* a child inherits the forced algorithms */
+  CHECK(memcmp(k->coll_algo, w->coll_algo, sizeof w->coll_algo) == 0, "forced algorithms not inherited");
+  CHECK(kk->coll_algo[0] == w->coll_algo[0], "forced algorithms not inherited by a grandchild");
+  CHECK_OK(fold_comm_destroy(w), NULL);
+  int64_t one = 1, sum = 0;
+  CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, k), k);
+  CHECK(sum == (n + 1 - me % 2) / 2, "after the world went: %lld", (long long)sum);
+  CHECK_OK(fold_comm_destroy(k), NULL);
+  sum = 0;
+  CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, kk), kk);
+  CHECK(sum == (n + 1 - me % 2) / 2, "grandchild after its parents went: %lld", (long long)sum);
+  CHECK_OK(fold_comm_destroy(kk), NULL);
+  return NULL;
+}
+
+/* Many split+destroy cycles: no growth (ASan reports leaks). */
+static void *cycles(void *p) {
+  arg_t *a = p;
+  fold_comm *w = a->c;
+  int me = fold_comm_rank(w);
+  for (int i = 0; i < a->cases; i++) {
+    fold_comm *k = NULL;
+    CHECK_OK(fold_comm_split(w, (me + i) % 2, -me, &k), w);
+    int32_t v = me, s = 0;
+    CHECK_OK(fold_allreduce(&v, &s, 1, FOLD_INT32, FOLD_SUM, k), k);
+    CHECK_OK(fold_comm_destroy(k), NULL);
+  }
+  return NULL;
+}
+
+static void with_world(int n, void *(*fn)(void *), int cases, int destroy) {
+  fold_comm *c[MAXT];
+  arg_t a[MAXT];
+  CHECK_OK(fold_comm_init_threads(n, c), NULL);
+  for (int i = 0; i < n; i++) a[i] = (arg_t){c[i], cases};
+  run_threads(n, fn, a);
+  for (int i = 0; destroy && i < n; i++) fold_comm_destroy(c[i]);
+}
+
+int main(int argc, char **argv) {
+  setenv("FOLD_TIMEOUT", "20", 0);
+  int only = argc > 1 ? atoi(argv[1]) : 0;
+  static const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    if (only && sizes[i] != only) continue;
+    with_world(sizes[i], suite, sizes[i] > 8 ? 4 : 8, 1);
+    printf("suite on %d threads done\n", sizes[i]);
+    fflush(stdout);
+  }
+  if (only) return check_report("comm_threads");
+  with_world(3, split_vs_coll, 0, 1);
+  with_world(4, split_vs_coll, 1, 1);
+  with_world(5, world_first, 0, 0);
+  with_world(4, cycles, 1000, 1);
+  return check_report("comm_threads");
+}
