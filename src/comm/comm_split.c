@@ -380,8 +380,20 @@ static int finish(pending *ps) {
  * simulator has run the exchange. */
 static int pending_step(fold__task *t) {
   pending *ps = (pending *)t;
-  if (!fold__req_done(ps->ag)) return 0;
+  if (!fold__req_done(ps->ag)) {
+    /* the exchange is this task's own (see split): stepped here, so that
+     * the split finishes in the same pass as its last receive */
+    fold__task *at = ps->ag->task;
+    int rc = at->step(at);
+    if (rc == 0) return 0;
+    int st = fold__comm_failed(ps->c);
+    fold__req_complete(ps->ag, st ? st : rc > 0 ? FOLD_OK : rc);
+  }
   int rc = finish(ps);
+  /* the exchange's state goes back to the parent's cache now, while the
+   * parent surely lives (this task's request is dropped later) */
+  fold__req_unref(ps->ag);
+  ps->ag = NULL;
   if (rc != FOLD_OK && ps->k) {
     /* the program holds the shell: it stays failed with the reason */
     ps->k->fail_status = rc;
@@ -391,6 +403,20 @@ static int pending_step(fold__task *t) {
 }
 
 static void pending_release(fold__task *t) { pending_free((pending *)t); }
+
+/* Comm c goes: simulator splits not finished yet must not touch it later
+ * (as their parent: its tasks are dropped; as their new comm: they then
+ * finish as if FOLD_UNDEFINED). */
+static void pending_forget(struct fold__family *f, fold_comm *c) {
+  for (fold_request *r = f->done; r; r = r->next) {
+    pending *ps = (pending *)r->task;
+    if (ps->k == c) ps->k = NULL;
+    if (r->comm == c && ps->ag) {
+      fold__req_unref(ps->ag);
+      ps->ag = NULL;
+    }
+  }
+}
 
 /* The one exchange behind split, dup and split_host: an allgather over the
  * parent whose signature is its own (a rank calling another collective
@@ -445,6 +471,14 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
       ps->task.req = r;
       r->task = &ps->task;
       if (newcomm) *newcomm = ps->k;
+      /* take the exchange's task off the engine's list: the split task
+       * steps it, then finishes at once */
+      for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+        if (*pp == ps->ag->task) {
+          *pp = ps->ag->task->next;
+          ps->ag->task->next = NULL;
+          break;
+        }
       fold__task_start(c, &ps->task);
       r->next = f->done; /* unreferenced at the next split or with the family */
       f->done = r;
@@ -474,12 +508,12 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
 /* ---- destruction ------------------------------------------------------------------- */
 
 static void family_free(struct fold__family *f) {
-  while (f->nkids > 0) kid_free(f->kids[--f->nkids]);
-  while (f->done) {
+  while (f->done) { /* first: an unfinished one still refers to its parent */
     fold_request *r = f->done;
     f->done = r->next;
     fold__req_unref(r);
   }
+  while (f->nkids > 0) kid_free(f->kids[--f->nkids]);
   fold__unexp *u = f->early_head;
   while (u) {
     fold__unexp *next = u->next;
@@ -501,6 +535,7 @@ int fold__fam_destroy(fold_comm *c) {
   fold_comm *root = f->root;
   if (fold__sim_is(c) && ((struct fold_sim *)c->clock_ctx)->running)
     return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running", c->rank);
+  pending_forget(f, c);
   if (c != root) {
     for (int i = 0; i < f->nkids; i++)
       if (f->kids[i] == c) {
