@@ -5,3 +5,16 @@ set_tests_properties(comm_threads PROPERTIES TIMEOUT 120)
 fold_add_test_exe(comm_sim comm/comm_sim.c check.c)
 add_test(NAME comm_sim COMMAND comm_sim)
 set_tests_properties(comm_sim PROPERTIES TIMEOUT 120)
+# Real processes: 5 ranks over shm and over tcp (foldrun).
+fold_add_test_exe(comm_procs comm/comm_procs.c comm/comm_suite.c check.c)
+foreach(t shm tcp)
+  add_test(NAME comm_procs_${t} COMMAND $<TARGET_FILE:foldrun> -n 5 --transport ${t} -- $<TARGET_FILE:comm_procs> 1000)
+  set_tests_properties(comm_procs_${t} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE ENVIRONMENT FOLD_TIMEOUT=20)
+endforeach()
+# A rank SIGKILLed while a child runs collectives: FOLD_EPEER within 5 s on
+# every communicator that contains it, naming it in both numberings.
+fold_add_test_exe(comm_kill comm/comm_kill.c)
+foreach(t shm tcp)
+  add_test(NAME comm_kill_${t} COMMAND comm_kill ${t})
+  set_tests_properties(comm_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
+endforeach()
