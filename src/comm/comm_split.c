@@ -143,14 +143,19 @@ int fold__fam_progress(fold_comm *c) {
   int st = fold__comm_failed(c);
   if (st) return st;
   fold__fam_poll(c);
-  /* the sends of every member's steps go out together at the end */
-  root->tx_batch++;
+  /* Each member batches its own steps' sends; a child's are not held by the
+   * transports (they look at the root's bracket), which keeps a child's
+   * failure reports from waiting behind a bracket they cannot close. */
   if (!f->root_gone) fold__progress_one(root, 0);
   for (int i = 0; i < f->nkids; i++) fold__progress_one(f->kids[i], 0);
-  if (--root->tx_batch == 0 && !f->down)
-    for (int i = 0; i < root->ntps; i++)
-      if (root->tps[i]->ops->flush) root->tps[i]->ops->flush(root->tps[i]);
   return fold__comm_failed(c);
+}
+
+int fold__fam_busy(const fold_comm *root) {
+  const struct fold__family *f = root->fam;
+  for (int i = 0; f && i < f->nkids; i++)
+    if (!fold__comm_failed(f->kids[i]) && (f->kids[i]->posted_head || f->kids[i]->tasks)) return 1;
+  return 0;
 }
 
 fold_comm *fold__fam_shutdown_owner(fold_comm *c) {

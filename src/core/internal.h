@@ -216,6 +216,9 @@ fold_comm *fold__fam_shutdown_owner(fold_comm *c);
 int fold__fam_destroy(fold_comm *c);
 /* A root is freed with its family (fold_sim_destroy): its children too. */
 void fold__fam_free(fold_comm *root);
+/* Has a healthy child of root's family a posted receive or a task? (the
+ * simulator's deadlock report) */
+int fold__fam_busy(const fold_comm *root);
 /* " (rank R of the world)" for a child's rank p, "" on a root: appended to
  * messages that name ranks. */
 const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap);

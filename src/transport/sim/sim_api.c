@@ -50,8 +50,10 @@ static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *
     fold__recv_names(r->peer, r->tag, from, sizeof from, tag, sizeof tag);
     w = snprintf(buf + len, cap - len, "%srank %d (receive from %s, %s%s)", len ? ", " : "", c->rank, from, tag,
                  ctx_name(r->ctx));
-  } else
+  } else if (c->tasks)
     w = snprintf(buf + len, cap - len, "%srank %d (an unfinished collective)", len ? ", " : "", c->rank);
+  else
+    w = snprintf(buf + len, cap - len, "%srank %d (an operation on a sub-communicator)", len ? ", " : "", c->rank);
   return w < 0 ? len : len + (size_t)w;
 }
 
@@ -64,7 +66,7 @@ static int describe_stuck(const struct fold_sim *sim, char *buf, size_t cap) {
   buf[0] = '\0';
   for (int i = 0; i < sim->n; i++) {
     const fold_comm *c = sim->comms[i];
-    if (c == NULL || fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL))
+    if (c == NULL || ((fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL)) && !fold__fam_busy(c)))
       continue;
     if (stuck++ < SIM_STUCK_LIST)
       len = describe_rank(buf, cap, len, c);
@@ -154,7 +156,7 @@ int fold_sim_run(fold_sim *sim) {
    * for and run again. */
   for (int i = 0; i < sim->n; i++) {
     fold_comm *c = sim->comms[i];
-    if (c && !fold__comm_failed(c) && (c->posted_head || c->tasks)) {
+    if (c && ((!fold__comm_failed(c) && (c->posted_head || c->tasks)) || fold__fam_busy(c))) {
       char mine[FOLD__ERRLEN / 4];
       describe_rank(mine, sizeof mine, 0, c);
       fold__error(c, FOLD_ETIMEDOUT, "fold_sim_run: deadlock at t = %.9g s: %s can never complete", sim->now,
