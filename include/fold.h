@@ -226,7 +226,10 @@ FOLD_API int fold_comm_init_threads(int n, fold_comm **comms);
 
 /* Release comm and everything it holds. Never hangs, even after a failure;
  * pending requests of comm become invalid (do not wait on them afterwards).
- * Peers still talking to this rank see it as lost (FOLD_EPEER).
+ * Peers still talking to this rank see it as lost (FOLD_EPEER). Any order
+ * of destroying a communicator and its sub-communicators works: the
+ * connections go with the last of them, a child outlives its destroyed
+ * parent (see "sub-communicators").
  * NULL is accepted and ignored. Returns FOLD_OK (FOLD_EINVAL, nothing
  * done, for a simulated rank while its fold_sim_run is running). */
 FOLD_API int fold_comm_destroy(fold_comm *comm);

@@ -244,9 +244,10 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     return tell_then_fail(c, n->cause_status, n->culprit, n->cause, self);
   }
   const char *why = fold__lost_why(c, p);
-  char world[48]; /* a child names the rank in the world's numbering too */
+  char world[48], me[48]; /* a child names the ranks in the world's numbering too */
   fold__world_note(c, p, world, sizeof world);
-  snprintf(self, sizeof self, "rank %d: %s peer rank %d%s, which is lost (%s)", c->rank, what, p, world, why);
+  fold__world_note(c, c->rank, me, sizeof me);
+  snprintf(self, sizeof self, "rank %d%s: %s peer rank %d%s, which is lost (%s)", c->rank, me, what, p, world, why);
   snprintf(cause, sizeof cause, "peer rank %d%s is lost (%s)", p, world, why);
   return tell_then_fail(c, FOLD_EPEER, p, cause, self);
 }
