@@ -145,33 +145,51 @@ void comm_suite_interleave(fold_comm *w) {
   /* two halves too: siblings of different sizes at once */
   CHECK_OK(fold_comm_split(w, me < n / 3 ? 0 : 1, 0, &h), w);
   if (!k || !h) return;
+  /* ring: every round's send needs the previous round's receive, so a rank
+   * that stops stepping one communicator stalls its neighbours there */
+  CHECK_OK(fold_comm_set_algo(w, "allreduce=ring"), w);
+  CHECK_OK(fold_comm_set_algo(k, "allreduce=ring"), k);
+  enum { L = 4 * 64 };
+  static _Thread_local int64_t a[L], b[L], ra[L], rb[L];
+  int len = 4 * n;
   for (int it = 0; it < 4; it++) {
-    int64_t a = me + it, b = 2 * me + it, c = 1, ra = 0, rb = 0, rc = 0;
+    int64_t c = 1, rc = 0;
+    for (int j = 0; j < len; j++) {
+      a[j] = me + it + j;
+      b[j] = 2 * me + it + j;
+      ra[j] = rb[j] = 0;
+    }
     fold_request *qa = NULL, *qb = NULL, *qc = NULL;
     /* ranks start them in different orders across communicators (allowed:
      * the order per communicator is the same) */
     if ((me + it) % 2) {
-      CHECK_OK(fold_iallreduce(&a, &ra, 1, FOLD_INT64, FOLD_SUM, w, &qa), w);
-      CHECK_OK(fold_iallreduce(&b, &rb, 1, FOLD_INT64, FOLD_SUM, k, &qb), k);
+      CHECK_OK(fold_iallreduce(a, ra, (size_t)len, FOLD_INT64, FOLD_SUM, w, &qa), w);
+      CHECK_OK(fold_iallreduce(b, rb, (size_t)len, FOLD_INT64, FOLD_SUM, k, &qb), k);
       CHECK_OK(fold_iallreduce(&c, &rc, 1, FOLD_INT64, FOLD_SUM, h, &qc), h);
     } else {
       CHECK_OK(fold_iallreduce(&c, &rc, 1, FOLD_INT64, FOLD_SUM, h, &qc), h);
-      CHECK_OK(fold_iallreduce(&b, &rb, 1, FOLD_INT64, FOLD_SUM, k, &qb), k);
-      CHECK_OK(fold_iallreduce(&a, &ra, 1, FOLD_INT64, FOLD_SUM, w, &qa), w);
+      CHECK_OK(fold_iallreduce(b, rb, (size_t)len, FOLD_INT64, FOLD_SUM, k, &qb), k);
+      CHECK_OK(fold_iallreduce(a, ra, (size_t)len, FOLD_INT64, FOLD_SUM, w, &qa), w);
     }
-    /* wait the child first: it must drive the world's collective too */
-    CHECK_OK(fold_wait(qc), h);
-    CHECK_OK(fold_wait(qb), k);
-    CHECK_OK(fold_wait(qa), w);
-    int64_t sa = 0, sb = 0;
-    for (int r = 0; r < n; r++) {
-      sa += r + it;
-      sb += 2 * r + it;
+    /* rank 0 waits the dup first, the others the world: a wait on one
+     * communicator must drive the others' collectives too, or rank 0 would
+     * stall the world's ring and its neighbour the dup's */
+    if (me == 0) {
+      CHECK_OK(fold_wait(qb), k);
+      CHECK_OK(fold_wait(qc), h);
+      CHECK_OK(fold_wait(qa), w);
+    } else {
+      CHECK_OK(fold_wait(qa), w);
+      CHECK_OK(fold_wait(qc), h);
+      CHECK_OK(fold_wait(qb), k);
     }
-    CHECK(ra == sa && rb == sb, "interleave: %lld %lld, want %lld %lld", (long long)ra, (long long)rb, (long long)sa,
-          (long long)sb);
+    int64_t s = (int64_t)n * (n - 1) / 2;
+    for (int j = 0; j < len; j++)
+      CHECK(ra[j] == s + (int64_t)n * (it + j) && rb[j] == 2 * s + (int64_t)n * (it + j),
+            "interleave: [%d] %lld %lld", j, (long long)ra[j], (long long)rb[j]);
     CHECK(rc == fold_comm_size(h), "interleave: half sum %lld, want %d", (long long)rc, fold_comm_size(h));
   }
+  CHECK_OK(fold_comm_set_algo(w, "allreduce=auto"), w);
   fold_comm_destroy(h);
   fold_comm_destroy(k);
   CHECK_OK(fold_barrier(w), w);

@@ -9,8 +9,8 @@
  * child, a ring with wildcard receives, a nested split, a dup, destroy in
  * a random order. Siblings of different sizes run at the same time. */
 void comm_suite_matrix(fold_comm *w, unsigned seed);
-/* Nonblocking collectives on the world and a child, started in different
- * orders on different ranks and waited child first: no deadlock. */
+/* Nonblocking collectives on the world and two children, started and
+ * waited in different orders on different ranks: no deadlock. */
 void comm_suite_interleave(fold_comm *w);
 /* A child's messages never match the world's or a sibling's, even with
  * wildcard receives posted first. */
