@@ -35,6 +35,7 @@ static double now_s(void) {
 
 int main(int argc, char **argv) {
   int cycles = argc > 1 ? atoi(argv[1]) : 1000;
+  int host_size = argc > 2 ? atoi(argv[2]) : 0; /* expected fold_comm_split_host size (0: no check) */
   fold_comm *w;
   if (fold_init(&w) != FOLD_OK) {
     fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
@@ -42,6 +43,12 @@ int main(int argc, char **argv) {
   }
   int me = fold_comm_rank(w), n = fold_comm_size(w);
   comm_suite_all(w, 6);
+  if (host_size > 0) {
+    fold_comm *h = NULL;
+    CHECK_OK(fold_comm_split_host(w, &h), w);
+    CHECK(h && fold_comm_size(h) == host_size, "split_host: %d ranks, want %d", h ? fold_comm_size(h) : -1, host_size);
+    fold_comm_destroy(h);
+  }
   /* the time of one split (after a warm-up), max over ranks */
   fold_comm *k = NULL;
   CHECK_OK(fold_comm_split(w, me % 2, 0, &k), w);
