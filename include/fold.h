@@ -310,7 +310,15 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
  * naming the rank, when some rank passes a negative color other than
  * FOLD_UNDEFINED or a NULL newcomm (nothing is created anywhere; a NULL
  * comm is FOLD_EINVAL at once, message in fold_comm_last_error(NULL));
- * comm's failure status if it failed (*newcomm = NULL); FOLD_ENOMEM. */
+ * comm's failure status if it failed (*newcomm = NULL); FOLD_ENOMEM.
+ * Simulator: the program plays every rank from one thread, so the call
+ * cannot block there: it starts the exchange and returns at once with
+ * *newcomm set (NULL for FOLD_UNDEFINED); the new communicator is complete
+ * once the simulator has run the exchange (fold_sim_run, or a blocking
+ * call on a rank of comm that runs past it), and until then every call on
+ * it returns FOLD_EINVAL ("not complete yet"). Errors found by the
+ * exchange (a bad color on some rank, a mismatch) then leave it failed
+ * with that status and message. */
 FOLD_API int fold_comm_split(fold_comm *comm, int color, int key, fold_comm **newcomm);
 
 /* Collective over comm: a new communicator with the same ranks in the same
