@@ -316,9 +316,10 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
  * *newcomm set (NULL for FOLD_UNDEFINED); the new communicator is complete
  * once the simulator has run the exchange (fold_sim_run, or a blocking
  * call on a rank of comm that runs past it), and until then every call on
- * it returns FOLD_EINVAL ("not complete yet"). Errors found by the
- * exchange (a bad color on some rank, a mismatch) then leave it failed
- * with that status and message. */
+ * it returns FOLD_EINVAL ("not complete yet"). A rank's own bad argument
+ * is FOLD_EINVAL at once; its peers' new communicators then stay failed
+ * with FOLD_EINVAL and the message naming it (and stay "not complete" if
+ * comm fails first). */
 FOLD_API int fold_comm_split(fold_comm *comm, int color, int key, fold_comm **newcomm);
 
 /* Collective over comm: a new communicator with the same ranks in the same

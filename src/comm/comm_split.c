@@ -487,6 +487,13 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
       fold__task_start(c, &ps->task);
       r->next = f->done; /* unreferenced at the next split or with the family */
       f->done = r;
+      /* this rank's own bad argument is known now (its peers learn it from
+       * the exchange) */
+      if (ps->mine.flags & SPLIT_NULL_OUT)
+        return fold__error(c, FOLD_EINVAL, "%s: rank %d: newcomm is NULL", op, c->rank);
+      if (ps->mine.flags & SPLIT_BAD_COLOR)
+        return fold__error(c, FOLD_EINVAL, "%s: rank %d: color %d is negative (only FOLD_UNDEFINED is allowed)",
+                           op, c->rank, color);
       return FOLD_OK;
     }
   }

@@ -158,7 +158,31 @@ static void run_case(int n, int report) {
   free(q);
 }
 
+/* A bad color on one simulated rank: FOLD_EINVAL there at once, and the
+ * others' new communicators fail with the message naming it. */
+static void bad_color(void) {
+  fold_sim *sim;
+  fold_comm *w[3], *k[3] = {NULL, NULL, NULL};
+  CHECK_OK(fold_sim_create(3, NULL, &sim, w), NULL);
+  CHECK_OK(fold_comm_split(w[0], 0, 0, &k[0]), w[0]);
+  CHECK_RC(fold_comm_split(w[1], -7, 0, &k[1]), FOLD_EINVAL, w[1]);
+  CHECK(k[1] == NULL, "bad color gave a communicator");
+  CHECK_OK(fold_comm_split(w[2], 0, 0, &k[2]), w[2]);
+  CHECK_OK(fold_sim_run(sim), NULL);
+  for (int i = 0; i < 3; i += 2) {
+    CHECK_RC(fold_barrier(k[i]), FOLD_EINVAL, k[i]);
+    CHECK(strstr(fold_comm_last_error(k[i]), "rank 1: color -7") != NULL, "message: %s", fold_comm_last_error(k[i]));
+    fold_comm_destroy(k[i]);
+  }
+  /* the world is fine, and the next split works */
+  for (int i = 0; i < 3; i++) CHECK_OK(fold_comm_split(w[i], 0, 0, &k[i]), w[i]);
+  CHECK_OK(fold_sim_run(sim), NULL);
+  for (int i = 0; i < 3; i++) CHECK(k[i] && fold_comm_size(k[i]) == 3, "split after a bad one");
+  CHECK_OK(fold_sim_destroy(sim), NULL); /* frees the children too */
+}
+
 int main(void) {
+  bad_color();
   static const int sizes[] = {1, 2, 5, 8, 17, 1024};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) run_case(sizes[i], sizes[i] >= 8);
   return check_report("comm_sim");
