@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "comm/comm_suite.h"
 #include "core/internal.h"
 #include "fold.h"
+#include "select/select.h"
 
 #define MAXT 17
 
@@ -56,6 +58,10 @@ static void *world_first(void *p) {
   /* a child inherits the forced algorithms */
   CHECK(memcmp(k->coll_algo, w->coll_algo, sizeof w->coll_algo) == 0, "forced algorithms not inherited");
   CHECK(kk->coll_algo[0] == w->coll_algo[0], "forced algorithms not inherited by a grandchild");
+  /* and the FOLD_RULES rules (a copy: the file is not read again) */
+  CHECK(w->rules && k->rules && kk->rules && k->rules != w->rules && k->rules->count == w->rules->count &&
+            memcmp(k->rules->rule, w->rules->rule, (size_t)w->rules->count * sizeof w->rules->rule[0]) == 0,
+        "FOLD_RULES not inherited");
   CHECK_OK(fold_comm_destroy(w), NULL);
   int64_t one = 1, sum = 0;
   CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, k), k);
@@ -105,7 +111,17 @@ int main(int argc, char **argv) {
   if (only) return check_report("comm_threads");
   with_world(3, split_vs_coll, 0, 1);
   with_world(4, split_vs_coll, 1, 1);
+  char rules[] = "/tmp/fold-comm-rules-XXXXXX";
+  int fd = mkstemp(rules);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (f) {
+    fputs("allreduce * * * ring\nbroadcast * 2-8 * binomial\n", f);
+    fclose(f);
+  }
+  setenv("FOLD_RULES", rules, 1);
   with_world(5, world_first, 0, 0);
+  unsetenv("FOLD_RULES");
+  unlink(rules);
   with_world(4, cycles, 1000, 1);
   return check_report("comm_threads");
 }
