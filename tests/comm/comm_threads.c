@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "fold.h"
 #include "select/select.h"
+#include "coll/coll.h"
 
 #define MAXT 17
 
@@ -74,6 +75,85 @@ static void *world_first(void *p) {
   return NULL;
 }
 
+/* Every collective with every algorithm (but shm) on children of a
+ * 7-rank world split 4 + 3 with the ranks reversed: sizes that are not
+ * powers of two and ranks that differ from the world's. */
+static int run_coll(fold_comm *k, int kind) {
+  int s = fold_comm_size(k), r = fold_comm_rank(k), bad = 0;
+  enum { C = 5 };
+  int32_t in[C * 8], out[C * 8];
+  for (int i = 0; i < C * s; i++) {
+    in[i] = r * 1000 + i;
+    out[i] = -1;
+  }
+  int rc;
+  switch (kind) {
+  case FOLD__COLL_BROADCAST:
+    for (int i = 0; i < C; i++) out[i] = r == s - 1 ? 7 * i : -1;
+    rc = fold_broadcast(out, C, FOLD_INT32, s - 1, k);
+    for (int i = 0; i < C; i++) bad += out[i] != 7 * i;
+    break;
+  case FOLD__COLL_REDUCE:
+  case FOLD__COLL_ALLREDUCE:
+    rc = kind == FOLD__COLL_REDUCE ? fold_reduce(in, out, C, FOLD_INT32, FOLD_SUM, 1 % s, k)
+                                   : fold_allreduce(in, out, C, FOLD_INT32, FOLD_SUM, k);
+    if (kind == FOLD__COLL_ALLREDUCE || r == 1 % s)
+      for (int i = 0; i < C; i++) bad += out[i] != 1000 * s * (s - 1) / 2 + s * i;
+    break;
+  case FOLD__COLL_REDUCE_SCATTER:
+    rc = fold_reduce_scatter(in, out, C, FOLD_INT32, FOLD_SUM, k);
+    for (int i = 0; i < C; i++) bad += out[i] != 1000 * s * (s - 1) / 2 + s * (r * C + i);
+    break;
+  case FOLD__COLL_ALLGATHER:
+  case FOLD__COLL_GATHER:
+    rc = kind == FOLD__COLL_GATHER ? fold_gather(in, out, C, FOLD_INT32, 0, k) : fold_allgather(in, out, C, FOLD_INT32, k);
+    if (kind == FOLD__COLL_ALLGATHER || r == 0)
+      for (int p = 0; p < s; p++)
+        for (int i = 0; i < C; i++) bad += out[p * C + i] != p * 1000 + i;
+    break;
+  case FOLD__COLL_SCATTER:
+    rc = fold_scatter(in, out, C, FOLD_INT32, 0, k);
+    for (int i = 0; i < C; i++) bad += out[i] != r * C + i;
+    break;
+  case FOLD__COLL_ALLTOALL:
+    rc = fold_alltoall(in, out, C, FOLD_INT32, k);
+    for (int p = 0; p < s; p++)
+      for (int i = 0; i < C; i++) bad += out[p * C + i] != p * 1000 + r * C + i;
+    break;
+  default:
+    rc = fold_barrier(k);
+    break;
+  }
+  return rc != FOLD_OK ? rc : bad ? -100 : 0;
+}
+
+static void *all_algos(void *p) {
+  arg_t *a = p;
+  fold_comm *w = a->c, *k = NULL;
+  int me = fold_comm_rank(w);
+  CHECK_OK(fold_comm_split(w, me < 4, -me, &k), w);
+  for (int kind = 0; kind < FOLD__COLL_COUNT && k; kind++) {
+    const fold__algo *const *algos = fold__algo_tables[kind].algos;
+    for (int i = 0; algos[i]; i++) {
+      char spec[96];
+      snprintf(spec, sizeof spec, "%s=%s", fold__coll_name((fold__coll_kind)kind), algos[i]->name);
+      CHECK_OK(fold_comm_set_algo(k, spec), k);
+      int rc = run_coll(k, kind);
+      if (strcmp(algos[i]->name, "shm") == 0) {
+        CHECK(rc == FOLD_EINVAL, "%s on a child (inproc): %d", spec, rc);
+      } else {
+        CHECK(rc == 0, "%s on a child of %d ranks, rank %d: %d (%s)", spec, fold_comm_size(k), fold_comm_rank(k), rc,
+              fold_comm_last_error(k));
+      }
+    }
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s=auto", fold__coll_name((fold__coll_kind)kind));
+    CHECK_OK(fold_comm_set_algo(k, spec), k);
+  }
+  fold_comm_destroy(k);
+  return NULL;
+}
+
 /* Many split+destroy cycles: no growth (ASan reports leaks). */
 static void *cycles(void *p) {
   arg_t *a = p;
@@ -109,6 +189,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (only) return check_report("comm_threads");
+  with_world(7, all_algos, 0, 1);
   with_world(3, split_vs_coll, 0, 1);
   with_world(4, split_vs_coll, 1, 1);
   char rules[] = "/tmp/fold-comm-rules-XXXXXX";
