@@ -163,8 +163,15 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
     break;
   }
   if (who < 0 || who == c->rank || who >= c->size) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self);
-  snprintf(cause, sizeof cause, "rank %d was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s", who,
-           s, c->rank, op);
+  /* a sub-communicator names the awaited rank in the world's numbering too */
+  char world[48];
+  fold__world_note(c, who, world, sizeof world);
+  if (c->to_root) {
+    size_t len = strlen(self);
+    snprintf(self + len, sizeof self - len, " [rank %d here is rank %d of the world]", who, c->to_root[who]);
+  }
+  snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s",
+           who, world, s, c->rank, op);
   return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 

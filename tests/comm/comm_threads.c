@@ -154,6 +154,25 @@ static void *all_algos(void *p) {
   return NULL;
 }
 
+/* A receive on a child that times out names the silent rank in both
+ * numberings; the world is not failed by it. */
+static void *child_timeout(void *p) {
+  arg_t *a = p;
+  fold_comm *w = a->c, *k = NULL;
+  int me = fold_comm_rank(w);
+  CHECK_OK(fold_comm_split(w, 0, -me, &k), w); /* reversed: child rank 2 is world rank 0 */
+  if (me == 2) {
+    int32_t v;
+    k->timeout_ns = 500000000; /* this child only: the world keeps FOLD_TIMEOUT */
+    CHECK_RC(fold_recv(&v, 1, FOLD_INT32, 2, 1, k), FOLD_ETIMEDOUT, k);
+    const char *e = fold_comm_last_error(k);
+    CHECK(strstr(e, "rank 2 here is rank 0 of the world") != NULL, "child timeout message: %s", e);
+  }
+  CHECK_OK(fold_barrier(w), w);
+  fold_comm_destroy(k);
+  return NULL;
+}
+
 /* Many split+destroy cycles: no growth (ASan reports leaks). */
 static void *cycles(void *p) {
   arg_t *a = p;
@@ -190,6 +209,7 @@ int main(int argc, char **argv) {
   }
   if (only) return check_report("comm_threads");
   with_world(7, all_algos, 0, 1);
+  with_world(3, child_timeout, 0, 1);
   with_world(3, split_vs_coll, 0, 1);
   with_world(4, split_vs_coll, 1, 1);
   char rules[] = "/tmp/fold-comm-rules-XXXXXX";
