@@ -226,7 +226,10 @@ FOLD_API int fold_comm_init_threads(int n, fold_comm **comms);
 
 /* Release comm and everything it holds. Never hangs, even after a failure;
  * pending requests of comm become invalid (do not wait on them afterwards).
- * Peers still talking to this rank see it as lost (FOLD_EPEER).
+ * Peers still talking to this rank see it as lost (FOLD_EPEER). Any order
+ * of destroying a communicator and its sub-communicators works: the
+ * connections go with the last of them, a child outlives its destroyed
+ * parent (see "sub-communicators").
  * NULL is accepted and ignored. Returns FOLD_OK (FOLD_EINVAL, nothing
  * done, for a simulated rank while its fold_sim_run is running). */
 FOLD_API int fold_comm_destroy(fold_comm *comm);
@@ -256,6 +259,83 @@ FOLD_API int fold_comm_local_rank(const fold_comm *comm);
 /* How many ranks of comm are on this rank's host (itself included), by the
  * same rule as fold_comm_local_rank, or FOLD_EINVAL for NULL. */
 FOLD_API int fold_comm_local_size(const fold_comm *comm);
+
+/* ---- sub-communicators --------------------------------------------------
+ * A communicator made from another (its parent) by fold_comm_split,
+ * fold_comm_dup or fold_comm_split_host is a child: it has its own size and
+ * ranks, and every call works on it (point-to-point with wildcards, every
+ * collective and algorithm but the `shm` ones, selection, mismatch
+ * detection, nonblocking calls, fold_sim_* calls on simulated ones,
+ * further splits). A child reuses its parent's connections and shared
+ * memory: making one costs one allgather over the parent and no store
+ * traffic, sockets or segments. Its messages never match those of its
+ * parent, a sibling or any other communicator (each carries the id of its
+ * communicator). Docs: docs/comm.md.
+ *  - Inherited: FOLD_TIMEOUT, FOLD_DEBUG, the algorithms forced with
+ *    fold_comm_set_algo or FOLD_ALGO, the FOLD_RULES rules and the user
+ *    ops created so far (later ones are per communicator).
+ *  - The `shm` algorithms serve only communicators made by fold_init /
+ *    fold_comm_init: the collective area of each rank's segment is one per
+ *    process. On a child, automatic selection passes them over and forcing
+ *    one is FOLD_EINVAL.
+ *  - Progress: a wait on any communicator of a family (a world and the
+ *    children made from it, in this process) drives them all, so
+ *    nonblocking calls on several of them may be interleaved from one
+ *    thread. The communicators of one family must be used from one thread
+ *    at a time (threads made by fold_comm_init_threads each have their own
+ *    family).
+ *  - Failures: a lost peer fails, on every communicator of the family that
+ *    contains it, the operations that need it (FOLD_EPEER naming the rank in
+ *    the communicator and in the world: "peer rank 1 (rank 3 of the
+ *    world)"). A mismatch, a timeout or fold_comm_abort fails only the
+ *    communicator it happened on; the connections are closed only once
+ *    every communicator of the family has failed.
+ *  - Destruction in any order: the connections belong to the family and
+ *    go with its last communicator. A world destroyed before its children
+ *    leaves them usable until they are destroyed; meanwhile peers see this
+ *    rank's world as silent (its messages are dropped), not as lost.
+ *    fold_sim_destroy also frees the children of its communicators: destroy
+ *    them before it or not at all. */
+
+/* The color of a rank that joins no new communicator. */
+#define FOLD_UNDEFINED (-32766)
+
+/* Collective over comm: split it into disjoint communicators, one per color.
+ * Ranks that pass the same color form one new communicator, ranked by key,
+ * then by rank in comm; color FOLD_UNDEFINED joins none (*newcomm = NULL).
+ * Blocks until every rank of comm has called it (like a collective: all
+ * ranks call it in the same order relative to their other collectives on
+ * comm; a rank that calls another collective instead gets FOLD_EMISMATCH,
+ * and so do its peers). Returns FOLD_EINVAL on every rank, with a message
+ * naming the rank, when some rank passes a negative color other than
+ * FOLD_UNDEFINED or a NULL newcomm (nothing is created anywhere; a NULL
+ * comm is FOLD_EINVAL at once, message in fold_comm_last_error(NULL));
+ * comm's failure status if it failed (*newcomm = NULL); FOLD_ENOMEM.
+ * Simulator: the program plays every rank from one thread, so the call
+ * cannot block there: it starts the exchange and returns at once with
+ * *newcomm set (NULL for FOLD_UNDEFINED); the new communicator is complete
+ * once the simulator has run the exchange (fold_sim_run, or a blocking
+ * call on a rank of comm that runs past it), and until then every call on
+ * it returns FOLD_EINVAL ("not complete yet"). A rank's own bad argument
+ * is FOLD_EINVAL at once; its peers' new communicators then stay failed
+ * with FOLD_EINVAL and the message naming it (and stay "not complete" if
+ * comm fails first). */
+FOLD_API int fold_comm_split(fold_comm *comm, int color, int key, fold_comm **newcomm);
+
+/* Collective over comm: a new communicator with the same ranks in the same
+ * order, whose messages never match comm's (a library's private channel).
+ * Errors as for fold_comm_split. */
+FOLD_API int fold_comm_dup(fold_comm *comm, fold_comm **newcomm);
+
+/* Collective over comm: the ranks of comm on this rank's host, ordered by
+ * rank in comm (MPI_COMM_TYPE_SHARED). "Same host" is the rule of
+ * fold_comm_local_rank, the one the transports use to choose shared memory
+ * (same boot and network, pid and ipc namespaces: network namespaces are
+ * hosts); threads of fold_comm_init_threads share one host; on the
+ * simulator every rank is its own host (a communicator of one). Then
+ * fold_comm_size(*hostcomm) == fold_comm_local_size(comm). Errors as for
+ * fold_comm_split. */
+FOLD_API int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm);
 
 /* ---- point-to-point ---------------------------------------------------- */
 /* Messages between one pair of ranks with one tag never overtake each other.

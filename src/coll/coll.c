@@ -136,6 +136,12 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
   const char *opn = fold__op_name(s->op, ot, sizeof ot);
   const char *name = fold__coll_name((fold__coll_kind)s->coll);
   const char *an = algo_name(s->coll, s->algo, at, sizeof at);
+  if (s->coll == FOLD__COLL_ALLGATHER && s->op >= FOLD__SIG_OP_SPLIT_HOST) {
+    snprintf(buf, cap, "%s(algo=%s)",
+             s->op == FOLD__SIG_OP_SPLIT ? "comm_split" : s->op == FOLD__SIG_OP_DUP ? "comm_dup" : "comm_split_host",
+             an);
+    return;
+  }
   switch ((fold__coll_kind)s->coll) {
   case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier(algo=%s)", an); break;
   case FOLD__COLL_BROADCAST:
@@ -674,7 +680,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
   co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)esize,
-                        .op = (uint16_t)(reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
+                        .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
 

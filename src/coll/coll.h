@@ -140,7 +140,14 @@ typedef struct fold__coll_args {
   fold_dtype dtype;
   fold_op op;
   int root;
+  /* 0, or for the library's own exchanges on a collective without an op
+   * (fold_comm_split's allgather): a value for the signature's op field,
+   * so that a user's call never matches them */
+  uint16_t sig_op;
 } fold__coll_args;
+#define FOLD__SIG_OP_SPLIT 0xFFFFu
+#define FOLD__SIG_OP_DUP 0xFFFEu
+#define FOLD__SIG_OP_SPLIT_HOST 0xFFFDu
 
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */

@@ -49,6 +49,9 @@ static fold__shm_area *area_of(const fold_comm *c) { return c->ntps == 1 ? fold_
 const char *fold__shm_usable(const fold_comm *c) {
   if (c->size == 1) return NULL; /* nothing to share: a local copy */
   if (c->sim_drive) return "the simulated transport has no shared memory";
+  /* The collective area of a rank's segment is one per process: a
+   * sub-communicator would share it with its parent and siblings. */
+  if (c->to_root) return "a sub-communicator (fold_comm_split) shares its ranks' collective areas with its parent";
   if (c->ntps != 1) return "its ranks are reached through more than one transport (not all on one host over shm)";
   const fold__tp *tp = c->tps[0];
   if (tp->ops->kind == FOLD__TP_KIND_INPROC) return "its ranks are threads of one process (inproc transport), not processes sharing memory";

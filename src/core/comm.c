@@ -58,6 +58,8 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
 void fold__comm_free(fold_comm *c) {
   if (c == NULL)
     return;
+  if (c->fam)
+    fold__fam_free(c);
   /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
    * to their transport, which must release them before it is destroyed. */
   fold__unexp *u = c->unexp_head;
@@ -101,6 +103,8 @@ int fold_comm_destroy(fold_comm *comm) {
   if (comm == NULL)
     return FOLD_OK;
   fold__log_flush(); /* no repeat count held back goes unsaid */
+  if (comm->fam) /* a comm with sub-communicators, or one of them (comm/comm_split.c) */
+    return fold__fam_destroy(comm);
   if (comm->sim_drive) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
   fold__comm_free(comm);

@@ -90,8 +90,11 @@ int fold__comm_fail(fold_comm *c, int status, const char *fmt, ...) {
   /* INFO: every pending and later call returns the failure with this
    * message, and a program that prints its errors would show it twice. */
   FOLD__INFO(c, "communicator failed: %s (%s)", c->last_error, fold_strerror(status));
-  for (int i = 0; i < c->ntps; i++)
-    c->tps[i]->ops->shutdown(c->tps[i], status);
+  /* the transports go down with the last healthy comm that uses them (a
+   * child's mismatch must not cut its parent off) */
+  fold_comm *owner = c->fam ? fold__fam_shutdown_owner(c) : c;
+  for (int i = 0; owner && i < owner->ntps; i++)
+    owner->tps[i]->ops->shutdown(owner->tps[i], status);
   fail_pending(c, status);
   return status;
 }
@@ -143,6 +146,10 @@ void fold__lost_notes_free(fold_comm *c) {
 }
 
 void fold__poll_transports(fold_comm *c) {
+  if (c->fam) {
+    fold__fam_poll(c);
+    return;
+  }
   c->in_poll++;
   for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
     c->tps[i]->ops->poll(c->tps[i]);
@@ -264,12 +271,18 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     return tell_then_fail(c, n->cause_status, n->culprit, n->cause, self);
   }
   const char *why = fold__lost_why(c, p);
-  snprintf(self, sizeof self, "rank %d: %s peer rank %d, which is lost (%s)", c->rank, what, p, why);
-  snprintf(cause, sizeof cause, "peer rank %d is lost (%s)", p, why);
+  char world[48], me[48]; /* a child names the ranks in the world's numbering too */
+  fold__world_note(c, p, world, sizeof world);
+  fold__world_note(c, c->rank, me, sizeof me);
+  snprintf(self, sizeof self, "rank %d%s: %s peer rank %d%s, which is lost (%s)", c->rank, me, what, p, world, why);
+  snprintf(cause, sizeof cause, "peer rank %d%s is lost (%s)", p, world, why);
   return tell_then_fail(c, FOLD_EPEER, p, cause, self);
 }
 
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
+  /* a root passes the loss on to the children that contain p */
+  if (c->fam && c->to_root == NULL && p >= 0 && p < c->size && fold__fam_peer_lost(c, p, pending, why))
+    return;
   if (p < 0 || p >= c->size || fold__comm_failed(c))
     return;
   if (!c->lost[p]) {

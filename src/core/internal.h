@@ -83,6 +83,11 @@ struct fold_request {
    * that fold_comm_destroy can drop the user's reference of the rest */
   fold_request *user_prev, *user_next;
   int user;
+  /* sends: set by fold__send_post for the transport: the communicator id
+   * the message travels with (0: a family's root, docs/comm.md) and the
+   * peer in the family root's numbering (= peer on a root) */
+  uint32_t cid;
+  int tpeer;
 };
 
 /* An arrived message that matched no posted receive. Transports allocate it
@@ -91,7 +96,8 @@ struct fold_request {
  * data once the receive is posted. */
 typedef struct fold__unexp {
   struct fold__unexp *next;
-  int src, ctx, tag;
+  int src, ctx, tag;   /* src: in the numbering of the comm it is queued on */
+  uint32_t cid;        /* communicator id it arrived with (fold__unexp_new: 0) */
   size_t bytes;        /* message length */
   void *data;          /* eager payload (bytes long), or NULL for rendezvous */
   fold__tp *tp;        /* rendezvous: transport to pull from */
@@ -178,10 +184,60 @@ struct fold_comm {
   /* engine services: timers, clock hooks, extension slots, message
    * handlers (engine/engine.h); layers keep their state in slots, not here */
   struct fold__svc *svc;
+  /* sub-communicators (comm/comm_split.c, docs/comm.md): cid is the id
+   * messages of this comm carry (0: the family root, the comm the
+   * transports were made for); fam is the family of comms sharing those
+   * transports (NULL until the first split or dup); a child maps its ranks
+   * to the root's (to_root[size]) and back (from_root[root size], -1: not
+   * a member). Both NULL on a root. */
+  uint32_t cid;
+  struct fold__family *fam;
+  int *to_root, *from_root;
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
 };
+
+/* Rank p of c in the numbering of its family's root (the world). */
+static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
+
+/* ---- sub-communicators (comm/comm_split.c) ------------------------------------
+ * Transports deliver to their root comm (tp->comm) with the cid of the
+ * message; these route a cid other than 0 to the child that has it. */
+/* The transports' matching entry point: fold__match_posted on the comm with
+ * id cid in root's family (src in the root's numbering), NULL if none is
+ * posted or there is no such comm (yet). cid 0 is root itself: no lookup. */
+static inline fold_request *fold__match_cid(fold_comm *root, uint32_t cid, int src, int ctx, int tag);
+fold_request *fold__fam_match(fold_comm *root, uint32_t cid, int src, int ctx, int tag);
+/* Route an unexpected message that reached a family's root: one for a
+ * child (u->cid != 0) goes to the child (src translated), to the family's
+ * early list if the child is not created here yet, or is dropped if it was
+ * destroyed; one for a destroyed root is dropped. Returns 1 if it took u,
+ * 0 if u is the root's own. */
+int fold__fam_deliver(fold_comm *root, struct fold__unexp *u);
+/* Peer p (root numbering) was lost: every child that contains it learns it
+ * (fold__peer_lost in its numbering). Returns 1 if the root itself was
+ * destroyed (nothing more to do), else 0. */
+int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why);
+/* Poll the family's transports once, every member marked as in a poll. */
+void fold__fam_poll(fold_comm *c);
+/* fold__progress for a comm of a family: poll once, then every member's
+ * failure checks and task steps. */
+int fold__fam_progress(fold_comm *c);
+/* May a failure of c shut the transports down? Only when no other comm of
+ * its family is still healthy. Returns the comm that owns them, or NULL. */
+fold_comm *fold__fam_shutdown_owner(fold_comm *c);
+/* fold_comm_destroy of a comm of a family (children, or a root with live
+ * children): see docs/comm.md. */
+int fold__fam_destroy(fold_comm *c);
+/* A root is freed with its family (fold_sim_destroy): its children too. */
+void fold__fam_free(fold_comm *root);
+/* Has a healthy child of root's family a posted receive or a task? (the
+ * simulator's deadlock report) */
+int fold__fam_busy(const fold_comm *root);
+/* " (rank R of the world)" for a child's rank p, "" on a root: appended to
+ * messages that name ranks. */
+const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap);
 
 /* ---- logging ----------------------------------------------------------------- */
 enum { FOLD__LOG_NONE = 0, FOLD__LOG_WARN = 1, FOLD__LOG_INFO = 2, FOLD__LOG_TRACE = 3 };
@@ -351,6 +407,10 @@ void fold__recv_names(int peer, int tag, char *from, size_t from_cap, char *tagb
  * communicator fails; a transport that keeps it across calls takes its own
  * reference. Owner thread only. */
 fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag);
+static inline fold_request *fold__match_cid(fold_comm *root, uint32_t cid, int src, int ctx, int tag) {
+  /* the world's messages take the direct path: no lookup */
+  return cid == 0 ? fold__match_posted(root, src, ctx, tag) : fold__fam_match(root, cid, src, ctx, tag);
+}
 /* Allocate an unexpected-message record with `eager_bytes` of payload room
  * (data points at it; 0 for rendezvous: data = NULL). */
 fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eager_bytes);
@@ -378,6 +438,10 @@ int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, 
  * fire the due timers and step the active tasks (engine/engine.h). Never
  * blocks. Returns the communicator's failure status (0 if healthy). */
 int fold__progress(fold_comm *c);
+/* fold__progress of c alone: abort, failure reports, lost peers and task
+ * steps, after polling the transports if poll != 0 (a family polls once
+ * for all its comms, then calls this with poll = 0 for each). */
+int fold__progress_one(fold_comm *c, int poll);
 /* Bracket code that starts several sends at once (a collective's start, the
  * task steps of one progress pass): in between, a transport may gather the
  * sends to a peer into one write; the outermost end writes them out. Sends

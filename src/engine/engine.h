@@ -167,12 +167,18 @@ static inline void fold__handler_note_taken(fold_comm *c, const fold__unexp *u) 
  * failure reports' handler, algorithm selection, FOLD_INJECT_DELAY).
  * FOLD_ENOMEM. */
 int fold__svc_init(fold_comm *c);
+/* The same for a sub-communicator k of parent (comm/comm_split.c): the
+ * clock hooks, the failure reports' handler, and the parent's selection
+ * (forced algorithms, a copy of its rules) instead of the environment's.
+ * FOLD_INJECT_DELAY is read once k knows its rank (fold__inject_delay_init). */
+int fold__svc_init_child(fold_comm *k, const fold_comm *parent);
 /* Free c->svc, after the transports are gone (drain buffers may be written
  * until then). */
 void fold__svc_free(fold_comm *c);
 /* The layers fold__svc_init attaches, and pieces of fold__svc_init/free. */
 int fold__report_init(fold_comm *c);    /* core/error.c: the handler of FOLD__CTX_SYS */
 int fold__select_init(fold_comm *c);    /* select/select.c: FOLD_ALGO, FOLD_RULES */
+int fold__select_inherit(fold_comm *k, const fold_comm *parent); /* select/select.c: a child's */
 void fold__inject_delay_init(fold_comm *c);
 void fold__handlers_free(fold_comm *c);
 

@@ -78,6 +78,15 @@ int fold__svc_init(fold_comm *c) {
   return FOLD_OK;
 }
 
+int fold__svc_init_child(fold_comm *k, const fold_comm *parent) {
+  k->svc = calloc(1, sizeof *k->svc);
+  if (k->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
+  k->svc->hooks = parent->svc->hooks; /* a simulated parent's child runs on virtual time too */
+  int rc = fold__report_init(k);
+  if (rc == FOLD_OK) rc = fold__select_inherit(k, parent);
+  return rc;
+}
+
 void fold__svc_free(fold_comm *c) {
   if (c->svc == NULL) return;
   fold__ext_teardown(c); /* normally done already, before the transports went */

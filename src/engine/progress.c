@@ -73,13 +73,14 @@ static void step_tasks(fold_comm *c) {
   }
 }
 
-int fold__progress(fold_comm *c) {
+int fold__progress_one(fold_comm *c, int poll) {
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire) && !fold__comm_failed(c))
     fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
   int st = fold__comm_failed(c);
   if (st)
     return st;
-  fold__poll_transports(c);
+  if (poll)
+    fold__poll_transports(c);
   fold__handlers_run(c); /* a peer's failure report included: it may set c->poison */
   if (c->poison && !fold__comm_failed(c))
     fold__comm_act_on_poison(c);
@@ -98,6 +99,14 @@ int fold__progress(fold_comm *c) {
     fold__tx_batch_end(c);
   }
   return fold__comm_failed(c);
+}
+
+int fold__progress(fold_comm *c) {
+  /* the comms of a family share transports: a wait on one must drive the
+   * others' tasks too, or interleaved calls on two of them could deadlock */
+  if (c->fam)
+    return fold__fam_progress(c);
+  return fold__progress_one(c, 1);
 }
 
 static void sleep_ns(int64_t ns) {
@@ -159,8 +168,15 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
     break;
   }
   if (who < 0 || who == c->rank || who >= c->size) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self);
-  snprintf(cause, sizeof cause, "rank %d was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s", who,
-           s, c->rank, op);
+  /* a sub-communicator names the awaited rank in the world's numbering too */
+  char world[48];
+  fold__world_note(c, who, world, sizeof world);
+  if (c->to_root) {
+    size_t len = strlen(self);
+    snprintf(self + len, sizeof self - len, " [rank %d here is rank %d of the world]", who, c->to_root[who]);
+  }
+  snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s",
+           who, world, s, c->rank, op);
   return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 

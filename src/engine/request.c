@@ -161,6 +161,10 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 }
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
+  /* a child's message reaches the root its transports belong to; the root
+   * passes it on (comm/comm_split.c); never on the world's path */
+  if (c->fam && c->to_root == NULL && fold__fam_deliver(c, u))
+    return;
   fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
   if (r) {
     unexp_to_recv(u, r);
@@ -245,6 +249,8 @@ int fold__send_post(fold_comm *c, fold_request *r) {
     return st;
   }
   fold__tp *tp = c->peer_tp[r->peer];
+  r->cid = c->cid;
+  r->tpeer = fold__root_rank(c, r->peer);
   if (tp == NULL) {
     fold__req_complete(r, FOLD_EINTERNAL);
     return fold__error(c, FOLD_EINTERNAL, "rank %d: no transport reaches rank %d", c->rank, r->peer);

@@ -416,3 +416,24 @@ int fold__select_init(fold_comm *c) {
   }
   return FOLD_OK;
 }
+
+/* A sub-communicator chooses as its parent does: the algorithms forced on
+ * the parent (FOLD_ALGO or fold_comm_set_algo) and a copy of its rules
+ * file's table, in k's own slot (the parent may go first). */
+int fold__select_inherit(fold_comm *k, const fold_comm *parent) {
+  memcpy(k->coll_algo, parent->coll_algo, sizeof k->coll_algo);
+  const fold__rules *rs = parent->rules;
+  if (rs == NULL) return FOLD_OK;
+  size_t bytes = sizeof *rs + (size_t)rs->count * sizeof rs->rule[0];
+  fold__rules *copy = malloc(bytes);
+  if (copy == NULL) return fold__error(k, FOLD_ENOMEM, "out of memory copying the selection rules");
+  memcpy(copy, rs, bytes);
+  copy->path = rs->path ? strdup(rs->path) : NULL;
+  int rc = fold__ext_attach(k, &rules_slot, copy, rules_teardown);
+  if (rc != FOLD_OK) {
+    fold__rules_free(copy);
+    return rc;
+  }
+  k->rules = copy;
+  return FOLD_OK;
+}

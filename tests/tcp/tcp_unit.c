@@ -156,13 +156,16 @@ static void t_frame(void) {
       {.type = FOLD__TCP_CTS, .len = 65537, .cookie = ~0ull},
       {.type = FOLD__TCP_NACK, .len = 0, .cookie = 3},
       {.type = FOLD__TCP_RDATA, .len = 3000000000ull, .cookie = 1},
+      /* a sub-communicator's messages carry its id */
+      {.type = FOLD__TCP_EAGER, .ctx = 0, .tag = 3, .len = 4, .cid = 7},
+      {.type = FOLD__TCP_RTS, .ctx = 1, .tag = 3, .len = 1ull << 20, .cookie = 2, .cid = 0xFFFFFFFEu},
   };
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
     fold__tcp_frame_encode(h, &ok[i]);
     CHECK(fold__tcp_frame_parse(h, FOLD__TCP_HDR, &f) == FOLD__TCP_HDR, "valid %s refused: %s",
           fold__tcp_frame_name(ok[i].type), f.why ? f.why : "");
     CHECK(f.type == ok[i].type && f.ctx == ok[i].ctx && f.tag == ok[i].tag && f.len == ok[i].len &&
-              f.cookie == ok[i].cookie,
+              f.cookie == ok[i].cookie && f.cid == ok[i].cid,
           "round trip of %s changed fields", fold__tcp_frame_name(ok[i].type));
     fold__tcp_frame_encode(h2, &f);
     CHECK(memcmp(h, h2, FOLD__TCP_HDR) == 0, "re-encoding differs");
@@ -170,9 +173,11 @@ static void t_frame(void) {
     for (size_t n = 0; n < FOLD__TCP_HDR; n++)
       CHECK(fold__tcp_frame_parse(h, n, &g) == 0, "parse of %zu bytes did not ask for more", n);
   }
-  /* the magic is "FLD1" on the wire whatever the host's byte order */
+  /* the magic is "FLD2" on the wire whatever the host's byte order (format
+   * 2: the 40-byte header with a communicator id) */
   fold__tcp_frame_encode(h, &ok[0]);
-  CHECK(memcmp(h, "FLD1", 4) == 0, "magic bytes");
+  CHECK(memcmp(h, "FLD2", 4) == 0, "magic bytes");
+  CHECK(FOLD__TCP_HDR == 40, "header size");
   /* every malformed header is refused with a reason */
   struct { int off, n; uint64_t v; int type; } bad[] = {
       {0, 1, 'X', FOLD__TCP_EAGER},              /* magic */
@@ -197,6 +202,11 @@ static void t_frame(void) {
       {8, 4, 1, FOLD__TCP_CTS},                  /* control frame with ctx */
       {12, 4, 1, FOLD__TCP_NACK},                /* control frame with tag */
       {12, 4, 9, FOLD__TCP_RDATA},
+      {36, 4, 1, FOLD__TCP_EAGER},               /* reserved bytes after the cid */
+      {39, 1, 0x80, FOLD__TCP_RTS},
+      {32, 4, 1, FOLD__TCP_CTS},                 /* control frame with a cid */
+      {32, 4, 5, FOLD__TCP_RDATA},
+      {32, 4, 1, FOLD__TCP_NACK},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     fold__tcp_frame base = {.type = bad[i].type, .len = 100, .cookie = bad[i].type == FOLD__TCP_EAGER ? 0 : 9};

@@ -212,6 +212,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
                        r->bytes, r->peer);
   memset(m, 0, sizeof *m);
   m->u.src = t->rank;
+  m->u.cid = r->cid;
   m->u.ctx = r->ctx;
   m->u.tag = r->tag;
   m->u.bytes = r->bytes;
@@ -223,7 +224,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
     fold__req_ref(r); /* the message's reference */
     m->sreq = r;
   }
-  inproc_slot *d = &t->w->slot[r->peer];
+  inproc_slot *d = &t->w->slot[r->tpeer];
   pthread_mutex_lock(&d->lock);
   int gone = atomic_load(&d->gone);
   if (!gone) {
@@ -241,7 +242,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
     /* Whatever the peer sent before it went (a report of why it failed, in
      * particular) comes first. */
     inproc_poll(tp);
-    fold__peer_lost(c, r->peer, 1, gone == LEFT ? "destroyed its communicator" : "failed");
+    fold__peer_lost(c, r->tpeer, 1, gone == LEFT ? "destroyed its communicator" : "failed");
     return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
   }
   if (eager) {
@@ -279,7 +280,7 @@ static int inproc_poll(fold__tp *tp) {
     fold__unexp *next = u->next;
     inproc_msg *m = (inproc_msg *)u;
     u->next = NULL;
-    fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
+    fold_request *r = fold__match_cid(c, u->cid, u->src, u->ctx, u->tag);
     if (r) {
       deliver(t, m, r);
     } else {

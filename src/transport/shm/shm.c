@@ -64,7 +64,7 @@ typedef struct msg_hdr {
   uint32_t magic;
   int32_t ctx;
   int32_t tag;
-  uint32_t zero;
+  uint32_t cid;   /* communicator id (0: the world; docs/comm.md) */
   uint64_t bytes;
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
@@ -82,6 +82,7 @@ typedef struct shm_peer {
   /* the message being received from this peer */
   int rx_active;
   int rx_ctx, rx_tag;
+  uint32_t rx_cid;
   uint64_t rx_bytes, rx_off;
   fold_request *rx_req;          /* matched receive (referenced), or */
   fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
@@ -150,7 +151,7 @@ static int push(shm_tp *t, shm_peer *p) {
     fold_request *r = p->sq_head;
     size_t need = 0; /* ring too full: bytes that must be free to go on */
     if (!p->sq_hdr_done) {
-      msg_hdr h = {MSG_MAGIC, r->ctx, r->tag, 0, (uint64_t)r->bytes};
+      msg_hdr h = {MSG_MAGIC, r->ctx, r->tag, r->cid, (uint64_t)r->bytes};
       int64_t w = fold__ring_write_all(&p->out, &h, sizeof h);
       if (w < 0)
         return corrupt(t, p, "ring to");
@@ -206,19 +207,20 @@ static int push(shm_tp *t, shm_peer *p) {
 /* A frame header arrived from p: check it and find where its payload goes. */
 static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
   fold_comm *c = t->base.comm;
-  if (h->magic != MSG_MAGIC || h->zero != 0 || !fold__ctx_valid(h->ctx) || h->tag < 0 ||
+  if (h->magic != MSG_MAGIC || !fold__ctx_valid(h->ctx) || h->tag < 0 ||
       h->bytes > MSG_MAX)
     return fold__comm_fail(c, FOLD_EINTERNAL,
                            "rank %d: corrupt message header from peer rank %d (ctx %d, tag %d, %llu bytes)",
                            c->rank, p->rank, (int)h->ctx, (int)h->tag, (unsigned long long)h->bytes);
   p->rx_active = 1;
   p->rx_ctx = h->ctx;
+  p->rx_cid = h->cid;
   p->rx_tag = h->tag;
   p->rx_bytes = h->bytes;
   p->rx_off = 0;
   p->rx_req = NULL;
   p->rx_unexp = NULL;
-  fold_request *r = fold__match_posted(c, p->rank, h->ctx, h->tag);
+  fold_request *r = fold__match_cid(c, h->cid, p->rank, h->ctx, h->tag);
   if (r) {
     if (h->bytes > r->bytes) {
       fold__recv_too_small(r, (size_t)h->bytes); /* completes r; the payload is skipped */
@@ -229,6 +231,8 @@ static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
     return 0;
   }
   p->rx_unexp = fold__unexp_new(p->rank, h->ctx, h->tag, (size_t)h->bytes, (size_t)h->bytes);
+  if (p->rx_unexp)
+    p->rx_unexp->cid = h->cid;
   if (p->rx_unexp == NULL)
     return fold__comm_fail(c, FOLD_ENOMEM,
                            "rank %d: out of memory buffering an unexpected message of %llu bytes from peer rank %d "
@@ -240,7 +244,7 @@ static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
 /* A receive may have been posted for the large unexpected message still
  * streaming from p: move what arrived so far and stream the rest there. */
 static void rx_upgrade(shm_tp *t, shm_peer *p) {
-  fold_request *r = fold__match_posted(t->base.comm, p->rank, p->rx_ctx, p->rx_tag);
+  fold_request *r = fold__match_cid(t->base.comm, p->rx_cid, p->rank, p->rx_ctx, p->rx_tag);
   if (r == NULL)
     return;
   fold__unexp *u = p->rx_unexp;
@@ -578,12 +582,12 @@ static int shm_isend(fold__tp *tp, fold_request *r) {
   fold_comm *c = tp->comm;
   if (t->down)
     return t->down_status;
-  if (r->peer < 0 || r->peer >= c->size || t->peers[r->peer].map.hdr == NULL)
-    return fold__error(c, FOLD_EINTERNAL, "rank %d: the shm transport does not reach rank %d", c->rank, r->peer);
+  if (r->tpeer < 0 || r->tpeer >= c->size || t->peers[r->tpeer].map.hdr == NULL)
+    return fold__error(c, FOLD_EINTERNAL, "rank %d: the shm transport does not reach rank %d", c->rank, r->tpeer);
   if ((uint64_t)r->bytes > MSG_MAX)
     return fold__error(c, FOLD_EINVAL, "fold_send: rank %d: message of %zu bytes to rank %d exceeds 1 TiB",
                        c->rank, r->bytes, r->peer);
-  shm_peer *p = &t->peers[r->peer];
+  shm_peer *p = &t->peers[r->tpeer];
   fold__req_ref(r);
   r->next = NULL;
   r->tp_off = 0;

@@ -61,7 +61,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   fold__sim_tp *tp = (fold__sim_tp *)tp_;
   struct fold_sim *sim = tp->sim;
   fold_comm *c = tp->base.comm;
-  const int s = tp->rank, d = r->peer;
+  const int s = tp->rank, d = r->tpeer;
   if (d < 0 || d >= sim->n || d == s)
     return fold__error(c, FOLD_EINTERNAL, "rank %d: simulated send to invalid peer %d", s, d);
   if (sim->comms[d] == NULL) {
@@ -80,6 +80,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   }
   m->src = s;
   m->dst = d;
+  m->cid = r->cid;
   m->ctx = r->ctx;
   m->tag = r->tag;
   m->bytes = r->bytes;
@@ -162,12 +163,13 @@ static const fold__tp_ops sim_ops = {
 /* The message is at d: hand it to the oldest matching posted receive, else
  * queue it as unexpected (the transport delivery contract). */
 static void deliver(fold_comm *c, fold__sim_msg *m) {
-  fold_request *r = fold__match_posted(c, m->src, m->ctx, m->tag);
+  fold_request *r = fold__match_cid(c, m->cid, m->src, m->ctx, m->tag);
   if (r) {
     fold__recv_fill(r, m->data, m->bytes);
     return;
   }
   fold__unexp *u = fold__unexp_new(m->src, m->ctx, m->tag, m->bytes, m->bytes);
+  if (u) u->cid = m->cid;
   if (u == NULL) {
     fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory queueing %zu bytes from rank %d", c->rank, m->bytes,
                     m->src);
@@ -219,8 +221,9 @@ int fold__sim_step(struct fold_sim *sim) {
   }
   case FOLD__SIM_EV_ARRIVE:
     touched = sim->comms[m->dst];
-    /* a destroyed or failed receiver drops what arrives */
-    if (touched && !fold__comm_failed(touched))
+    /* a destroyed or failed receiver drops what arrives (a failed world
+     * still takes its children's messages) */
+    if (touched && (!fold__comm_failed(touched) || (touched->fam && m->cid != 0)))
       deliver(touched, m);
     free(m);
     break;

@@ -42,7 +42,8 @@ typedef struct fold__sim_call {
 typedef struct fold__sim_msg {
   struct fold__sim_msg *prev, *next; /* sender's list while sreq != NULL */
   fold_request *sreq;  /* send request (one reference held), NULL once done */
-  int src, dst, ctx, tag;
+  int src, dst, ctx, tag; /* src, dst: world ranks */
+  uint32_t cid;            /* communicator id (docs/comm.md) */
   size_t bytes;
   double in_xfer;  /* b * byte_time of the receiver (its in-link's share) */
   double tail;     /* reach + b * byte_time of the sender: the last byte can

@@ -51,8 +51,10 @@ static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *
     fold__recv_names(r->peer, r->tag, from, sizeof from, tag, sizeof tag);
     w = snprintf(buf + len, cap - len, "%srank %d (receive from %s, %s%s)", len ? ", " : "", c->rank, from, tag,
                  ctx_name(r->ctx));
-  } else
+  } else if (c->tasks)
     w = snprintf(buf + len, cap - len, "%srank %d (an unfinished collective)", len ? ", " : "", c->rank);
+  else
+    w = snprintf(buf + len, cap - len, "%srank %d (an operation on a sub-communicator)", len ? ", " : "", c->rank);
   return w < 0 ? len : len + (size_t)w;
 }
 
@@ -65,7 +67,7 @@ static int describe_stuck(const struct fold_sim *sim, char *buf, size_t cap) {
   buf[0] = '\0';
   for (int i = 0; i < sim->n; i++) {
     const fold_comm *c = sim->comms[i];
-    if (c == NULL || fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL))
+    if (c == NULL || ((fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL)) && !fold__fam_busy(c)))
       continue;
     if (stuck++ < SIM_STUCK_LIST)
       len = describe_rank(buf, cap, len, c);
@@ -107,7 +109,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
     st = fold__comm_failed(c);
   }
   if (fold__req_done(until)) {
-    while (sim->now < sim->busy[c->rank] && fold__sim_step(sim)) {
+    while (sim->now < sim->busy[fold__root_rank(c, c->rank)] && fold__sim_step(sim)) {
     }
     sim->running = 0;
     return FOLD_OK;
@@ -155,7 +157,7 @@ int fold_sim_run(fold_sim *sim) {
    * for and run again. */
   for (int i = 0; i < sim->n; i++) {
     fold_comm *c = sim->comms[i];
-    if (c && !fold__comm_failed(c) && (c->posted_head || c->tasks)) {
+    if (c && ((!fold__comm_failed(c) && (c->posted_head || c->tasks)) || fold__fam_busy(c))) {
       char mine[FOLD__ERRLEN / 4];
       describe_rank(mine, sizeof mine, 0, c);
       fold__error(c, FOLD_ETIMEDOUT, "fold_sim_run: deadlock at t = %.9g s: %s can never complete", sim->now,
@@ -174,24 +176,24 @@ void fold__sim_charge(fold_comm *c, double seconds) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL || !(seconds > 0))
     return;
-  double *busy = &sim->busy[c->rank];
+  double *busy = &sim->busy[fold__root_rank(c, c->rank)];
   *busy = (*busy > sim->now ? *busy : sim->now) + seconds;
   /* Wake the rank when its work is done so that the clock reaches that time
    * even if nothing else happens (the final reduction of a collective). */
-  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator event", c->rank);
 }
 
 double fold__sim_op_time(const fold_comm *c) {
   struct fold_sim *sim = sim_of(c);
-  return sim ? sim->rp[c->rank].op_time : 0.0;
+  return sim ? sim->rp[fold__root_rank(c, c->rank)].op_time : 0.0;
 }
 
 double fold__sim_reduce_cost(const fold_comm *c, size_t bytes) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL)
     return 0.0;
-  const fold_sim_params *p = &sim->rp[c->rank];
+  const fold_sim_params *p = &sim->rp[fold__root_rank(c, c->rank)];
   return p->op_overhead + (double)bytes * p->op_time;
 }
 
@@ -204,7 +206,7 @@ int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
   double t = (double)t_ns / 1e9;
   if (t < sim->now)
     t = sim->now;
-  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, c->rank, NULL) != FOLD_OK)
+  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
   return FOLD_OK;
 }

@@ -145,11 +145,13 @@ static void tx_header(const fold_request *r, uint8_t *out) {
     f.type = FOLD__TCP_EAGER;
     f.ctx = (uint32_t)r->ctx;
     f.tag = r->tag;
+    f.cid = r->cid;
     break;
   case TX_RTS:
     f.type = FOLD__TCP_RTS;
     f.ctx = (uint32_t)r->ctx;
     f.tag = r->tag;
+    f.cid = r->cid;
     f.cookie = send_cookie(r);
     break;
   default:
@@ -358,7 +360,7 @@ static int rdv_accept(tcp_tp *t, tcp_peer *p, fold_request *r, uint64_t len, uin
 
 static int rx_eager(tcp_tp *t, tcp_peer *p, const fold__tcp_frame *f) {
   fold_comm *c = t->base.comm;
-  fold_request *r = fold__match_posted(c, p->rank, (int)f->ctx, f->tag);
+  fold_request *r = fold__match_cid(c, f->cid, p->rank, (int)f->ctx, f->tag);
   if (r) {
     if (f->len > r->bytes) {
       fold__recv_too_small(r, (size_t)f->len);
@@ -378,6 +380,7 @@ static int rx_eager(tcp_tp *t, tcp_peer *p, const fold__tcp_frame *f) {
   if (u == NULL)
     return fold__comm_fail(c, FOLD_ENOMEM, "tcp: rank %d: out of memory buffering a message from rank %d",
                            c->rank, p->rank);
+  u->cid = f->cid;
   if (f->len == 0) {
     fold__deliver_unexp(c, u);
     return 0;
@@ -393,7 +396,7 @@ static int rx_rts(tcp_tp *t, tcp_peer *p, const fold__tcp_frame *f) {
     proto_error(t, p, "message longer than this host's address space");
     return -1;
   }
-  fold_request *r = fold__match_posted(c, p->rank, (int)f->ctx, f->tag);
+  fold_request *r = fold__match_cid(c, f->cid, p->rank, (int)f->ctx, f->tag);
   if (r)
     return rdv_accept(t, p, r, f->len, f->cookie);
   /* No receive yet: park a rendezvous record in the unexpected queue; its
@@ -405,6 +408,7 @@ static int rx_rts(tcp_tp *t, tcp_peer *p, const fold__tcp_frame *f) {
     return fold__comm_fail(c, FOLD_ENOMEM, "tcp: rank %d: out of memory for a message from rank %d", c->rank,
                            p->rank);
   }
+  u->cid = f->cid;
   ri->peer = p->rank;
   ri->cookie = f->cookie;
   ri->next = t->rdv_in;
@@ -621,9 +625,9 @@ static int tcp_isend(fold__tp *tp, fold_request *r) {
   fold_comm *c = tp->comm;
   if (t->down)
     return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
-  if (r->peer < 0 || r->peer >= c->size || (t->peers[r->peer].fd < 0 && !t->peers[r->peer].gone))
-    return fold__error(c, FOLD_EINTERNAL, "tcp: rank %d: no connection to rank %d", c->rank, r->peer);
-  tcp_peer *p = &t->peers[r->peer];
+  if (r->tpeer < 0 || r->tpeer >= c->size || (t->peers[r->tpeer].fd < 0 && !t->peers[r->tpeer].gone))
+    return fold__error(c, FOLD_EINTERNAL, "tcp: rank %d: no connection to rank %d", c->rank, r->tpeer);
+  tcp_peer *p = &t->peers[r->tpeer];
   if (p->gone) /* the engine checks c->lost first; this is a second guard */
     return fold__comm_fail(c, FOLD_EPEER, "fold_send: rank %d: peer rank %d lost", c->rank, p->rank);
   r->tp_off = 0;

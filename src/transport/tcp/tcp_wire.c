@@ -42,6 +42,9 @@ int fold__tcp_frame_parse(const void *buf, size_t len, fold__tcp_frame *f) {
   uint32_t tag = get32(p + 12);
   f->len = get64(p + 16);
   f->cookie = get64(p + 24);
+  f->cid = get32(p + 32);
+  if (get32(p + 36) != 0)
+    return bad(f, "reserved header bytes are not zero");
   if (tag > INT32_MAX)
     return bad(f, "negative tag");
   f->tag = (int32_t)tag;
@@ -63,8 +66,8 @@ int fold__tcp_frame_parse(const void *buf, size_t len, fold__tcp_frame *f) {
   case FOLD__TCP_CTS:
   case FOLD__TCP_NACK:
   case FOLD__TCP_RDATA:
-    if (f->ctx != 0 || f->tag != 0)
-      return bad(f, "control frame with a context or tag");
+    if (f->ctx != 0 || f->tag != 0 || f->cid != 0)
+      return bad(f, "control frame with a context, tag or communicator id");
     if (f->type != FOLD__TCP_NACK && f->len == 0)
       return bad(f, "rendezvous of 0 bytes");
     break;
@@ -83,6 +86,8 @@ void fold__tcp_frame_encode(void *out, const fold__tcp_frame *f) {
   put32(p + 12, (uint32_t)f->tag);
   put64(p + 16, f->len);
   put64(p + 24, f->cookie);
+  put32(p + 32, f->cid);
+  put32(p + 36, 0);
 }
 
 const char *fold__tcp_frame_name(int type) {

@@ -1,9 +1,9 @@
 /* tcp_wire.h — the TCP transport's frame format and its pure parser.
  *
- * Every frame starts with a fixed 32-byte header (little-endian):
+ * Every frame starts with a fixed 40-byte header (little-endian):
  *
  *   off size field
- *     0    4 magic   "FLD1"
+ *     0    4 magic   "FLD2" (format 1 had 32 bytes and no cid)
  *     4    1 type    FOLD__TCP_EAGER .. FOLD__TCP_RDATA
  *     5    1 flags   0 (reserved)
  *     6    2 pad     0 (reserved)
@@ -11,6 +11,9 @@
  *    12    4 tag     >= 0 (data frames), else 0
  *    16    8 length  see below
  *    24    8 cookie  names one rendezvous message between two ranks
+ *    32    4 cid     communicator id (data frames: 0 is the world, a
+ *                    sub-communicator's otherwise, docs/comm.md), else 0
+ *    36    4 pad     0 (reserved)
  *
  * Frame types and what follows the header:
  *   EAGER  payload of `length` bytes (<= FOLD__TCP_EAGER_MAX); cookie 0.
@@ -22,8 +25,8 @@
  *          receiver's capacity (for the sender's error message).
  *   RDATA  payload of `length` bytes: the data of message `cookie`, sent
  *          only after CTS, so it lands straight in the user's buffer.
- * Control frames (CTS, NACK) and RDATA carry ctx = tag = 0: they are
- * matched by cookie, never by (ctx, tag).
+ * Control frames (CTS, NACK) and RDATA carry ctx = tag = cid = 0: they are
+ * matched by cookie, never by (cid, ctx, tag).
  */
 #ifndef FOLD_TCP_WIRE_H
 #define FOLD_TCP_WIRE_H
@@ -33,8 +36,8 @@
 
 #include "core/internal.h"
 
-#define FOLD__TCP_HDR 32
-#define FOLD__TCP_MAGIC 0x31444c46u /* "FLD1" read little-endian */
+#define FOLD__TCP_HDR 40
+#define FOLD__TCP_MAGIC 0x32444c46u /* "FLD2" read little-endian */
 #define FOLD__TCP_EAGER_MAX 65536u  /* larger messages use RTS/CTS */
 #define FOLD__TCP_NCTX FOLD__CTX_COUNT /* contexts without a digest are below this (fold__ctx_valid) */
 
@@ -52,6 +55,7 @@ typedef struct fold__tcp_frame {
   int32_t tag;
   uint64_t len;
   uint64_t cookie;
+  uint32_t cid;
   const char *why; /* set by a failed parse: what was wrong (static text) */
 } fold__tcp_frame;
 

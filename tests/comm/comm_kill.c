@@ -1,0 +1,117 @@
+/* comm_kill.c — a rank killed while a child communicator runs collectives: FOLD_EPEER naming it in both numberings, on every communicator that contains it, and nowhere else. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fold.h"
+
+/* Usage: comm_kill transport
+ * Forks 6 ranks meeting at a file store; they split by rank parity:
+ * A = {0, 2, 4}, B = {1, 3, 5}. World rank 3 (rank 1 of B) kills itself
+ * with SIGKILL in the middle of B's allreduce loop. Then:
+ *  - ranks 1 and 5 get FOLD_EPEER on B within 5 s, the message naming
+ *    "peer rank 1 (rank 3 of the world)";
+ *  - ranks of A finish their loop on A (it does not contain rank 3);
+ *  - every survivor gets FOLD_EPEER on a world allreduce within 5 s,
+ *    naming rank 3;
+ *  - destroying everything (children first or the world first) is quick. */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define FAIL(...) do { printf(__VA_ARGS__); printf("\n"); ok = 0; } while (0)
+
+static int child(int rank, int n, const char *store) {
+  fold_comm *w, *k = NULL;
+  if (fold_comm_init(&w, rank, n, store)) {
+    fprintf(stderr, "rank %d: init: %s\n", rank, fold_comm_last_error(NULL));
+    return 10;
+  }
+  int ok = 1;
+  if (fold_comm_split(w, rank % 2, rank, &k) != FOLD_OK) {
+    printf("rank %d: split: %s\n", rank, fold_comm_last_error(w));
+    return 11;
+  }
+  fold_barrier(w);
+  int64_t v = rank, s = 0;
+  int rc = FOLD_OK;
+  double t0 = 0;
+  for (int i = 0; i < 400 && rc == FOLD_OK; i++) {
+    if (rank == 3 && i == 50) raise(SIGKILL);
+    t0 = now_s();
+    rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, k);
+  }
+  double dt = now_s() - t0;
+  if (rank % 2 == 1) {
+    const char *msg = fold_comm_last_error(k);
+    printf("rank %d on B: %s after %.3f s: %s\n", rank, fold_strerror(rc), dt, msg);
+    if (rc != FOLD_EPEER || dt > 5.0) FAIL("rank %d: B did not fail with FOLD_EPEER in time", rank);
+    if (!strstr(msg, "peer rank 1 (rank 3 of the world)")) FAIL("rank %d: B's message does not name rank 1 (rank 3 of the world)", rank);
+  } else if (rc != FOLD_OK || s != 0 + 2 + 4) {
+    FAIL("rank %d: A failed: %s (%s)", rank, fold_strerror(rc), fold_comm_last_error(k));
+  }
+  /* the world contains rank 3 too */
+  t0 = now_s();
+  rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, w);
+  dt = now_s() - t0;
+  const char *wm = fold_comm_last_error(w);
+  printf("rank %d on the world: %s after %.3f s: %s\n", rank, fold_strerror(rc), dt, wm);
+  if (rc != FOLD_EPEER || dt > 5.0) FAIL("rank %d: the world did not fail with FOLD_EPEER in time", rank);
+  if (!strstr(wm, "rank 3")) FAIL("rank %d: the world's message does not name rank 3", rank);
+  t0 = now_s();
+  if (rank % 4 == 1) {
+    fold_comm_destroy(w);
+    fold_comm_destroy(k);
+  } else {
+    fold_comm_destroy(k);
+    fold_comm_destroy(w);
+  }
+  if (now_s() - t0 > 2.0) FAIL("rank %d: destroy took %.2f s", rank, now_s() - t0);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  const int n = 6;
+  if (argc > 1) setenv("FOLD_TRANSPORT", argv[1], 1);
+  setenv("FOLD_TIMEOUT", "20", 1);
+  char dir[] = "/tmp/fold-commkill-XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  char store[128];
+  snprintf(store, sizeof store, "file://%s", dir);
+  pid_t pids[8];
+  for (int r = 0; r < n; r++) {
+    fflush(stdout);
+    pids[r] = fork();
+    if (pids[r] == 0) {
+      int rc = child(r, n, store);
+      fflush(stdout);
+      _exit(rc);
+    }
+  }
+  int failures = 0;
+  for (int r = 0; r < n; r++) {
+    int st;
+    waitpid(pids[r], &st, 0);
+    if (r == 3) {
+      if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
+        printf("victim did not die by SIGKILL (status %d)\n", st);
+        failures++;
+      }
+    } else if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+      printf("rank %d failed (status %d)\n", r, st);
+      failures++;
+    }
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) failures++;
+  printf("comm_kill %s: %s\n", argc > 1 ? argv[1] : "auto", failures ? "FAILED" : "all checks passed");
+  return failures ? 1 : 0;
+}
