@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "transport/transport.h"
@@ -73,6 +74,8 @@ void fold__comm_free(fold_comm *c) {
     fold__req_unref(r);
   }
   fold__coll_cache_free(c);
+  if (c->wait_ep > 0)
+    close(c->wait_ep - 1);
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);
   if (c->boot_release)
@@ -93,6 +96,7 @@ int fold_comm_destroy(fold_comm *comm) {
   fold__log_flush(); /* no repeat count held back goes unsaid */
   if (comm->sim_drive) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
+  fold__pthread_stop(comm); /* joined: nothing touches comm any more */
   fold__comm_free(comm);
   return FOLD_OK;
 }
