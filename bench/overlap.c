@@ -10,6 +10,8 @@
  *               (above the compute: what the helper thread spent)
  *   wait_ms     the fold_wait after the compute phase, and its ratio to block_ms
  *   lat8_us     an 8-byte blocking fold_allreduce, median of 2000 (after 200 warm-up)
+ *   test_us     the transfer again, computing in 0.5 ms slices with a fold_test after each: median
+ *               and longest fold_test (with the helper: how long a call waits for it)
  * Timings are not asserted anywhere: the machine is shared and noisy. */
 #include <stdint.h>
 #include <stdio.h>
@@ -90,6 +92,22 @@ int main(int argc, char **argv) {
   if ((rc = fold_wait(r))) return die(c, "fold_wait", rc);
   double te = now_s();
 
+  /* The same transfer, computing in 0.5 ms slices with a fold_test after
+   * each: how long a call waits for the helper (its lock) plus the test. */
+  if ((rc = fold_barrier(c))) return die(c, "fold_barrier", rc);
+  if ((rc = fold_iallreduce(buf, buf, cnt, FOLD_FLOAT32, FOLD_SUM, c, &r))) return die(c, "fold_iallreduce", rc);
+  static double tst[100000];
+  int ntst = 0, done = 0;
+  uint64_t slice = (uint64_t)(0.0005 / per);
+  while (!done && ntst < 100000) {
+    work(slice);
+    t0 = now_s();
+    if ((rc = fold_test(r, &done))) return die(c, "fold_test", rc);
+    tst[ntst++] = now_s() - t0;
+  }
+  if (!done && (rc = fold_wait(r))) return die(c, "fold_wait", rc);
+  qsort(tst, (size_t)ntst, sizeof *tst, cmp_d);
+
   float one = 1.0f, out;
   double lat[2000];
   for (int i = 0; i < 200; i++)
@@ -102,9 +120,10 @@ int main(int argc, char **argv) {
   qsort(lat, 2000, sizeof *lat, cmp_d);
   if (me == 0)
     printf("fold-overlap: transport %s, FOLD_PROGRESS_THREAD=%s, %zu MiB: block_ms %.1f  start_ms %.2f  compute_ms "
-           "%.1f (calibrated %.1f, process cpu %.1f)  wait_ms %.1f (%.1f%% of block)  lat8_us %.1f\n",
+           "%.1f (calibrated %.1f, process cpu %.1f)  wait_ms %.1f (%.1f%% of block)  lat8_us %.1f  test_us median %.1f max %.1f (%d tests)\n",
            fold_comm_transport(c), pt ? pt : "(unset)", mib, block[1] * 1e3, (tc - ts) * 1e3, (tw - tc) * 1e3,
-           compute_s * 1e3, (cw - cc) * 1e3, (te - tw) * 1e3, 100.0 * (te - tw) / block[1], lat[1000] * 1e6);
+           compute_s * 1e3, (cw - cc) * 1e3, (te - tw) * 1e3, 100.0 * (te - tw) / block[1], lat[1000] * 1e6, tst[ntst / 2] * 1e6,
+           tst[ntst - 1] * 1e6, ntst);
   free(buf);
   fold_comm_destroy(c);
   return 0;

@@ -53,6 +53,8 @@ struct fold__pthread {
   int ep;             /* the helper's epoll: every transport's wait fd and kick, or -1 */
   int kick;           /* eventfd that ends the helper's sleep when it must stop */
   fold_comm *c;
+  /* for the INFO line at stop: how long a call may have waited for a pass */
+  int64_t passes, pass_max_ns, pass_sum_ns, sleeps;
 };
 
 /* Is there anything the helper could move? Tasks (nonblocking collectives)
@@ -91,7 +93,13 @@ static void *helper_main(void *arg) {
       pt->parked = 0;
       continue;
     }
+    int64_t t0 = fold__clock_mono(NULL);
     fold__progress(c);
+    int64_t dt = fold__clock_mono(NULL) - t0;
+    pt->passes++;
+    pt->pass_sum_ns += dt;
+    if (dt > pt->pass_max_ns)
+      pt->pass_max_ns = dt;
     if (atomic_load_explicit(&pt->want, memory_order_acquire) > 0) {
       step_aside(pt);
       continue;
@@ -110,6 +118,7 @@ static void *helper_main(void *arg) {
       pthread_mutex_lock(&pt->mu);
       continue;
     }
+    pt->sleeps++;
     pthread_mutex_unlock(&pt->mu);
     fold__waitset_sleep(pt->ep, HELPER_SLEEP_NS);
     pthread_mutex_lock(&pt->mu);
@@ -187,6 +196,9 @@ void fold__pthread_stop(fold_comm *c) {
   }
   pthread_join(pt->thread, NULL);
   c->pthread = NULL;
+  FOLD__INFO(c, "rank %d: progress thread: %lld passes (mean %.1f us, longest %.1f us), %lld sleeps", c->rank,
+             (long long)pt->passes, pt->passes ? (double)pt->pass_sum_ns / (double)pt->passes / 1e3 : 0.0,
+             (double)pt->pass_max_ns / 1e3, (long long)pt->sleeps);
   pt_free(pt);
 }
 
