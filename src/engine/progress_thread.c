@@ -121,8 +121,12 @@ static void *helper_main(void *arg) {
     pt->sleeps++;
     pthread_mutex_unlock(&pt->mu);
     fold__waitset_sleep(pt->ep, HELPER_SLEEP_NS);
-    pthread_mutex_lock(&pt->mu);
+    /* Disarm before waiting for the lock: a call may hold it for long
+     * (a blocking wait), and while we count as a sleeper every shm peer
+     * sends us a datagram per doorbell. Disarming touches only atomics and
+     * fds (transport.h). */
     fold__waitset_disarm(c);
+    pthread_mutex_lock(&pt->mu);
   }
   pthread_mutex_unlock(&pt->mu);
   return NULL;
@@ -185,7 +189,7 @@ void fold__pthread_stop(fold_comm *c) {
   struct fold__pthread *pt = c ? c->pthread : NULL;
   if (pt == NULL)
     return;
-  pthread_mutex_lock(&pt->mu);
+  fold__pthread_enter(c); /* as a call: the helper steps aside */
   pt->stop = 1;
   pthread_cond_signal(&pt->cv);
   pthread_mutex_unlock(&pt->mu);

@@ -53,8 +53,10 @@ typedef struct fold__tp_ops {
    * else 0. Every wait_arm that returned 0 is followed by one wait_disarm
    * after the sleep, which also drains the fd. Sleepers may overlap (the
    * owner thread and the progress thread): the announcement counts them.
-   * wait_fd may be called from any thread holding the communicator; the fd
-   * is polled without it. All three may be NULL (no fd). */
+   * wait_fd and wait_arm are called by a thread holding the communicator;
+   * the fd is polled, and wait_disarm called, without it (the progress
+   * thread), so disarm may touch only atomics and the fd. All three may be
+   * NULL (no fd). */
   int (*wait_fd)(fold__tp *tp);
   int (*wait_arm)(fold__tp *tp);
   void (*wait_disarm)(fold__tp *tp);
