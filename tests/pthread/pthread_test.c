@@ -3,7 +3,8 @@
  * user FOLD_EPEER naming the rank.
  *
  * Usage:
- *   pthread_test threads N     ranks as threads (inproc), every check below
+ *   pthread_test threads N     ranks as threads (inproc), every check below; also no helper on
+ *                              simulated communicators, nor for FOLD_PROGRESS_THREAD=0, "" or "yes"
  *   pthread_test procs         one rank of a foldrun job (shm or tcp), the same checks
  *   pthread_test lost shm|tcp  forks 2 ranks; rank 1 exits while rank 0's helper drives an
  *                              irecv from it; rank 0's fold_wait must return FOLD_EPEER naming rank 1
@@ -173,6 +174,20 @@ static int run_threads(int n) {
   CHECK(comms[0]->pthread != NULL, "no helper on a fresh communicator");
   CHECK_OK(fold_comm_destroy(comms[0]), NULL);
   CHECK_OK(fold_comm_destroy(comms[1]), NULL);
+  /* simulated communicators never get one (their ranks share the simulator's thread) */
+  fold_sim *sim;
+  CHECK_OK(fold_sim_create(2, NULL, &sim, comms), NULL);
+  CHECK(comms[0]->pthread == NULL && comms[1]->pthread == NULL, "a simulated communicator has a helper thread");
+  CHECK_OK(fold_sim_destroy(sim), NULL);
+  /* a value other than 0 or 1 is warned about and means off; 0 is off */
+  const char *vals[] = {"yes", "0", ""};
+  for (int k = 0; k < 3; k++) {
+    setenv("FOLD_PROGRESS_THREAD", vals[k], 1);
+    CHECK_OK(fold_comm_init_threads(1, comms), NULL);
+    CHECK(comms[0]->pthread == NULL, "FOLD_PROGRESS_THREAD=%s started a helper", vals[k]);
+    CHECK_OK(fold_comm_destroy(comms[0]), NULL);
+  }
+  setenv("FOLD_PROGRESS_THREAD", "1", 1);
   return check_report("pthread_test threads");
 }
 
