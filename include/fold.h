@@ -376,7 +376,7 @@ FOLD_API int fold_progress(fold_comm *comm);
  * fold_iallreduce started before a long computation is usually complete
  * when fold_wait comes. It is invisible to the API: the communicator is
  * still used by one thread at a time, and every call works as without it
- * (a call may wait for the helper's current progress pass, usually well
+ * (a call may wait for the helper's current progress pass, usually
  * under a millisecond: the pass's share of transfers and reductions).
  * The helper sleeps in the transports while operations are pending and
  * waits on a condition variable while none are; FOLD_TIMEOUT still counts
