@@ -9,7 +9,9 @@
  *    message of the communicator's last failure (operation, rank, peer, cause).
  *  - Counts are element counts of type size_t (64-bit): messages over 2 GiB work.
  *  - A communicator is used by one thread at a time (ranks made by
- *    fold_comm_init_threads are each used by their own thread).
+ *    fold_comm_init_threads are each used by their own thread). The
+ *    optional progress thread (FOLD_PROGRESS_THREAD, see fold_progress)
+ *    does not change this rule.
  *  - Failure model (fail-stop): a lost peer, a timeout, fold_comm_abort() or
  *    ranks whose collective calls disagree (see "collectives") leave the
  *    communicator *failed*. Every pending and every later operation on it
@@ -446,6 +448,28 @@ FOLD_API int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_st
  * event. Returns FOLD_OK, FOLD_EINVAL for NULL, or the communicator's
  * failure status. */
 FOLD_API int fold_progress(fold_comm *comm);
+
+/* The progress thread. With FOLD_PROGRESS_THREAD=1 in the environment
+ * when a communicator is created (fold_init, fold_comm_init,
+ * fold_comm_init_threads: one per rank), a helper thread drives its
+ * progress while no fold call runs on it, so that nonblocking operations
+ * (isend, irecv, i<collective>) move while the program computes: an
+ * fold_iallreduce started before a long computation is usually complete
+ * when fold_wait comes. It is invisible to the API: the communicator is
+ * still used by one thread at a time, and every call works as without it
+ * (a call may wait for the helper's current progress pass, usually
+ * under a millisecond: the pass's share of transfers and reductions).
+ * The helper sleeps in the transports while operations are pending and
+ * waits on a condition variable while none are; FOLD_TIMEOUT still counts
+ * in fold_wait and the blocking calls, and a failure the helper meets (a
+ * lost peer) is returned by the next call, as without it. With the helper,
+ * a buffer of a pending operation may be written (receive) or read (send)
+ * at any time until fold_test/fold_wait reports the operation done: do not
+ * look at it or change it before (the same rule as MPI). fold_comm_destroy
+ * stops and joins the helper. Unset, empty or 0: no thread, no cost (each
+ * call tests one pointer). Another value is warned about and means 0.
+ * Simulated communicators (fold_sim_create) never have one: their ranks
+ * live in the simulator's thread. */
 
 /* ---- collectives -------------------------------------------------------- */
 /* Every rank of the communicator calls the same collectives in the same

@@ -221,6 +221,14 @@ static int prepare(boot *b, fold_comm *c, int tpk, const char *job_id, fold__car
   int rc = fold__card_self(me);
   if (rc < 0)
     return fail_store(b, rc, NULL);
+  /* Test knob: FOLD_TEST_HOSTS=k makes this machine k-rank "hosts" (ranks
+   * r and q share one only when r/k == q/k), so that one machine runs a
+   * job mixing shm and tcp (tests/p2p/mixed_*). Not for production. */
+  const char *th = getenv("FOLD_TEST_HOSTS");
+  if (th && atoi(th) > 0) {
+    size_t len = strlen(me->host);
+    snprintf(me->host + len, sizeof me->host - len, "|test-host-%d", b->rank / atoi(th));
+  }
   if (b->size == 1)
     return 0; /* nobody to connect to */
   if (tpk != FOLD__TP_KIND_SHM) {
@@ -436,7 +444,7 @@ static void boot_free(boot *b) {
 
 /* fold_comm_init; remove_dir: the store is a file store directory that
  * fold_init made for this job, removed once the rendezvous is over. */
-static int comm_init(fold_comm **comm, int rank, int size, const char *store, int remove_dir) {
+static int comm_init_impl(fold_comm **comm, int rank, int size, const char *store, int remove_dir) {
   if (comm == NULL)
     return fold__error(NULL, FOLD_EINVAL, "fold_comm_init: comm is NULL");
   *comm = NULL;
@@ -530,6 +538,15 @@ out:
     fold__tcp_abandon(b->tcp_state), b->tcp_state = NULL;
   fold__comm_free(c);
   boot_free(b);
+  return rc;
+}
+
+/* Every rank has joined: the communicator is complete, so FOLD_PROGRESS_THREAD
+ * may start its helper (a failure to start leaves it without one, warned). */
+static int comm_init(fold_comm **comm, int rank, int size, const char *store, int remove_dir) {
+  int rc = comm_init_impl(comm, rank, size, store, remove_dir);
+  if (rc == FOLD_OK)
+    fold__pthread_start(*comm);
   return rc;
 }
 

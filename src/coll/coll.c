@@ -723,18 +723,25 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   return FOLD_OK;
 }
 
+/* The public collectives enter here: held against the progress thread
+ * (fold__enter) for the whole call. */
 int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req) {
+  fold__enter(c);
   int rc = fold__coll_start(c, opname, a, req);
   if (rc == FOLD_OK) fold__req_user_give(*req);
+  fold__leave(c);
   return rc;
 }
 
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a) {
   fold_request *r;
+  fold__enter(c);
   int rc = fold__coll_start(c, opname, a, &r);
-  if (rc) return rc;
-  fold__wait_req(c, r, opname);
-  rc = r->status;
-  fold__req_unref(r);
+  if (rc == FOLD_OK) {
+    fold__wait_req(c, r, opname);
+    rc = r->status;
+    fold__req_unref(r);
+  }
+  fold__leave(c);
   return rc;
 }

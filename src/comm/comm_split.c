@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "core/internal.h"
@@ -206,6 +207,7 @@ static void kid_free(fold_comm *k) {
   /* the layers' slots (collective cache, rules) go after the requests */
   fold__ext_teardown(k);
   fold__svc_free(k);
+  if (k->wait_ep > 0) close(k->wait_ep - 1); /* its own epoll over the family's transports */
   free(k);
 }
 
@@ -230,6 +232,7 @@ static fold_comm *kid_shell(fold_comm *c, const char *op) {
   k->clock = c->clock;
   k->clock_ctx = c->clock_ctx;
   k->sim_drive = c->sim_drive;
+  k->pthread = c->pthread; /* one helper (and lock) per family: the root's */
   memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
   k->no_sig_check = c->no_sig_check;
   k->own_cpu = c->own_cpu;
@@ -500,16 +503,34 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   return rc;
 }
 
+/* The public calls hold the family's lock (FOLD_PROGRESS_THREAD: the
+ * helper steps every member, so the children table must not change under it). */
+static int split_locked(fold_comm *c, int mode, int color, int key, fold_comm **newcomm, const char *op) {
+  fold__enter(c);
+  int rc = split(c, mode, color, key, newcomm, op);
+  fold__leave(c);
+  return rc;
+}
+
 int fold_comm_split(fold_comm *comm, int color, int key, fold_comm **newcomm) {
-  return split(comm, MODE_SPLIT, color, key, newcomm, "fold_comm_split");
+  return split_locked(comm, MODE_SPLIT, color, key, newcomm, "fold_comm_split");
 }
 
 int fold_comm_dup(fold_comm *comm, fold_comm **newcomm) {
-  return split(comm, MODE_DUP, 0, 0, newcomm, "fold_comm_dup");
+  return split_locked(comm, MODE_DUP, 0, 0, newcomm, "fold_comm_dup");
 }
 
 int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
-  return split(comm, MODE_HOST, 0, 0, hostcomm, "fold_comm_split_host");
+  return split_locked(comm, MODE_HOST, 0, 0, hostcomm, "fold_comm_split_host");
+}
+
+fold_comm *fold__fam_find(fold_comm *root, int (*pred)(const fold_comm *c)) {
+  struct fold__family *f = root->fam;
+  if (f == NULL) return pred(root) ? root : NULL;
+  if (!f->root_gone && pred(root)) return root;
+  for (int i = 0; i < f->nkids; i++)
+    if (pred(f->kids[i])) return f->kids[i];
+  return NULL;
 }
 
 /* ---- destruction ------------------------------------------------------------------- */
@@ -537,7 +558,29 @@ void fold__fam_free(fold_comm *root) {
   root->fam = NULL;
 }
 
+static int fam_destroy(fold_comm *c);
+
 int fold__fam_destroy(fold_comm *c) {
+  /* the family's helper (FOLD_PROGRESS_THREAD) steps every member: hold its
+   * lock while the members change; it is stopped before the root goes */
+  fold_comm *root = c->fam->root;
+  fold__enter(root);
+  /* the family ends with this destroy when the root is (or now goes) and no
+   * child is left after it */
+  int root_goes = c->fam->root_gone || c == root;
+  int kids_after = c->fam->nkids - (c != root);
+  int last = root_goes && kids_after == 0;
+  if (last) {
+    fold__leave(root);
+    fold__pthread_stop(root); /* joined: nothing else touches the family */
+    return fam_destroy(c);
+  }
+  int rc = fam_destroy(c);
+  fold__leave(root);
+  return rc;
+}
+
+static int fam_destroy(fold_comm *c) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
   if (fold__sim_is(c) && ((struct fold_sim *)c->clock_ctx)->running)

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "engine/engine.h"
@@ -85,6 +86,8 @@ void fold__comm_free(fold_comm *c) {
   /* layers' state (the collective cache, selection rules, extensions),
    * newest first, while the transports are still there */
   fold__ext_teardown(c);
+  if (c->wait_ep > 0)
+    close(c->wait_ep - 1);
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);
   if (c->boot_release)
@@ -107,6 +110,7 @@ int fold_comm_destroy(fold_comm *comm) {
     return fold__fam_destroy(comm);
   if (comm->sim_drive) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
+  fold__pthread_stop(comm); /* joined: nothing touches comm any more */
   fold__comm_free(comm);
   return FOLD_OK;
 }

@@ -27,6 +27,9 @@ const char *fold_strerror(int status) {
 }
 
 const char *fold_comm_last_error(const fold_comm *comm) {
+  /* the progress thread may record an error (a lost peer): read after it */
+  fold__enter(comm);
+  fold__leave(comm);
   return comm ? comm->last_error : pre_comm_error;
 }
 

@@ -193,6 +193,9 @@ struct fold_comm {
   uint32_t cid;
   struct fold__family *fam;
   int *to_root, *from_root;
+  int wait_ep;               /* waits over several transports: 1 + the epoll fd they sleep in,
+                              * 0 before the first, -1 if some transport has no wait_fd (progress.c) */
+  struct fold__pthread *pthread; /* FOLD_PROGRESS_THREAD's helper, or NULL (progress_thread.c) */
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
@@ -235,6 +238,10 @@ void fold__fam_free(fold_comm *root);
 /* Has a healthy child of root's family a posted receive or a task? (the
  * simulator's deadlock report) */
 int fold__fam_busy(const fold_comm *root);
+/* The first live member of root's family (root itself unless destroyed,
+ * then its children) for which pred holds, or NULL; root alone when it has
+ * no family. For the progress thread, which serves a whole family. */
+fold_comm *fold__fam_find(fold_comm *root, int (*pred)(const fold_comm *c));
 /* " (rank R of the world)" for a child's rank p, "" on a root: appended to
  * messages that name ranks. */
 const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap);
@@ -454,6 +461,40 @@ void fold__tx_batch_end(fold_comm *c);
 int fold__wait_req(fold_comm *c, fold_request *r, const char *op);
 /* Register a running task: its request completes when step() returns != 0. */
 void fold__task_start(fold_comm *c, fold__task *t);
+/* One sleep over every transport of c (and extra_fd): a new epoll fd
+ * watching each transport's wait_fd and extra_fd (unless -1), or -1 when
+ * some transport has no wait_fd (or epoll fails). */
+int fold__waitset_new(fold_comm *c, int extra_fd);
+/* Before sleeping on such an epoll fd (after a progress pass): arm every
+ * transport. Returns 1 when one has news (then nothing stays armed: do
+ * not sleep), else 0, and then fold__waitset_disarm must follow the sleep. */
+int fold__waitset_arm(fold_comm *c);
+void fold__waitset_disarm(fold_comm *c);
+/* Sleep in epoll fd ep at most ns (rounded up to whole milliseconds). */
+void fold__waitset_sleep(int ep, int64_t ns);
+
+/* ---- progress thread (engine/progress_thread.c) ------------------------------------------
+ * FOLD_PROGRESS_THREAD=1: a helper thread per communicator drives its
+ * progress while no public call runs on it. Every public call that touches
+ * the communicator's engine state brackets itself with fold__enter /
+ * fold__leave (a lock the helper takes only between its short progress
+ * passes). Without the helper both are one predictable branch. */
+/* Start the helper if FOLD_PROGRESS_THREAD asks for it (not on simulated
+ * communicators). Called once the communicator is complete. Returns 0 or
+ * a negative code (the communicator is then still usable, without one). */
+int fold__pthread_start(fold_comm *c);
+/* Stop and join the helper (fold_comm_destroy, before freeing). */
+void fold__pthread_stop(fold_comm *c);
+void fold__pthread_enter(fold_comm *c);
+void fold__pthread_leave(fold_comm *c);
+static inline void fold__enter(const fold_comm *c) {
+  if (c != NULL && c->pthread != NULL)
+    fold__pthread_enter((fold_comm *)c);
+}
+static inline void fold__leave(const fold_comm *c) {
+  if (c != NULL && c->pthread != NULL)
+    fold__pthread_leave((fold_comm *)c);
+}
 
 /* ---- argument checks shared by the public calls ---------------------------------------- */
 int fold__check_comm(const fold_comm *c);

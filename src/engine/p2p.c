@@ -91,8 +91,8 @@ static int finish(fold_comm *c, fold_request *r, const char *op, fold_status *st
   return st;
 }
 
-int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
-               fold_request **req) {
+static int isend_impl(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                      fold_request **req) {
   size_t bytes;
   if (req == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_isend: req is NULL");
@@ -107,8 +107,8 @@ int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int ta
   return rc;
 }
 
-int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
-               fold_request **req) {
+static int irecv_impl(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                      fold_request **req) {
   size_t bytes;
   if (req == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_irecv: req is NULL");
@@ -123,7 +123,7 @@ int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fol
   return rc;
 }
 
-int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
+static int send_impl(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
   size_t bytes;
   fold_request *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
   int rc = check_p2p(comm, "fold_send", buf, count, dtype, peer, tag, 0, &bytes);
@@ -145,14 +145,6 @@ static int recv_blocking(void *buf, size_t count, fold_dtype dtype, int peer, in
   return finish(comm, r, op, st);
 }
 
-int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
-  return recv_blocking(buf, count, dtype, peer, tag, comm, NULL, "fold_recv");
-}
-
-int fold_recv_status(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
-                     fold_status *st) {
-  return recv_blocking(buf, count, dtype, peer, tag, comm, st, "fold_recv_status");
-}
 
 /* One step of a simulated communicator: the simulator runs one event (all
  * ranks live in this thread, so nothing else would move them). */
@@ -177,15 +169,7 @@ static int test_impl(fold_request *req, int *done, fold_status *status, const ch
   return finish(c, req, op, status);
 }
 
-int fold_test(fold_request *req, int *done) { return test_impl(req, done, NULL, "fold_test"); }
-
-int fold_test_status(fold_request *req, int *done, fold_status *st) {
-  return test_impl(req, done, st, "fold_test_status");
-}
-
-int fold_wait(fold_request *req) { return fold_wait_status(req, NULL); }
-
-int fold_wait_status(fold_request *req, fold_status *st) {
+static int wait_impl(fold_request *req, fold_status *st) {
   if (req == NULL)
     return fold__error(NULL, FOLD_EINVAL, "fold_wait: req is NULL");
   fold_comm *c = req->comm;
@@ -193,7 +177,16 @@ int fold_wait_status(fold_request *req, fold_status *st) {
   return finish(c, req, "fold_wait", st);
 }
 
-int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st) {
+static int progress_impl(fold_comm *comm) {
+  int rc = fold__check_comm(comm);
+  if (rc) return rc;
+  rc = fold__progress(comm);
+  if (!rc && comm->sim_drive)
+    rc = sim_step(comm);
+  return rc;
+}
+
+static int iprobe_impl(int peer, int tag, fold_comm *comm, int *found, fold_status *st) {
   int rc = fold__check_comm(comm);
   if (rc) return rc;
   if (found == NULL)
@@ -203,7 +196,7 @@ int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st)
   /* Look first, so that a message already here is seen without a poll;
    * then move traffic once (on the simulator: one event) and look again. */
   for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1 && (rc = fold_progress(comm)))
+    if (pass == 1 && (rc = progress_impl(comm)))
       return rc;
     if ((rc = fold__comm_failed(comm)))
       return rc;
@@ -219,11 +212,84 @@ int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st)
   return FOLD_OK;
 }
 
+/* ---- the public calls: each holds the communicator against the progress
+ * thread (fold__enter/fold__leave; nothing without FOLD_PROGRESS_THREAD) */
+
+int fold_isend(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+               fold_request **req) {
+  fold__enter(comm);
+  int rc = isend_impl(buf, count, dtype, peer, tag, comm, req);
+  fold__leave(comm);
+  return rc;
+}
+
+int fold_irecv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+               fold_request **req) {
+  fold__enter(comm);
+  int rc = irecv_impl(buf, count, dtype, peer, tag, comm, req);
+  fold__leave(comm);
+  return rc;
+}
+
+int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
+  fold__enter(comm);
+  int rc = send_impl(buf, count, dtype, peer, tag, comm);
+  fold__leave(comm);
+  return rc;
+}
+
+int fold_recv(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm) {
+  fold__enter(comm);
+  int rc = recv_blocking(buf, count, dtype, peer, tag, comm, NULL, "fold_recv");
+  fold__leave(comm);
+  return rc;
+}
+
+int fold_recv_status(void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm,
+                     fold_status *st) {
+  fold__enter(comm);
+  int rc = recv_blocking(buf, count, dtype, peer, tag, comm, st, "fold_recv_status");
+  fold__leave(comm);
+  return rc;
+}
+
+/* req is freed by the call: its communicator is read first. */
+int fold_test(fold_request *req, int *done) {
+  fold_comm *c = req ? req->comm : NULL;
+  fold__enter(c);
+  int rc = test_impl(req, done, NULL, "fold_test");
+  fold__leave(c);
+  return rc;
+}
+
+int fold_test_status(fold_request *req, int *done, fold_status *st) {
+  fold_comm *c = req ? req->comm : NULL;
+  fold__enter(c);
+  int rc = test_impl(req, done, st, "fold_test_status");
+  fold__leave(c);
+  return rc;
+}
+
+int fold_wait(fold_request *req) { return fold_wait_status(req, NULL); }
+
+int fold_wait_status(fold_request *req, fold_status *st) {
+  fold_comm *c = req ? req->comm : NULL;
+  fold__enter(c);
+  int rc = wait_impl(req, st);
+  fold__leave(c);
+  return rc;
+}
+
+int fold_iprobe(int peer, int tag, fold_comm *comm, int *found, fold_status *st) {
+  fold__enter(comm);
+  int rc = iprobe_impl(peer, tag, comm, found, st);
+  fold__leave(comm);
+  return rc;
+}
+
 int fold_progress(fold_comm *comm) {
-  int rc = fold__check_comm(comm);
-  if (rc) return rc;
-  rc = fold__progress(comm);
-  if (!rc && comm->sim_drive)
-    rc = sim_step(comm);
+  fold__enter(comm);
+  int rc = progress_impl(comm);
+  fold__leave(comm);
   return rc;
 }

@@ -2,7 +2,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "engine/engine.h"
@@ -114,8 +116,47 @@ static void sleep_ns(int64_t ns) {
   nanosleep(&ts, NULL);
 }
 
+int fold__waitset_new(fold_comm *c, int extra_fd) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0)
+    return -1;
+  for (int i = 0; i <= c->ntps; i++) {
+    int fd = i < c->ntps ? (c->tps[i]->ops->wait_fd ? c->tps[i]->ops->wait_fd(c->tps[i]) : -1) : extra_fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if ((fd < 0 && i < c->ntps) || (fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)) {
+      close(ep);
+      return -1;
+    }
+  }
+  return ep;
+}
+
+int fold__waitset_arm(fold_comm *c) {
+  for (int i = 0; i < c->ntps; i++) {
+    if (c->tps[i]->ops->wait_arm(c->tps[i]) == 0)
+      continue;
+    while (i-- > 0) /* news: take back the announcements made so far */
+      c->tps[i]->ops->wait_disarm(c->tps[i]);
+    return 1;
+  }
+  return 0;
+}
+
+void fold__waitset_disarm(fold_comm *c) {
+  for (int i = 0; i < c->ntps; i++)
+    c->tps[i]->ops->wait_disarm(c->tps[i]);
+}
+
+void fold__waitset_sleep(int ep, int64_t ns) {
+  struct epoll_event ev[FOLD__TP_MAX + 1];
+  int64_t ms = ns <= 0 ? 0 : (ns + 999999) / 1000000;
+  (void)epoll_wait(ep, ev, FOLD__TP_MAX + 1, (int)(ms > 1000 ? 1000 : ms));
+}
+
 /* Sleep until a transport has news or `ns` passes. With several transports
- * none can sleep for all, so each gets a short turn. */
+ * none can sleep for all with its own wait(); their wait fds go into one
+ * epoll (made at the first such sleep), so any of them wakes us at once.
+ * Only if some transport has no fd does each get a short turn. */
 static void sleep_in_transports(fold_comm *c, int64_t ns) {
   if (c->ntps == 1) {
     c->tps[0]->ops->wait(c->tps[0], ns);
@@ -123,6 +164,17 @@ static void sleep_in_transports(fold_comm *c, int64_t ns) {
   }
   if (c->ntps == 0) {
     sleep_ns(ns < 1000000 ? ns : 1000000);
+    return;
+  }
+  if (c->wait_ep == 0) {
+    int ep = fold__waitset_new(c, -1);
+    c->wait_ep = ep < 0 ? -1 : ep + 1;
+  }
+  if (c->wait_ep > 0) {
+    if (fold__waitset_arm(c) == 0) {
+      fold__waitset_sleep(c->wait_ep - 1, ns);
+      fold__waitset_disarm(c);
+    }
     return;
   }
   int64_t slice = ns / c->ntps;

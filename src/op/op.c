@@ -270,8 +270,8 @@ void fold__op_finish(fold_op op, fold_dtype dt, void *buf, size_t count, int n) 
   }
 }
 
-int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
-                   int commutative, fold_comm *comm) {
+static int op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
+                     int commutative, fold_comm *comm) {
   if (comm == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_op_create: communicator is NULL");
   if (op == NULL || fn == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_op_create: rank %d: %s is NULL", comm->rank, op ? "fn" : "op");
@@ -281,4 +281,13 @@ int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dt
   ops[comm->nuser_ops] = (fold__user_op){fn, ctx, commutative != 0};
   *op = (fold_op)(FOLD_OP_BUILTIN_COUNT + comm->nuser_ops++);
   return FOLD_OK;
+}
+
+/* The progress thread's reductions read user_ops: held against it. */
+int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
+                   int commutative, fold_comm *comm) {
+  fold__enter(comm);
+  int rc = op_create(op, fn, ctx, commutative, comm);
+  fold__leave(comm);
+  return rc;
 }

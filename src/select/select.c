@@ -382,7 +382,10 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
 int fold_comm_set_algo(fold_comm *comm, const char *spec) {
   if (comm == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_comm_set_algo: communicator is NULL");
   if (spec == NULL) return fold__error(comm, FOLD_EINVAL, "fold_comm_set_algo: spec is NULL");
-  return fold__algo_spec_apply(comm, spec, "fold_comm_set_algo");
+  fold__enter(comm); /* collectives the progress thread steps read the choice */
+  int rc = fold__algo_spec_apply(comm, spec, "fold_comm_set_algo");
+  fold__leave(comm);
+  return rc;
 }
 
 static void rules_teardown(void *rules) { fold__rules_free(rules); }

@@ -37,6 +37,24 @@ typedef struct fold__tp_ops {
    * passes. Must not lose a wake-up that happened after the last poll()
    * (use a sequence word read before polling). Returns 0. */
   int (*wait)(fold__tp *tp, int64_t timeout_ns);
+  /* One sleep for several transports (engine/progress.c: a communicator
+   * that mixes transports, and the progress thread). wait_fd returns a file
+   * descriptor that is readable (level-triggered) while this transport may
+   * have news for a sleeper that armed it, or -1 if it has none (the engine
+   * then falls back to giving each transport a turn). wait_arm, called
+   * after a poll() and before sleeping on the fd, announces the sleeper to
+   * whoever must wake it; it returns 1 (nothing armed: do not sleep) when
+   * news came since that poll (the same no-lost-wake-up rule as wait()),
+   * else 0. Every wait_arm that returned 0 is followed by one wait_disarm
+   * after the sleep, which also drains the fd. Sleepers may overlap (the
+   * owner thread and the progress thread): the announcement counts them.
+   * wait_fd and wait_arm are called by a thread holding the communicator;
+   * the fd is polled, and wait_disarm called, without it (the progress
+   * thread), so disarm may touch only atomics and the fd. All three may be
+   * NULL (no fd). */
+  int (*wait_fd)(fold__tp *tp);
+  int (*wait_arm)(fold__tp *tp);
+  void (*wait_disarm)(fold__tp *tp);
   /* Rendezvous: receive r was posted for unexpected record u created by this
    * transport. Move the data into r (now or from later polls), complete r,
    * and free u. Returns 0 or a negative code. With r == NULL the

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,11 @@ typedef struct inproc_slot {
   atomic_uint bell;               /* futex word, bumped whenever this rank has news */
   atomic_int sleepers;
   atomic_int gone;
+  /* One sleep over several fds (engine/progress.c): 1 + an eventfd made by
+   * the owner on first use (0: none yet), and how many of the owner's
+   * threads sleep on it (ring writes it while any do). */
+  atomic_int efd1;
+  atomic_int fd_sleepers;
 } inproc_slot;
 
 typedef struct inproc_world {
@@ -59,6 +65,18 @@ static void ring(inproc_slot *s) {
   atomic_fetch_add(&s->bell, 1);
   if (atomic_load(&s->sleepers) > 0)
     syscall(SYS_futex, &s->bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+  if (atomic_load(&s->fd_sleepers) > 0) {
+    uint64_t one = 1;
+    ssize_t n = write(atomic_load(&s->efd1) - 1, &one, sizeof one);
+    (void)n; /* EAGAIN: the counter is full of wake-ups already */
+  }
+}
+
+/* Close the slots' eventfds when the world goes. */
+static void close_efds(inproc_world *w) {
+  for (int i = 0; i < w->n; i++)
+    if (atomic_load(&w->slot[i].efd1) > 0)
+      close(atomic_load(&w->slot[i].efd1) - 1);
 }
 
 static void ring_all(inproc_world *w) {
@@ -197,6 +215,8 @@ int fold__inproc_create(int n, fold_comm **comms) {
       c->peer_tp[p] = p == i ? NULL : &t->base;
     comms[i] = c;
   }
+  for (int i = 0; i < n; i++) /* FOLD_PROGRESS_THREAD: a failure leaves that rank without */
+    fold__pthread_start(comms[i]);
   return FOLD_OK;
 }
 
@@ -321,6 +341,46 @@ static int inproc_wait(fold__tp *tp, int64_t timeout_ns) {
   return FOLD_OK;
 }
 
+/* The slot's eventfd, made on first use by the owner (see inproc_slot). */
+static int inproc_wait_fd(fold__tp *tp) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_slot *me = &t->w->slot[t->rank];
+  if (atomic_load(&me->efd1) == 0) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0)
+      return -1;
+    atomic_store(&me->efd1, fd + 1);
+  }
+  return atomic_load(&me->efd1) - 1;
+}
+
+/* As inproc_wait: count ourselves in first, then look for news (a sender
+ * enqueues, then reads fd_sleepers; one of us sees the other). */
+static int inproc_wait_arm(fold__tp *tp) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_slot *me = &t->w->slot[t->rank];
+  atomic_fetch_add(&me->fd_sleepers, 1);
+  pthread_mutex_lock(&me->lock);
+  int have = me->in_head != NULL;
+  pthread_mutex_unlock(&me->lock);
+  for (fold_request *s = t->rdv_head; s && !have; s = s->next)
+    have = fold__req_done(s);
+  if (have || atomic_load(&t->w->gone_count) != t->gone_seen) {
+    atomic_fetch_sub(&me->fd_sleepers, 1);
+    return 1;
+  }
+  return 0;
+}
+
+static void inproc_wait_disarm(fold__tp *tp) {
+  inproc_tp *t = (inproc_tp *)tp;
+  inproc_slot *me = &t->w->slot[t->rank];
+  atomic_fetch_sub(&me->fd_sleepers, 1);
+  uint64_t v;
+  ssize_t n = read(atomic_load(&me->efd1) - 1, &v, sizeof v);
+  (void)n; /* nothing to read is fine: the eventfd is nonblocking */
+}
+
 /* ---- pull ----------------------------------------------------------------------- */
 
 static int inproc_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
@@ -378,6 +438,7 @@ static void inproc_destroy(fold__tp *tp) {
   }
   free(t);
   if (atomic_fetch_sub(&w->live, 1) == 1) {
+    close_efds(w);
     for (int i = 0; i < w->n; i++)
       pthread_mutex_destroy(&w->slot[i].lock);
     free(w);
@@ -390,6 +451,9 @@ static const fold__tp_ops inproc_ops = {
   .isend = inproc_isend,
   .poll = inproc_poll,
   .wait = inproc_wait,
+  .wait_fd = inproc_wait_fd,
+  .wait_arm = inproc_wait_arm,
+  .wait_disarm = inproc_wait_disarm,
   .pull = inproc_pull,
   .shutdown = inproc_shutdown,
   .joined = NULL,

@@ -27,7 +27,13 @@
  * owner announced sleeping; so no wake-up is lost and an awake receiver
  * costs the sender one atomic add. A producer that finds a ring full sets
  * the ring's `blocked` flag; the consumer rings the producer's doorbell
- * after freeing space.
+ * after freeing space. A futex cannot be slept on together with sockets,
+ * so for one sleep over several transports (engine/progress.c) the
+ * doorbell also has a socket: an abstract-namespace unix datagram socket
+ * named after the segment, made on first use; a sleeper counts itself in
+ * `sleeping` (2 each) and polls the socket, and senders that see such a
+ * sleeper send it one byte. Abstract names need no cleanup and shm peers
+ * share a network namespace; a stranger's datagram only wakes us early.
  *
  * Loss. Peers are watched through pidfds (readable once the process has
  * exited, zombies included) and the `gone` flags a peer sets when it
@@ -45,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +84,8 @@ typedef struct shm_peer {
   fold__shm_map map;             /* its header page and the slot we write */
   fold__ring out;                /* producer side of map.slot */
   fold__ring in;                 /* consumer side of our slot for it */
+  struct sockaddr_un bell_addr;  /* its doorbell socket (abstract name) */
+  socklen_t bell_len;
   /* sends to this peer, oldest first (we hold a reference on each) */
   fold_request *sq_head, *sq_tail;
   int sq_hdr_done;               /* the head's frame header is in the ring */
@@ -106,6 +116,8 @@ typedef struct shm_tp {
   int64_t next_check;            /* next liveness check (fold__now) */
   int down, down_status;         /* shut down (fail-stop) */
   fold__shm_area *area;          /* every rank's collective area, or NULL */
+  int bell_fd;                   /* own doorbell socket (bound on first wait_fd), or -1 */
+  int tx_fd;                     /* unbound socket we ring peers' doorbell sockets with */
 } shm_tp;
 
 static const fold__tp_ops shm_ops;
@@ -123,13 +135,31 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t ns) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
-/* Tell the owner of h that something changed. The seq_cst add and load pair
- * with the owner's seq_cst store of `sleeping` and load of `bell` in
- * shm_wait: at least one side sees the other's write. */
-static void ring_bell(fold__shm_hdr *h) {
+/* The abstract socket name of a segment's doorbell: "\0fold-bell" + name. */
+static socklen_t bell_name(struct sockaddr_un *a, const char *seg) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "fold-bell%s", seg);
+  if (n < 0 || (size_t)n >= sizeof a->sun_path - 1)
+    n = (int)sizeof a->sun_path - 2;
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* Tell the owner of p's segment that something changed. The seq_cst add
+ * and load pair with the owner's seq_cst update of `sleeping` and load of
+ * `bell` in shm_wait and shm_wait_arm: at least one side sees the other's
+ * write. A socket sleeper gets a datagram; a full socket buffer already
+ * holds wake-ups, and a refused one means it stopped sleeping. */
+static void ring_bell(shm_tp *t, shm_peer *p) {
+  fold__shm_hdr *h = p->map.hdr;
   atomic_fetch_add_explicit(&h->bell, 1, memory_order_seq_cst);
-  if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst))
+  uint32_t s = atomic_load_explicit(&h->sleeping, memory_order_seq_cst);
+  if (s & 1)
     futex_wake_all(&h->bell);
+  if ((s >> 1) && t->tx_fd >= 0) {
+    char one = 1;
+    (void)sendto(t->tx_fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&p->bell_addr, p->bell_len);
+  }
 }
 
 static size_t chunk_of(const fold__ring *r) { return (size_t)(r->size / 4); }
@@ -177,7 +207,7 @@ static int push(shm_tp *t, shm_peer *p) {
       r->tp_off += (size_t)w;
       wrote = t->moved = 1;
       if ((size_t)w == chunk) { /* let a sleeping receiver start on it while we copy on */
-        ring_bell(p->map.hdr);
+        ring_bell(t, p);
         wrote = 0;
       }
     }
@@ -198,7 +228,7 @@ static int push(shm_tp *t, shm_peer *p) {
       break; /* the receiver rings our doorbell once it frees space */
   }
   if (wrote)
-    ring_bell(p->map.hdr);
+    ring_bell(t, p);
   return 0;
 }
 
@@ -318,7 +348,7 @@ static int drain(shm_tp *t, shm_peer *p, uint64_t budget) {
       unwoken += (uint64_t)k;
       if (unwoken >= chunk) { /* a blocked sender may refill while we copy on */
         if (fold__ring_unblock_needed(&p->in))
-          ring_bell(p->map.hdr);
+          ring_bell(t, p);
         unwoken = 0;
       }
       if (got >= budget)
@@ -336,7 +366,7 @@ static int drain(shm_tp *t, shm_peer *p, uint64_t budget) {
   if (got)
     t->moved = 1;
   if (unwoken && fold__ring_unblock_needed(&p->in))
-    ring_bell(p->map.hdr);
+    ring_bell(t, p);
   return 0;
 }
 
@@ -479,15 +509,19 @@ void fold__shm_area_wake(fold__shm_area *a) {
   shm_tp *t = (shm_tp *)a->tp;
   atomic_thread_fence(memory_order_seq_cst);
   for (int i = 0; i < t->nwatch; i++) {
-    fold__shm_hdr *h = t->peers[t->watch[i]].map.hdr;
-    if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst))
-      ring_bell(h);
+    shm_peer *p = &t->peers[t->watch[i]];
+    if (atomic_load_explicit(&p->map.hdr->sleeping, memory_order_seq_cst))
+      ring_bell(t, p);
   }
 }
 
 /* ---- the vtable ------------------------------------------------------------- */
 
 static void tp_free(shm_tp *t) {
+  if (t->bell_fd >= 0)
+    close(t->bell_fd);
+  if (t->tx_fd >= 0)
+    close(t->tx_fd);
   if (t->area) {
     free(t->area->ctl);
     free(t->area->data);
@@ -515,6 +549,8 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   if (t) {
     t->base.ops = &shm_ops;
     t->base.comm = c;
+    t->bell_fd = -1;
+    t->tx_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     t->own = *own;
     t->peers = calloc((size_t)n, sizeof *t->peers);
     t->watch = calloc((size_t)n, sizeof *t->watch);
@@ -547,6 +583,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
       continue;
     p->map = peers[i];
     p->pid = pids[i];
+    p->bell_len = bell_name(&p->bell_addr, p->map.name);
     p->live = 1;
     void *in_slot = (char *)t->own.slot + (uint64_t)i * stride;
     if (bad < 0 && (fold__ring_attach(&p->out, p->map.slot, p->map.ring_bytes, 1) != 0 ||
@@ -656,14 +693,56 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
   if (timeout_ns > SLEEP_CAP_NS)
     timeout_ns = SLEEP_CAP_NS; /* so that check_peers runs even if nobody rings */
   fold__shm_hdr *h = t->own.hdr;
-  atomic_store_explicit(&h->sleeping, 1, memory_order_seq_cst);
+  atomic_fetch_or_explicit(&h->sleeping, 1, memory_order_seq_cst);
   /* Any send published after poll() read bell_seen has bumped bell: then do
    * not sleep. The futex re-checks the value atomically in the kernel. */
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen &&
       (t->area == NULL || area_sum(t) == t->area_seen))
     futex_wait(&h->bell, t->bell_seen, timeout_ns);
-  atomic_store_explicit(&h->sleeping, 0, memory_order_relaxed);
+  atomic_fetch_and_explicit(&h->sleeping, ~1u, memory_order_relaxed);
   return 0;
+}
+
+/* The doorbell socket, bound on first use (see the top of the file). */
+static int shm_wait_fd(fold__tp *tp) {
+  shm_tp *t = (shm_tp *)tp;
+  if (t->bell_fd >= 0 || t->tx_fd < 0)
+    return t->bell_fd;
+  struct sockaddr_un a;
+  socklen_t len = bell_name(&a, t->own.name);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd >= 0 && bind(fd, (const struct sockaddr *)&a, len) < 0) {
+    FOLD__WARN(tp->comm, "rank %d: shm doorbell socket: bind: %s (waits over several transports take turns)",
+               tp->comm->rank, strerror(errno));
+    close(fd);
+    fd = -1;
+  }
+  t->bell_fd = fd;
+  return fd;
+}
+
+/* As shm_wait, for a sleep on the doorbell socket: count ourselves in, then
+ * look at the sequence the last poll read. */
+static int shm_wait_arm(fold__tp *tp) {
+  shm_tp *t = (shm_tp *)tp;
+  if (t->down || t->more)
+    return 1;
+  fold__shm_hdr *h = t->own.hdr;
+  atomic_fetch_add_explicit(&h->sleeping, 2, memory_order_seq_cst);
+  if (atomic_load_explicit(&h->bell, memory_order_seq_cst) != t->bell_seen ||
+      (t->area != NULL && area_sum(t) != t->area_seen)) {
+    atomic_fetch_sub_explicit(&h->sleeping, 2, memory_order_relaxed);
+    return 1;
+  }
+  return 0;
+}
+
+static void shm_wait_disarm(fold__tp *tp) {
+  shm_tp *t = (shm_tp *)tp;
+  atomic_fetch_sub_explicit(&t->own.hdr->sleeping, 2, memory_order_relaxed);
+  char buf[64];
+  while (t->bell_fd >= 0 && recv(t->bell_fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
+    ;
 }
 
 /* shm never creates rendezvous records (every unmatched message is
@@ -720,7 +799,7 @@ static void shm_destroy(fold__tp *tp) {
   for (int i = 0; i < t->nwatch; i++) {
     shm_peer *p = &t->peers[t->watch[i]];
     atomic_store_explicit(&p->out.ctl->producer_gone, 1, memory_order_release);
-    ring_bell(p->map.hdr);
+    ring_bell(t, p);
   }
   tp_free(t);
 }
@@ -731,6 +810,9 @@ static const fold__tp_ops shm_ops = {
     .isend = shm_isend,
     .poll = shm_poll,
     .wait = shm_wait,
+    .wait_fd = shm_wait_fd,
+    .wait_arm = shm_wait_arm,
+    .wait_disarm = shm_wait_disarm,
     .pull = shm_pull,
     .shutdown = shm_shutdown,
     .joined = shm_joined,

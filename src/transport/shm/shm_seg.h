@@ -47,7 +47,10 @@ typedef struct fold__shm_hdr {
   _Atomic uint32_t gone;
   /* The doorbell, on its own line: `bell` is a sequence number senders bump
    * after publishing data (or after freeing space for a blocked producer);
-   * it is also the futex word the owner sleeps on while `sleeping` is 1. */
+   * it is also the futex word the owner sleeps on. `sleeping`: bit 0, the
+   * owner sleeps on the futex; above it, how many of the owner's threads
+   * sleep on its doorbell socket (2 each; shm.c, wait_arm) and want a
+   * datagram too. */
   _Alignas(64) _Atomic uint32_t bell;
   _Atomic uint32_t sleeping;
 } fold__shm_hdr;

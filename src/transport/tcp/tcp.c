@@ -724,6 +724,18 @@ static int tcp_wait(fold__tp *tp, int64_t timeout_ns) {
   return 0;
 }
 
+/* One sleep over several transports: the epoll fd itself is pollable, and
+ * readable while any of our sockets is ready (level-triggered, so nothing
+ * that arrived since the last poll is lost and no announcement is needed). */
+static int tcp_wait_fd(fold__tp *tp) { return ((tcp_tp *)tp)->epfd; }
+
+static int tcp_wait_arm(fold__tp *tp) {
+  tcp_tp *t = (tcp_tp *)tp;
+  return t->down || t->nev > 0;
+}
+
+static void tcp_wait_disarm(fold__tp *tp) { (void)tp; }
+
 static int tcp_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   tcp_tp *t = (tcp_tp *)tp;
   fold_comm *c = tp->comm;
@@ -841,6 +853,9 @@ static const fold__tp_ops tcp_ops = {
     .isend = tcp_isend,
     .poll = tcp_poll,
     .wait = tcp_wait,
+    .wait_fd = tcp_wait_fd,
+    .wait_arm = tcp_wait_arm,
+    .wait_disarm = tcp_wait_disarm,
     .pull = tcp_pull,
     .shutdown = tcp_shutdown,
     .flush = tcp_flush,
