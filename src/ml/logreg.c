@@ -132,7 +132,12 @@ static int update(fold_iterq *q, void *ctx) {
     return FOLD_OK;
   }
   double alpha = lb[LB_ALPHA], gtd = lb[LB_GTD], fx = lb[LB_FX];
-  if (isfinite(ft) && ft <= fx + 1e-4 * alpha * gtd) { /* Armijo holds: accept, learn the pair */
+  /* Accept on Armijo's sufficient decrease, or, near the optimum where a decrease of |g|^2 is below the
+   * rounding of f, on Hager and Zhang's approximate Wolfe test: f no worse beyond rounding and the slope
+   * along the direction shrunk to 0.9 of its size. Armijo alone stalls there (|g| ~ 1e-7 here). */
+  double *d = get(q, "dir"), gtdt = dot(ev, d, P);
+  int ok = isfinite(ft) && (ft <= fx + 1e-4 * alpha * gtd || (ft <= fx + 1e-12 * fabs(fx) && fabs(gtdt) <= 0.9 * fabs(gtd)));
+  if (ok) { /* accept, learn the pair */
     int h = m->p->history, head = (int)lb[LB_HEAD];
     double *s = get(q, "S") + (size_t)head * P, *y = get(q, "Y") + (size_t)head * P;
     for (size_t j = 0; j < P; j++) {
@@ -162,7 +167,6 @@ static int update(fold_iterq *q, void *ctx) {
     lb[LB_STALLED] = 1;
     return FOLD_OK;
   }
-  double *d = get(q, "dir");
   lb[LB_ALPHA] = na;
   for (size_t j = 0; j < P; j++) xt[j] = x[j] + na * d[j];
   return FOLD_OK;
