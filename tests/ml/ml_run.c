@@ -89,7 +89,7 @@ static int kmeans(fold_comm *c, const ml_data *d, int k) {
     printf("kmeans: %d ranks, %d supersteps, inertia %.17g\n", size, iters, inertia);
     if (out_path) { /* hex floats: the checkpoint test compares bit for bit */
       FILE *o = fopen(out_path, "w");
-      fprintf(o, "inertia %a\n", inertia);
+      fprintf(o, "supersteps %d\ninertia %a\n", iters, inertia); /* a resume that started over would differ */
       for (size_t i = 0; i < (size_t)k * d->dim; i++) fprintf(o, "%a\n", cen[i]);
       for (size_t i = 0; i < d->n; i++) fprintf(o, "%d\n", lab[i]);
       fclose(o);
