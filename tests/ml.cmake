@@ -3,7 +3,7 @@ fold_add_test_exe(ml_run ml/ml_run.c ${CMAKE_SOURCE_DIR}/examples/ml_csv.c)
 target_include_directories(ml_run PRIVATE ${CMAKE_SOURCE_DIR}/examples)
 target_link_libraries(ml_run PRIVATE m)
 set(FOLD_SKDATA /usr/lib/python3/dist-packages/sklearn/datasets/data)
-set(FOLD_ML_CHECK ${FOLD_TEST_DIR}/ml/ml_check.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:ml_run> ${FOLD_TEST_DIR}/ml/ml_ref.py)
+set(FOLD_ML_CHECK ${FOLD_TEST_DIR}/ml/ml_check.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:ml_run> ${CMAKE_SOURCE_DIR}/examples/ml_ref.py)
 # Same initial centroids as scikit-learn: centroids, labels and inertia to 1e-9 relative at 1..4 ranks.
 foreach(case "iris;iris.csv;3" "wine;wine_data.csv;3" "digits;digits.csv.gz;10")
   list(GET case 0 name)
