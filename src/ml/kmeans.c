@@ -26,6 +26,8 @@ typedef struct km {
   double tol;
   const fold_kmeans_params *p;
   int64_t t0, tar; /* engine clock at the superstep's start, time in the allreduce */
+  int32_t *labels;  /* out */
+  double inertia;
 } km;
 
 static double *get(fold_iterq *q, const char *name) { return fold_iterq_get(q, name, NULL, NULL); }
@@ -99,6 +101,20 @@ static int move(fold_iterq *q, void *ctx) {
     m->p->progress(&st, m->p->progress_arg);
   }
   return FOLD_OK;
+}
+
+/* The closing step: the rows assigned once more, to the final centroids (labels and inertia). */
+static int emit(fold_iterq *q, void *ctx) {
+  km *m = ctx;
+  const double *cen = get(q, "centroids");
+  double in = 0, d2;
+  for (size_t i = 0; i < m->n; i++) {
+    int j = nearest(m, cen, m->x + i * m->dim, &d2);
+    if (m->labels) m->labels[i] = j;
+    in += d2;
+  }
+  m->inertia = in;
+  return fold_allreduce(&m->inertia, &m->inertia, 1, FOLD_FLOAT64, FOLD_SUM, fold_iterq_comm(q));
 }
 
 static int converged(fold_iterq *q, void *ctx) {
@@ -194,7 +210,7 @@ int fold_kmeans(fold_comm *comm, const double *x, size_t n_local, size_t dim, co
   int rc = fold_iterq_create(comm, &q);
   if (rc < 0) return rc;
   int rank = fold_comm_rank(comm);
-  km m = {.x = x, .n = n_local, .dim = dim, .p = p};
+  km m = {.x = x, .n = n_local, .dim = dim, .p = p, .labels = labels};
   char text[FOLD__IQ_MSG] = "";
   int bad = FOLD_OK;
   /* Arguments first, agreed by every rank so that a bad one on a single rank stops all of them. */
@@ -207,8 +223,8 @@ int fold_kmeans(fold_comm *comm, const double *x, size_t n_local, size_t dim, co
                                      "k >= 1, max_iter >= 1, tol >= 0", rank, p->k, p->max_iter, p->tol);
   else
     bad = fold__ml_check_finite(x, n_local, dim, rank, "fold_kmeans", text, sizeof text);
-  int32_t nmin = bad ? 0 : (int32_t)(n_local > INT32_MAX ? INT32_MAX : n_local), v0 = 0;
-  rc = fold__iq_agree(q, &bad, text, &nmin, &v0);
+  int32_t unused = 0, v0 = 0;
+  rc = fold__iq_agree(q, &bad, text, &unused, &v0);
   uint64_t total = n_local;
   if (rc == FOLD_OK) rc = fold_allreduce(&total, &total, 1, FOLD_UINT64, FOLD_SUM, comm);
   if (rc == FOLD_OK && (uint64_t)p->k > total)
@@ -236,19 +252,11 @@ int fold_kmeans(fold_comm *comm, const double *x, size_t n_local, size_t dim, co
   if (rc == FOLD_OK) rc = fold_iterq_add_compute(q, move, &m);
   if (rc == FOLD_OK) rc = fold_iterq_set_stop(q, converged, &m);
   if (rc == FOLD_OK) rc = fold_iterq_set_max_iter(q, p->max_iter);
+  if (rc == FOLD_OK) rc = fold_iterq_close_with(q, emit, &m);
   if (rc == FOLD_OK) rc = fold_iterq_run(q);
   if (rc == FOLD_OK) {
-    /* The closing assignment: labels and inertia of the final centroids. */
-    const double *cen = get(q, "centroids");
-    memcpy(centroids, cen, clen * sizeof *centroids);
-    double in = 0, d2;
-    for (size_t i = 0; i < n_local; i++) {
-      int j = nearest(&m, cen, x + i * dim, &d2);
-      if (labels) labels[i] = j;
-      in += d2;
-    }
-    rc = fold_allreduce(&in, &in, 1, FOLD_FLOAT64, FOLD_SUM, comm);
-    if (inertia) *inertia = in;
+    memcpy(centroids, get(q, "centroids"), clen * sizeof *centroids);
+    if (inertia) *inertia = m.inertia;
     if (n_iter) *n_iter = fold_iterq_iteration(q);
   }
   fold_iterq_destroy(q);

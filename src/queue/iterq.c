@@ -282,8 +282,6 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
              "never put on rank %d", q->rank, q->iter, k + 1, kind_name(s->kind), s->name, q->rank);
   }
   int rc;
-  char before[FOLD__ERRLEN];
-  snprintf(before, sizeof before, "%s", fold_comm_last_error(c));
   if (s->kind == FOLD__IQ_ALLREDUCE) {
     /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO). */
     signed char saved = c->coll_algo[FOLD__COLL_ALLREDUCE];
@@ -304,7 +302,6 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
     }
     return FOLD_OK;
   }
-  (void)before;
   return fold__error(c, rc, "fold_iterq_run: rank %d: superstep %d, step %d (%s of buffer '%s'): %s", q->rank, q->iter,
                      k + 1, kind_name(s->kind), s->name, why);
 }
@@ -369,7 +366,7 @@ int fold_iterq_run(fold_iterq *q) {
       stop = st > 0;
     }
     if (!fail && q->dir && it % q->every == 0) {
-      int st = fold__iq_save(q, stop || it == q->max_iter);
+      int st = fold__iq_save(q, stop);
       if (st < 0) {
         fail = st;
         fold__iq_text(text, sizeof text, "fold_iterq_run: rank %d failed in superstep %d, checkpoint: %s", q->rank, it, q->msg);
