@@ -15,3 +15,6 @@ endforeach()
 # Standardised breast_cancer: coefficients to 1e-6 of newton-cg's optimum, the same training accuracy.
 add_test(NAME ml_logreg_breast_cancer COMMAND ${FOLD_ML_CHECK} logreg ${FOLD_SKDATA}/breast_cancer.csv)
 set_tests_properties(ml_logreg_breast_cancer PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+# k-means++ from a fixed seed: deterministic, rank-count independent on digits, the best inertia on iris.
+add_test(NAME ml_kmeans_pp COMMAND ${FOLD_TEST_DIR}/ml/kmeans_pp.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:ml_run> ${FOLD_SKDATA})
+set_tests_properties(ml_kmeans_pp PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
