@@ -729,9 +729,10 @@ FOLD_API int fold_iterq_set_checkpoint(fold_iterq *q, const char *dir, int every
  * (compute): ..."); the other ranks finish the superstep's communication
  * steps (a failed rank takes part with its buffers as they are, or an
  * empty one, in which case the others see FOLD_EMISMATCH), so nothing
- * hangs. When the lowest-numbered failing rank is not unique to the
- * superstep, the lowest rank's error wins. A lost peer or timeout fails
- * as for any collective (FOLD_EPEER, FOLD_ETIMEDOUT).
+ * hangs. When several ranks fail in one superstep, the lowest rank's error
+ * wins. A lost peer or a timeout fails as for any collective (FOLD_EPEER,
+ * FOLD_ETIMEDOUT), the superstep and step prepended to the message.
+ * Checkpoint files of another run: FOLD_EINVAL (fold_iterq_set_checkpoint).
  * FOLD_EINVAL for a NULL q, a queue without steps, or a second run. */
 FOLD_API int fold_iterq_run(fold_iterq *q);
 /* The current superstep, from 1 (0 before the first; inside the closing
