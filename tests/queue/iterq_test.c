@@ -102,6 +102,19 @@ static void basic(void) {
   CHECK(p[0] == root + 100 && p[1] == root * 10 + 100, "broadcast: got %d %d", p[0], p[1]);
   fold_iterq_destroy(q);
 
+  /* every queue is its own session: the same name in two queues is two buffers */
+  fold_iterq *q2;
+  CHECK_OK(fold_iterq_create(comm, &q), comm);
+  CHECK_OK(fold_iterq_create(comm, &q2), comm);
+  int32_t one = 1, two = 2;
+  CHECK_OK(fold_iterq_put(q, "same", &one, 1, FOLD_INT32), comm);
+  CHECK(fold_iterq_get(q2, "same", NULL, NULL) == NULL, "a name of one queue seen in another");
+  CHECK_OK(fold_iterq_put(q2, "same", &two, 1, FOLD_INT32), comm);
+  CHECK(*(int32_t *)fold_iterq_get(q, "same", NULL, NULL) == 1 && *(int32_t *)fold_iterq_get(q2, "same", NULL, NULL) == 2,
+        "sessions share a buffer");
+  fold_iterq_destroy(q);
+  fold_iterq_destroy(q2);
+
   uint64_t s, n, sum = 0, prev_end = 0;
   for (int r = 0; r < 7; r++) {
     fold_partition(23, r, 7, &s, &n);
