@@ -302,6 +302,9 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
     }
     return FOLD_OK;
   }
+  if (*fail) /* this rank had failed already: keep its own cause in front (the others see only the mismatch) */
+    return fold__error(c, rc, "%.300s; then superstep %d, step %d (%s of buffer '%s'): %s", text, q->iter, k + 1,
+                       kind_name(s->kind), s->name, why);
   return fold__error(c, rc, "fold_iterq_run: rank %d: superstep %d, step %d (%s of buffer '%s'): %s", q->rank, q->iter,
                      k + 1, kind_name(s->kind), s->name, why);
 }
