@@ -722,7 +722,9 @@ FOLD_API int fold_sim_at(fold_sim *sim, double t, void (*fn)(void *arg), void *a
  * range, or a parameter negative or not finite. */
 FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_params *p);
 
+/* ---- capabilities: each in its own header, part of this one ------------- */
 #ifdef __cplusplus
 }
 #endif
+#include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #endif /* FOLD_H */

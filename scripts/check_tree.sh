@@ -18,7 +18,7 @@ layer_of() {
     src/transport/*) echo 3 ;;
     src/bootstrap/*) echo 4 ;;
     src/comm/* | src/coll/* | src/select/*) echo 5 ;;
-    src/areduce/* | src/kv/* | src/queue/* | src/straggler/*) echo 6 ;;
+    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 6 ;;
     *) echo 9 ;; # tools, bench, tests, bindings: may include anything
   esac
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # deps.sh — install the Debian packages fold's build, tests and benchmarks need (idempotent).
-# Usage: scripts/deps.sh [build|test|bench]
+# Usage: scripts/deps.sh [build|demo|test|bench]
 set -euo pipefail
 what=${1:-build}
 pkgs="build-essential cmake pkg-config libssl-dev"
+# python3-sklearn and python3-numpy: the demo's and the ML tests' reference (scikit-learn and its data sets).
 case "$what" in
-  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch" ;;
-  bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch" ;;
+  demo) pkgs="$pkgs python3-sklearn python3-numpy" ;;
+  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-sklearn python3-numpy" ;;
+  bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-sklearn python3-numpy" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -8,11 +8,12 @@ unset LD_LIBRARY_PATH
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cmake --install "$B" --prefix "$T/prefix" >/dev/null
-for f in include/fold.h bin/foldrun bin/fold-bench; do [ -e "$T/prefix/$f" ] || { echo "missing $f" >&2; exit 1; }; done
+for f in include/fold.h include/fold_ml.h bin/foldrun bin/fold-bench; do [ -e "$T/prefix/$f" ] || { echo "missing $f" >&2; exit 1; }; done
 libdir=$(dirname "$(find "$T/prefix" -name libfold.so -print -quit)")
 [ -e "$libdir/libfold.a" ] || { echo "missing libfold.a" >&2; exit 1; }
 cat > "$T/app.c" <<'C'
 #include <fold.h>
+#include <fold_ml.h>
 #include <stdio.h>
 #include <string.h>
 int main(void) {
@@ -29,6 +30,16 @@ int main(void) {
   fold_request *r;
   if (fold_isend(&v, 1, FOLD_INT32, 1, 0, c[0], &r) || fold_recv(&w, 1, FOLD_INT32, 0, 0, c[1]) || fold_wait(r)) return 1;
   printf("received %d\n", w);
+  /* the ML header too: KMeans on four points in two clear clusters (libm comes with the library) */
+  double x[4] = {0, 0.5, 10, 10.5}, cen[2];
+  fold_kmeans_params p;
+  fold_kmeans_params_default(&p);
+  p.k = 2;
+  p.init = (double[]){0, 10};
+  fold_comm *one;
+  if (fold_comm_init_threads(1, &one) || fold_kmeans(one, x, 4, 1, &p, cen, NULL, NULL, NULL)) return 1;
+  fold_comm_destroy(one);
+  if (cen[0] != 0.25 || cen[1] != 10.25) return 1;
   fold_comm_destroy(c[0]); fold_comm_destroy(c[1]);
   return w == 7 ? 0 : 1;
 }

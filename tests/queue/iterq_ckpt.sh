@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# iterq_ckpt.sh — checkpoints at 3 ranks (resume, torn file, refusals), then the same dir at 2 ranks: refused.
+set -u
+F=$1 P=$2
+T=$(mktemp -d /tmp/fold-iqck.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+timeout 40 "$F" -n 3 --timeout 20 "$P" ckpt "$T/ck" || { echo "iterq_ckpt: 3-rank part FAILED"; exit 1; }
+ls "$T/ck"
+grep -q "^ranks 3$" "$T/ck/manifest" || { echo "iterq_ckpt: manifest lacks the rank count"; exit 1; }
+timeout 40 "$F" -n 2 --timeout 20 "$P" ckpt-ranks "$T/ck" || { echo "iterq_ckpt: 2-rank refusal FAILED"; exit 1; }
+echo "iterq_ckpt: passed"
