@@ -295,6 +295,8 @@ int fold__dtype_is_pair(fold_dtype dtype);
  * message then goes to the thread's pre-communicator slot. */
 int fold__error(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap);
+/* The message slot of calls without a communicator (this thread's). */
+const char *fold__pre_comm_error(void);
 /* As fold__error, without the INFO line: for a failure the caller expects
  * and handles (e.g. a port already served). */
 int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
