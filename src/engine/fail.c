@@ -85,7 +85,10 @@ void fold__note_report(fold_comm *c, int src, int status, int culprit, const cha
   if (n == NULL || n->culprit >= 0) return; /* the first report of a rank is its cause */
   n->culprit = culprit;
   n->cause_status = status;
-  snprintf(n->cause, sizeof n->cause, "%s", text);
+  /* a report's text may be longer than the note keeps: cut, deliberately */
+  size_t len = strnlen(text, sizeof n->cause - 1);
+  memcpy(n->cause, text, len);
+  n->cause[len] = '\0';
 }
 
 void fold__lost_notes_free(fold_comm *c) {
