@@ -1,0 +1,13 @@
+# tests/areduce.cmake — asynchronous tree reduction (fold_areduce): the tree, threads, bad input, simulator, processes.
+fold_add_test_exe(areduce_test areduce/areduce_test.c check.c)
+foreach(case tree threads bad sim)
+  add_test(NAME areduce_${case} COMMAND areduce_test ${case})
+  set_tests_properties(areduce_${case} PROPERTIES TIMEOUT 60)
+endforeach()
+# Processes over shm and tcp (tcp: fragments of 80 KB travel as rendezvous messages).
+foreach(t shm tcp)
+  add_test(NAME areduce_procs_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> procs)
+  set_tests_properties(areduce_procs_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+  add_test(NAME areduce_lost_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> lost)
+  set_tests_properties(areduce_lost_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+endforeach()
