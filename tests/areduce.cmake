@@ -11,3 +11,8 @@ foreach(t shm tcp)
   add_test(NAME areduce_lost_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> lost)
   set_tests_properties(areduce_lost_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()
+# fold-sim's thesis experiments: every run must end with the full result at the target (exit 1 otherwise).
+foreach(x full partial)
+  add_test(NAME areduce_fold_sim_${x} COMMAND fold-sim areduce-${x})
+  set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
+endforeach()
