@@ -265,6 +265,9 @@ static void bad_fn(targ *a) {
   CHECK_RC(fold_allreduce(&x, &y, 1, FOLD_INT64, FOLD_SUM, c), FOLD_OK, c);
 }
 
+static int run_bench(fold_comm *c);
+static void run_rate(void);
+
 /* ---- processes (foldrun): the workload, a larger count (tcp: rendezvous
  * messages past 64 KiB), and a lost rank ------------------------------------ */
 static int run_procs(const char *what) {
@@ -274,7 +277,9 @@ static int run_procs(const char *what) {
     return 2;
   }
   int r = fold_comm_rank(c);
-  if (strcmp(what, "procs") == 0) {
+  if (strcmp(what, "bench") == 0) {
+    run_bench(c);
+  } else if (strcmp(what, "procs") == 0) {
     workload(c, 11, 3, 1);
     workload(c, 12, 10000, 0);
   } else if (strcmp(what, "lost") == 0) {
@@ -299,6 +304,88 @@ static int run_procs(const char *what) {
   }
   fold_comm_destroy(c);
   return check_report(what);
+}
+
+
+/* ---- measurements (not a test: docs/areduce.md) ------------------------------
+ * foldrun -n N ... areduce_test bench: for each degree, every rank makes
+ * 100 fragments 10 us apart (calling fold_progress while it waits), the
+ * target polls for the final result; latency = final - the last fragment
+ * of any rank (one host: one clock). Then one rank's combine rate. */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int run_bench(fold_comm *c) {
+  int n = fold_comm_size(c), r = fold_comm_rank(c);
+  int degs[] = {1, 2, 4, 8, 31};
+  for (size_t i = 0; i < sizeof degs / sizeof degs[0]; i++) {
+    int d = degs[i] < n - 1 ? degs[i] : n - 1 > 0 ? n - 1 : 1;
+    if (i > 0 && d == (degs[i - 1] < n - 1 ? degs[i - 1] : n - 1)) continue;
+    double best = 1e9, sum = 0;
+    int reps = 20, depth = 0;
+    for (int x = 0; x < n; x++) { /* the tree's depth: its deepest rank's */
+      int dd = 0, y = x, pp, kk;
+      while (fold_areduce_tree(n, 0, d, y, &pp, NULL, &kk) == FOLD_OK && pp >= 0) y = pp, dd++;
+      if (dd > depth) depth = dd;
+    }
+    for (int rep = 0; rep < reps; rep++) {
+      fold_areduce *ar;
+      fold_barrier(c);
+      fold_areduce_create(c, 1, FOLD_INT64, FOLD_SUM, 0, d, FOLD_AREDUCE_FULL, 0, &ar);
+      double t0 = now_s(), last = 0;
+      for (int j = 0; j < 100; j++) {
+        while (now_s() < t0 + j * 10e-6) fold_progress(c);
+        int64_t one = 1;
+        fold_areduce_contribute(ar, &one);
+        last = now_s();
+      }
+      fold_areduce_done(ar);
+      double fin_t = 0;
+      if (r == 0) {
+        int64_t out;
+        uint64_t nf;
+        int fin = 0;
+        while (!fin) fold_areduce_result(ar, &out, &nf, &fin);
+        fin_t = now_s();
+      }
+      fold_areduce_wait(ar, NULL, NULL);
+      double lmax = 0;
+      fold_allreduce(&last, &lmax, 1, FOLD_FLOAT64, FOLD_MAX, c);
+      if (r == 0) {
+        double lat = fin_t - lmax;
+        sum += lat;
+        if (lat < best) best = lat;
+      }
+      fold_areduce_destroy(ar);
+    }
+    if (r == 0) printf("bench n %d degree %d depth %d: last fragment -> final: min %.1f us, mean %.1f us\n", n, d, depth,
+                       best * 1e6, sum / reps * 1e6);
+  }
+  return 0;
+}
+
+/* One rank's combine rate: fragments of count int64 per second. */
+static void run_rate(void) {
+  fold_comm *c;
+  fold_comm_init_threads(1, &c);
+  size_t counts[] = {1, 1024};
+  for (int i = 0; i < 2; i++) {
+    fold_areduce *ar;
+    int64_t *f = calloc(counts[i], sizeof *f);
+    fold_areduce_create(c, counts[i], FOLD_INT64, FOLD_SUM, 0, 2, FOLD_AREDUCE_FULL, 0, &ar);
+    int reps = counts[i] == 1 ? 2000000 : 200000;
+    double t0 = now_s();
+    for (int j = 0; j < reps; j++) fold_areduce_contribute(ar, f);
+    double t = now_s() - t0;
+    printf("rate: count %zu: %.2f M fragments/s (%.0f ns each)\n", counts[i], reps / t / 1e6, t / reps * 1e9);
+    fold_areduce_done(ar);
+    fold_areduce_destroy(ar);
+    free(f);
+  }
+  fold_comm_destroy(c);
 }
 
 /* ---- the simulator: fragments at random virtual times ------------------------- */
@@ -387,6 +474,8 @@ int main(int argc, char **argv) {
     run_threads(4, work_fn, 5, 20000); /* inproc with large fragments */
   } else if (strcmp(what, "bad") == 0) {
     run_threads(4, bad_fn, 0, 0);
+  } else if (strcmp(what, "rate") == 0) {
+    run_rate();
   } else if (strcmp(what, "sim") == 0) {
     int ns[] = {1, 2, 31, 200};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
