@@ -16,3 +16,6 @@ foreach(x full partial)
   add_test(NAME areduce_fold_sim_${x} COMMAND fold-sim areduce-${x})
   set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
 endforeach()
+# The Monte Carlo pi example: the target stops the run at a standard error of 1e-3 and checks the estimate.
+add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<TARGET_FILE:areduce_pi> 1e-3)
+set_tests_properties(areduce_pi PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
