@@ -6,6 +6,7 @@
 
 #include "coll/coll.h"
 #include "core/internal.h"
+#include "core/queue.h"
 #include "select/select.h"
 #include "transport/sim/sim.h"
 #include "transport/transport.h"
@@ -105,10 +106,7 @@ int fold__fam_deliver(fold_comm *root, fold__unexp *u) {
   }
   if (u->cid >= f->next_cid) {
     /* a peer finished the split first: keep it for the child */
-    u->next = NULL;
-    if (f->early_tail) f->early_tail->next = u;
-    else f->early_head = u;
-    f->early_tail = u;
+    FOLD__QUEUE_PUSH(f->early_head, f->early_tail, u);
     return 1;
   }
   FOLD__TRACE(root, "dropping a message for destroyed communicator %u from rank %d", (unsigned)u->cid, u->src);
