@@ -204,7 +204,7 @@ struct fold_comm {
 /* Rank p of c in the numbering of its family's root (the world). */
 static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
 
-/* ---- sub-communicators (comm/comm_split.c) ------------------------------------
+/* ---- sub-communicators (engine/family.c routes, comm/comm_split.c creates) --------------------------------
  * Transports deliver to their root comm (tp->comm) with the cid of the
  * message; these route a cid other than 0 to the child that has it. */
 /* The transports' matching entry point: fold__match_posted on the comm with
