@@ -6,6 +6,7 @@
 
 #include "core/internal.h"
 #include "engine/engine.h"
+#include "select/select.h"
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
 
@@ -37,9 +38,10 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   c->no_sig_check = nc && *nc == '1';
   c->segment_bytes = fold__env_size("FOLD_SEGMENT_BYTES", 0);
   c->piece_size = fold__env_size("FOLD_PIECE_SIZE", 0);
-  /* the engine's services and the layers every communicator carries
-   * (failure reports, algorithm selection): they register their teardown */
+  /* the engine's services (failure reports among them), then selection:
+   * each layer registers its teardown */
   int rc = fold__svc_init(c);
+  if (rc == FOLD_OK) rc = fold__select_init(c);
   if (rc < 0) {
     fold__comm_free(c);
     return rc;

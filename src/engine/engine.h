@@ -163,13 +163,13 @@ static inline int fold__engine_virtual(const fold_comm *c) { return c->svc->hook
 static inline void fold__handler_note_taken(fold_comm *c, const fold__unexp *u) {
   if (c->svc->cur == u) c->svc->cur = NULL;
 }
-/* Allocate c->svc and attach the layers every communicator has (the
- * failure reports' handler, algorithm selection, FOLD_INJECT_DELAY).
+/* Allocate c->svc and attach the engine layers every communicator has (the
+ * failure reports' handler, FOLD_INJECT_DELAY).
  * FOLD_ENOMEM. */
 int fold__svc_init(fold_comm *c);
 /* The same for a sub-communicator k of parent (comm/comm_split.c): the
- * clock hooks, the failure reports' handler, and the parent's selection
- * (forced algorithms, a copy of its rules) instead of the environment's.
+ * clock hooks and the failure reports' handler (the communicator layer
+ * then gives it the parent's selection, fold__select_inherit).
  * FOLD_INJECT_DELAY is read once k knows its rank (fold__inject_delay_init). */
 int fold__svc_init_child(fold_comm *k, const fold_comm *parent);
 /* Free c->svc, after the transports are gone (drain buffers may be written
@@ -177,8 +177,6 @@ int fold__svc_init_child(fold_comm *k, const fold_comm *parent);
 void fold__svc_free(fold_comm *c);
 /* The layers fold__svc_init attaches, and pieces of fold__svc_init/free. */
 int fold__report_init(fold_comm *c);    /* engine/fail.c: the handler of FOLD__CTX_SYS */
-int fold__select_init(fold_comm *c);    /* select/select.c: FOLD_ALGO, FOLD_RULES */
-int fold__select_inherit(fold_comm *k, const fold_comm *parent); /* select/select.c: a child's */
 void fold__inject_delay_init(fold_comm *c);
 void fold__handlers_free(fold_comm *c);
 
