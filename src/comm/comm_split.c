@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "core/internal.h"
 #include "core/queue.h"
 #include "engine/family.h"
