@@ -3,3 +3,10 @@ fold_add_test_exe(op_unit op/op_unit.c coll/coll_ref.c check.c)
 target_link_libraries(op_unit PRIVATE m)
 add_test(NAME op_unit COMMAND op_unit)
 set_tests_properties(op_unit PROPERTIES TIMEOUT 120)
+
+# FOLD_SUM_EXACT: the accumulators, the collectives on 2, 3 and 5 thread ranks
+# under every reduction algorithm, each result checked against math.fsum.
+fold_add_test_exe(op_exact op/exact.c check.c)
+target_link_libraries(op_exact PRIVATE m)
+add_test(NAME op_exact COMMAND /usr/bin/python3 ${FOLD_TEST_DIR}/op/exact_fsum.py $<TARGET_FILE:op_exact>)
+set_tests_properties(op_exact PROPERTIES TIMEOUT 120)

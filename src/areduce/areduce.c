@@ -394,6 +394,9 @@ static int check_args(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, 
   int rc = fold__op_check(c, fn, op, dtype);
   if (rc)
     return rc;
+  if (op == FOLD_SUM_EXACT) /* its accumulators are not wired into the fragment path yet */
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: op sum_exact is not supported by the asynchronous reduction",
+                       fn, c->rank);
   if (!fold__op_commutative(c, op))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: the op is not commutative (fragments combine in arrival order)",
                        fn, c->rank);
