@@ -382,8 +382,12 @@ static int finished(fold__coll *co, int sig_ok) {
 
 static int coll_step(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
-  if (co->algo->step) /* an algorithm with its own state machine (shm): no rounds, no signature messages */
-    return co->algo->step(co);
+  if (co->algo->step) { /* an algorithm with its own state machine (shm): no rounds, no signature messages */
+    int rc = co->algo->step(co);
+    /* it divides FOLD_AVG itself chunk by chunk; FOLD_SUM_EXACT rounds here, once */
+    if (rc > 0 && co->exact_acc) finish_result(co);
+    return rc;
+  }
   int sc = sig_check(co);
   if (sc < 0) return sc;
   if (co->round < 0) /* rounds done; waiting for the signatures */

@@ -11,8 +11,9 @@
 #include "fold_areduce.h"
 #include "op/op.h"
 
-/* Usage: exact            unit checks, then the collectives on 2, 3 and 5 thread ranks;
- * rank 0 prints every element's inputs and result (%a) for exact_fsum.py. */
+/* Usage: exact              unit checks, then the collectives on 2, 3 and 5 thread ranks;
+ *        exact procs [shm]  under foldrun: the collectives on its processes (shm: the shm algorithms too).
+ * Rank 0 prints every element's inputs and result (%a) for exact_fsum.py. */
 
 #define COUNT 42 /* elements per call; element i uses adversarial kind i % NKIND */
 #define NKIND 7
@@ -148,19 +149,20 @@ static void unit(void) {
 
 static fold_comm *comms[NMAX];
 static int nranks;
-/* the allreduce result of rank 0 under the first algorithm: every other call must match it */
-static unsigned char golden[2][COUNT * 8];
 
+static int with_shm; /* procs on the shm transport: the shm algorithms join the lists (last entries) */
 static const char *const allreduce_algos[] = {"allreduce=reduce_bcast", "allreduce=recursive_doubling",
                                               "allreduce=rabenseifner", "allreduce=ring",
-                                              "allreduce=ring_segmented", "allreduce=direct"};
-static const char *const reduce_algos[] = {"reduce=binomial", "reduce=rabenseifner"};
+                                              "allreduce=ring_segmented", "allreduce=direct", "allreduce=shm"};
+static const char *const reduce_algos[] = {"reduce=binomial", "reduce=rabenseifner", "reduce=shm"};
 static const char *const rs_algos[] = {"reduce_scatter=recursive_halving", "reduce_scatter=ring",
-                                       "reduce_scatter=pairwise"};
+                                       "reduce_scatter=pairwise", "reduce_scatter=shm"};
 
-static void compare(int r, int f32, const char *what, const void *got, size_t off, size_t count) {
+/* gold: rank 0's allreduce result under the first algorithm; every other call must match it */
+static void compare(int r, int f32, const unsigned char *gold, const char *what, const void *got, size_t off,
+                    size_t count) {
   size_t es = f32 ? 4 : 8;
-  CHECK(memcmp(got, golden[f32] + off * es, count * es) == 0, "n=%d rank %d %s %s: differs from allreduce's result",
+  CHECK(memcmp(got, gold + off * es, count * es) == 0, "n=%d rank %d %s %s: differs from allreduce's result",
         nranks, r, f32 ? "f32" : "f64", what);
 }
 
@@ -170,48 +172,57 @@ static void *rank_main(void *arg) {
   for (int f32 = 0; f32 < 2; f32++) {
     fold_dtype dt = f32 ? FOLD_FLOAT32 : FOLD_FLOAT64;
     size_t es = f32 ? 4 : 8;
-    unsigned char in[NMAX * COUNT * 8], keep[NMAX * COUNT * 8], out[NMAX * COUNT * 8];
+    unsigned char in[NMAX * COUNT * 8], keep[NMAX * COUNT * 8], out[NMAX * COUNT * 8], gold[COUNT * 8];
     fill(f32, nranks, r, 0, in, COUNT);
     memcpy(keep, in, COUNT * es);
-    for (size_t a = 0; a < sizeof allreduce_algos / sizeof *allreduce_algos; a++) {
+    for (size_t a = 0; a < sizeof allreduce_algos / sizeof *allreduce_algos - !with_shm; a++) {
       CHECK_OK(fold_comm_set_algo(c, allreduce_algos[a]), c);
       int in_place = a % 2;
       if (in_place) memcpy(out, in, COUNT * es);
       CHECK_OK(fold_allreduce(in_place ? out : in, out, COUNT, dt, FOLD_SUM_EXACT, c), c);
       CHECK(memcmp(in, keep, COUNT * es) == 0, "rank %d: allreduce changed sendbuf", r);
-      if (a == 0 && r == 0) memcpy(golden[f32], out, COUNT * es);
-      CHECK_OK(fold_barrier(c), c); /* golden is written before anyone compares */
-      compare(r, f32, allreduce_algos[a], out, 0, COUNT);
+      if (a == 0) {
+        memcpy(gold, out, COUNT * es);
+        CHECK_OK(fold_broadcast(gold, COUNT * es, FOLD_UINT8, 0, c), c);
+      }
+      compare(r, f32, gold, allreduce_algos[a], out, 0, COUNT);
     }
     CHECK_OK(fold_comm_set_algo(c, "allreduce=auto"), c);
     fold_request *req;
     memset(out, 0, COUNT * es);
     CHECK_OK(fold_iallreduce(in, out, COUNT, dt, FOLD_SUM_EXACT, c, &req), c);
     CHECK_OK(fold_wait(req), c);
-    compare(r, f32, "iallreduce", out, 0, COUNT);
-    for (size_t a = 0; a < sizeof reduce_algos / sizeof *reduce_algos; a++) {
+    compare(r, f32, gold, "iallreduce", out, 0, COUNT);
+    for (size_t a = 0; a < sizeof reduce_algos / sizeof *reduce_algos - !with_shm; a++) {
       int root = (int)a % nranks;
       CHECK_OK(fold_comm_set_algo(c, reduce_algos[a]), c);
       memset(out, 0, COUNT * es);
       CHECK_OK(fold_reduce(in, r == root ? out : NULL, COUNT, dt, FOLD_SUM_EXACT, root, c), c);
-      if (r == root) compare(r, f32, reduce_algos[a], out, 0, COUNT);
+      if (r == root) compare(r, f32, gold, reduce_algos[a], out, 0, COUNT);
     }
     CHECK_OK(fold_comm_set_algo(c, "reduce=auto"), c);
     /* reduce_scatter of the allreduce input's first nranks * m elements:
      * rank q's result is the allreduce result's elements [q*m, q*m + m) */
     size_t m = COUNT / (size_t)nranks;
-    for (size_t a = 0; a < sizeof rs_algos / sizeof *rs_algos; a++) {
+    for (size_t a = 0; a < sizeof rs_algos / sizeof *rs_algos - !with_shm; a++) {
       CHECK_OK(fold_comm_set_algo(c, rs_algos[a]), c);
       memset(out, 0, m * es);
       CHECK_OK(fold_reduce_scatter(in, out, m, dt, FOLD_SUM_EXACT, c), c);
-      compare(r, f32, rs_algos[a], out, (size_t)r * m, m);
+      compare(r, f32, gold, rs_algos[a], out, (size_t)r * m, m);
     }
     CHECK_OK(fold_comm_set_algo(c, "reduce_scatter=auto"), c);
     if (r == 0) { /* the inputs and the result, for exact_fsum.py */
       for (int i = 0; i < COUNT; i++) {
         printf("%s", f32 ? "f32" : "f64");
         for (int q = 0; q < nranks; q++) printf(" %a", gen(f32, nranks, q, i, 0));
-        double g = f32 ? (double)((float *)golden[f32])[i] : ((double *)golden[f32])[i];
+        double g;
+        if (f32) {
+          float gf;
+          memcpy(&gf, gold + (size_t)i * 4, 4);
+          g = gf;
+        } else {
+          memcpy(&g, gold + (size_t)i * 8, 8);
+        }
         printf(" = %a\n", g);
       }
     }
@@ -229,7 +240,25 @@ static void *rank_main(void *arg) {
   return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "procs") == 0) {
+    fold_comm *c;
+    if (fold_init(&c) != FOLD_OK) {
+      fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
+      return 1;
+    }
+    with_shm = argc > 2 && strcmp(argv[2], "shm") == 0;
+    nranks = fold_comm_size(c);
+    int r = fold_comm_rank(c);
+    CHECK(nranks <= NMAX, "at most %d ranks", NMAX);
+    if (nranks <= NMAX) {
+      comms[r] = c;
+      rank_main((void *)(intptr_t)r);
+    }
+    fold_comm_destroy(c);
+    fflush(stdout);
+    return check_report("op_exact procs");
+  }
   unit();
   static const int sizes[] = {2, 3, 5};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {

@@ -30,6 +30,8 @@ if out.returncode != 0:
     sys.exit(1)
 bad = checked = 0
 for line in out.stdout.splitlines():
+    if line.startswith("["):  # foldrun's "[rank] " prefix
+        line = line.split("] ", 1)[-1]
     if not (line.startswith("f32 ") or line.startswith("f64 ")):
         continue
     kind, rest = line.split(" ", 1)
