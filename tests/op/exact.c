@@ -141,6 +141,7 @@ static void unit(void) {
       double want = f32 && k == 7 ? (double)0x1.fffffep127f : sp[k].want;
       int ok = isnan(want) ? isnan(got) : got == want && signbit(got) == signbit(want);
       CHECK(ok, "%s special case %zu: got %a, want %a", f32 ? "f32" : "f64", k, got, want);
+      free(a);
     }
   }
 }
