@@ -14,13 +14,16 @@
  *
  * Layout, an array of int64_t:
  *   [0]        flags: NaN seen, +inf seen, -inf seen, a term other than -0.0 seen
- *   [1..L-1]   32-bit digits, least significant first, each in [0, 2^32)
- *   [L]        the top digit, signed (two's complement value of the whole)
- * Digits are 32 bits in 64-bit words so that one add of two accumulators
- * needs no carry chain inside the add; a normalising pass after it restores
- * the canonical form (the representation of a value is unique, so the bytes
- * too are independent of the order). The top word leaves 31 bits of headroom
- * above the largest finite input: more than 2^31 terms cannot overflow. */
+ *   [1..L]     signed words w[k] of weight 2^(32(k-1)): the value is the sum
+ *              of w[k] * 2^(32(k-1) - BIAS). Normalised (words 1..L-1 in
+ *              [0, 2^32), the top one signed) only inside the rounding.
+ * Digits are 32 bits in 64-bit words so that adding two accumulators is a
+ * word-by-word add with no carries (fold__exact_add) and a load writes a
+ * term's three digits (negated if negative) with none either; the rounding
+ * normalises (carries into [0, 2^32)) first. Integer adds commute and
+ * associate, so even the bytes in flight do not depend on the order. The top
+ * word leaves 31 bits of headroom above the largest finite input; a sum may
+ * have at most 2^31 terms. */
 enum {
   F_NAN = 1,
   F_PINF = 2,
@@ -37,26 +40,25 @@ size_t fold__exact_acc_size(fold_dtype dt) {
   return (size_t)(limbs(dt) + 1) * sizeof(int64_t);
 }
 
-/* Carry every digit into [0, 2^32); the top word takes what is left. The
- * carry is a floor division, exact because v - low is a multiple of 2^32. */
+/* Carry every digit into [0, 2^32); the top word takes what is left. */
 static void normalize(int64_t *w, int L) {
   int64_t carry = 0;
   for (int i = 1; i < L; i++) {
     int64_t v = w[i] + carry;
-    int64_t low = v & 0xffffffffLL;
-    carry = (v - low) / ((int64_t)1 << 32);
-    w[i] = low;
+    w[i] = v & 0xffffffffLL;
+    carry = v >> 32; /* arithmetic shift (GCC and Clang define it): floor(v / 2^32) */
   }
   w[L] += carry;
 }
 
-/* One term into a zeroed accumulator: the integer m placed at bit p. */
+/* One term into a zeroed accumulator: the integer m placed at bit p, as
+ * three digits below 2^32 (negated for a negative term; digits may be
+ * negative until the rounding normalises). */
 static void load_one(int64_t *w, int L, int neg, uint64_t m, int p) {
   int k = 1 + p / 32, s = p % 32;
-  int64_t lo = (int64_t)((m & 0xffffffffu) << s), hi = (int64_t)((m >> 32) << s);
-  w[k] = neg ? -lo : lo;
-  if (k + 1 <= L) w[k + 1] = neg ? -hi : hi;
-  normalize(w, L);
+  uint64_t lo = m << s, hi = s ? m >> (64 - s) : 0;
+  int64_t d[3] = {(int64_t)(lo & 0xffffffffu), (int64_t)(lo >> 32), (int64_t)hi};
+  for (int j = 0; j < 3 && k + j <= L; j++) w[k + j] = neg ? -d[j] : d[j];
 }
 
 void fold__exact_load(fold_dtype dt, void *acc, const void *x, size_t count) {
@@ -93,18 +95,23 @@ void fold__exact_load(fold_dtype dt, void *acc, const void *x, size_t count) {
   }
 }
 
-/* out may alias a or b: each word is read before it is written. */
+/* out may alias a or b: each word is read before it is written. No carry
+ * pass here: digits are of magnitude below 2^32 after a load and the add is word by word,
+ * so a sum of k loaded terms has digits of magnitude below k * 2^32, far from 2^63 for
+ * any k below 2^31 (a collective adds one term per rank); the rounding
+ * normalises once. This keeps the add a plain, vectorisable loop. */
 void fold__exact_add(fold_dtype dt, void *out, const void *a, const void *b, size_t count) {
   int L = limbs(dt);
   size_t words = (size_t)L + 1;
-  int64_t x[L64 + 1], y[L64 + 1];
+  const unsigned char *pa = a, *pb = b;
+  unsigned char *po = out;
   for (size_t i = 0; i < count; i++) {
-    memcpy(x, (const char *)a + i * words * sizeof *x, words * sizeof *x);
-    memcpy(y, (const char *)b + i * words * sizeof *y, words * sizeof *y);
+    int64_t x[L64 + 1], y[L64 + 1];
+    memcpy(x, pa + i * words * 8, words * 8);
+    memcpy(y, pb + i * words * 8, words * 8);
+    for (size_t k = 1; k < words; k++) x[k] += y[k];
     x[0] |= y[0];
-    for (int k = 1; k <= L; k++) x[k] += y[k];
-    normalize(x, L);
-    memcpy((char *)out + i * words * sizeof *x, x, words * sizeof *x);
+    memcpy(po + i * words * 8, x, words * 8);
   }
 }
 
@@ -113,6 +120,7 @@ void fold__exact_add(fold_dtype dt, void *out, const void *a, const void *b, siz
 static int magnitude(const int64_t *w, int L, uint32_t *d) {
   int64_t t[L64 + 1];
   memcpy(t, w, (size_t)(L + 1) * sizeof *t);
+  normalize(t, L);
   int neg = t[L] < 0;
   if (neg) {
     for (int k = 1; k <= L; k++) t[k] = -t[k];
@@ -124,7 +132,14 @@ static int magnitude(const int64_t *w, int L, uint32_t *d) {
   return neg;
 }
 
-static int bit_at(const uint32_t *d, int i) { return (int)((d[i / 32] >> (i % 32)) & 1u); }
+/* n <= 64 bits of the digits d[0..nd) from bit lo up. */
+static uint64_t bits_from(const uint32_t *d, int nd, int lo, int n) {
+  int w = lo / 32, sft = lo % 32;
+  uint64_t d0 = w < nd ? d[w] : 0, d1 = w + 1 < nd ? d[w + 1] : 0, d2 = w + 2 < nd ? d[w + 2] : 0;
+  uint64_t v = (d0 | d1 << 32) >> sft;
+  if (sft) v |= d2 << (64 - sft);
+  return n < 64 ? v & ((UINT64_C(1) << n) - 1) : v;
+}
 
 /* Round to nearest, ties to even, in precision P bits; returns the value as
  * q * 2^(*sh - BIAS) with q < 2^P, or q = 0 for a zero. */
@@ -133,19 +148,13 @@ static uint64_t round_digits(const uint32_t *d, int nd, int P, int *sh) {
   while (top >= 0 && d[top] == 0) top--;
   *sh = 0;
   if (top < 0) return 0;
-  int H = top * 32 + 31;
-  while (!bit_at(d, H)) H--;
-  if (H < P) { /* exact: fits in P bits (a subnormal or the smallest binade) */
-    uint64_t q = 0;
-    for (int i = H; i >= 0; i--) q = q << 1 | (uint64_t)bit_at(d, i);
-    return q;
-  }
-  int s = H - P + 1;
-  uint64_t q = 0;
-  for (int i = H; i >= s; i--) q = q << 1 | (uint64_t)bit_at(d, i);
-  int half = bit_at(d, s - 1), sticky = 0;
-  for (int i = 0; i < (s - 1) / 32 && !sticky; i++) sticky = d[i] != 0;
-  for (int i = ((s - 1) / 32) * 32; i < s - 1 && !sticky; i++) sticky = bit_at(d, i);
+  int H = top * 32 + 31 - __builtin_clz(d[top]);
+  if (H < P) return bits_from(d, nd, 0, H + 1); /* exact: a subnormal or the smallest binade */
+  int s = H - P + 1; /* q: bits [s, H]; the half bit s - 1; sticky: anything below it */
+  uint64_t qh = bits_from(d, nd, s - 1, P + 1), q = qh >> 1;
+  int half = (int)(qh & 1), sticky = 0, b = s - 1;
+  for (int i = 0; i < b / 32 && !sticky; i++) sticky = d[i] != 0;
+  if (!sticky && b % 32) sticky = (d[b / 32] & ((UINT32_C(1) << (b % 32)) - 1)) != 0;
   if (half && (sticky || (q & 1))) q++;
   if (q >> P) {
     q >>= 1;
