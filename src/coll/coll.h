@@ -5,6 +5,7 @@
 #include "core/internal.h"
 #include "engine/engine.h"
 #include "op/op.h"
+#include "transport/transport.h"
 
 /* The collectives, in the order of the FOLD_ALGO grammar's names. */
 typedef enum {
@@ -121,6 +122,8 @@ struct fold__coll {
    * 2 served (fold__coll_straggle) */
   int straggle;
   fold__timer straggle_timer;
+  /* the shm algorithms' call on the collective area (src/coll/shm_coll.c) */
+  fold__area_call area;
 };
 
 /* Emitters for round functions. Zero-length sends and receives are
