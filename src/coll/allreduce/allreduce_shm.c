@@ -1,7 +1,7 @@
 /* allreduce_shm.c — allreduce (and reduce) through the shared collective area of ranks on one host.
  *
- * Per chunk (shm_coll.c runs the loop), every rank copies its contribution
- * into its own slot, then:
+ * Per chunk (the collective area's chunk loop, transport.h, runs it),
+ * every rank copies its contribution into its own slot, then:
  *  - small calls (at most SMALL_BYTES): every rank reduces all n slots,
  *    in rank order 0..n-1, straight into its recvbuf. One flag exchange:
  *    the lowest latency, and every rank computes the same bits.
