@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_tree_test.sh — the tree check passes on this checkout and fails on copies with a planted offence:
-# an include of a higher layer, a file over the size aim, and a listed debt that was paid.
+# an include of a higher layer, one transport's header in the collective layer, a file over the size aim, and a listed debt that was paid.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 check=$src/scripts/check_tree.sh
@@ -19,6 +19,8 @@ copy; sed -i '1a #include "coll/coll.h"' "$tmp/t/src/core/log.c"
 expect 1 layers "$tmp/t" "layer offence: src/core/log.c -> src/coll/coll.h"
 copy; sed -i '1a #include "../engine/progress.c"' "$tmp/t/src/op/op.c" # relative includes resolve too
 expect 1 layers "$tmp/t" "layer offence: src/op/op.c -> src/engine/progress.c"
+copy; sed -i '1a #include "transport/shm/shm_seg.h"' "$tmp/t/src/coll/shm_coll.c" # a lower layer, but one transport's own
+expect 1 layers "$tmp/t" "layer offence: src/coll/shm_coll.c -> src/transport/shm/shm_seg.h (collectives reach a transport only"
 # pay the first listed debt in the copy: remove that include line
 debt=$(sed -n '/^known_offences()/,/^EOF/p' "$check" | grep -- ' -> ' | head -1)
 if [ -n "$debt" ]; then
@@ -28,5 +30,5 @@ if [ -n "$debt" ]; then
 else echo "ok: no layer debt left to plant"; fi
 copy; for i in $(seq 900); do echo "/* line $i */"; done >>"$tmp/t/src/core/log.c"
 expect 1 sizes "$tmp/t" "size: src/core/log.c has"
-echo "$((5 - fails)) passed, $fails failed"
+echo "$((6 - fails)) passed, $fails failed"
 [ $fails = 0 ]
