@@ -17,8 +17,10 @@ layer_of() {
     src/engine/* | src/transport/transport.h) echo 2 ;;
     src/transport/*) echo 3 ;;
     src/bootstrap/*) echo 4 ;;
-    src/comm/* | src/coll/* | src/select/*) echo 5 ;;
-    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 6 ;;
+    src/coll/registry.[ch]) echo 5 ;; # the lists of collectives and algorithms, below select and coll
+    src/select/*) echo 6 ;;
+    src/comm/* | src/coll/*) echo 7 ;;
+    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 8 ;;
     *) echo 9 ;; # tools, bench, tests, bindings: may include anything
   esac
 }
