@@ -29,15 +29,12 @@ layer_of() {
 # offence not listed here, and on a listed one that is gone (so that the list only ever shrinks).
 known_offences() {
   cat <<'EOF'
-src/core/comm.c -> src/transport/sim/sim.h
-src/core/error.c -> src/transport/transport.h
-src/core/comm.c -> src/transport/transport.h
 EOF
 }
 
 # The size aim is ~800 lines; these files are over it today and are to be split (docs/design.md §4).
 size_limit=800
-known_large="src/transport/tcp/tcp.c"
+known_large="src/transport/tcp/tcp.c src/transport/shm/shm.c"
 
 check_layers() {
   local found fail=0

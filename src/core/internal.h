@@ -204,7 +204,7 @@ struct fold_comm {
 /* Rank p of c in the numbering of its family's root (the world). */
 static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
 
-/* ---- sub-communicators (comm/comm_split.c) ------------------------------------
+/* ---- sub-communicators (engine/family.c routes, comm/comm_split.c creates) --------------------------------
  * Transports deliver to their root comm (tp->comm) with the cid of the
  * message; these route a cid other than 0 to the child that has it. */
 /* The transports' matching entry point: fold__match_posted on the comm with
@@ -295,6 +295,8 @@ int fold__dtype_is_pair(fold_dtype dtype);
  * message then goes to the thread's pre-communicator slot. */
 int fold__error(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap);
+/* The message slot of calls without a communicator (this thread's). */
+const char *fold__pre_comm_error(void);
 /* As fold__error, without the INFO line: for a failure the caller expects
  * and handles (e.g. a port already served). */
 int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);

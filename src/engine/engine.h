@@ -113,7 +113,7 @@ void fold__ext_teardown(fold_comm *c);
 
 /* ---- handlers for unsolicited messages (engine/handler.c) ---------------------------
  * Extension contexts (fold__ctx_ext(k), k in [1, FOLD__CTX_EXT_COUNT); k = 0
- * is FOLD__CTX_SYS, the failure reports of core/error.c) need no transport
+ * is FOLD__CTX_SYS, the failure reports of engine/fail.c) need no transport
  * support: every transport carries any valid context. A layer claims one
  * with a handler; when a message arrives on it and no posted receive takes
  * it, the engine calls the handler from the top level of fold__progress
@@ -176,7 +176,7 @@ int fold__svc_init_child(fold_comm *k, const fold_comm *parent);
  * until then). */
 void fold__svc_free(fold_comm *c);
 /* The layers fold__svc_init attaches, and pieces of fold__svc_init/free. */
-int fold__report_init(fold_comm *c);    /* core/error.c: the handler of FOLD__CTX_SYS */
+int fold__report_init(fold_comm *c);    /* engine/fail.c: the handler of FOLD__CTX_SYS */
 int fold__select_init(fold_comm *c);    /* select/select.c: FOLD_ALGO, FOLD_RULES */
 int fold__select_inherit(fold_comm *k, const fold_comm *parent); /* select/select.c: a child's */
 void fold__inject_delay_init(fold_comm *c);

@@ -59,7 +59,7 @@ void fold__ext_teardown(fold_comm *c) {
 
 /* Layers that every communicator carries from its creation, in order (they
  * attach their state to slots; their teardown hooks free it): the failure
- * reports' handler (core/error.c), algorithm selection (FOLD_ALGO,
+ * reports' handler (engine/fail.c), algorithm selection (FOLD_ALGO,
  * FOLD_RULES: select/select.c). Later capabilities attach themselves when
  * they are created, not here. */
 static int (*const layers[])(fold_comm *c) = {

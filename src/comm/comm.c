@@ -1,4 +1,4 @@
-/* comm.c — communicator allocation, destruction, abort and accessors. */
+/* comm.c — communicator allocation, destruction, abort, accessors and the argument checks of public calls. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -122,6 +122,13 @@ int fold_comm_abort(fold_comm *comm) {
    * its next progress (waits sleep at most a few tens of ms at a time). */
   atomic_store_explicit(&comm->abort_req, 1, memory_order_release);
   return FOLD_OK;
+}
+
+const char *fold_comm_last_error(const fold_comm *comm) {
+  /* the progress thread may record an error (a lost peer): read after it */
+  fold__enter(comm);
+  fold__leave(comm);
+  return comm ? comm->last_error : fold__pre_comm_error();
 }
 
 int fold_comm_rank(const fold_comm *comm) { return comm ? comm->rank : FOLD_EINVAL; }
