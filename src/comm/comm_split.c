@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "core/internal.h"
 #include "core/queue.h"
 #include "engine/family.h"
@@ -110,7 +111,7 @@ static fold_comm *kid_shell(fold_comm *c, const char *op) {
   memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
   k->no_sig_check = c->no_sig_check;
   k->own_cpu = c->own_cpu;
-  if (fold__svc_init_child(k, c) != FOLD_OK) {
+  if (fold__svc_init_child(k, c) != FOLD_OK || fold__select_inherit(k, c) != FOLD_OK) {
     fold__svc_free(k);
     free(k);
     return NULL;

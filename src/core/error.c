@@ -1,4 +1,4 @@
-/* error.c — status names and the last-error message (the fail-stop protocol is engine/fail.c). */
+/* error.c — status names, the last-error message and the argument checks of public calls (fail-stop is engine/fail.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,3 +52,29 @@ int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) {
   return status;
 }
 
+/* ---- argument checks shared by the public calls of every layer ---- */
+
+int fold__check_comm(const fold_comm *c) {
+  return c ? FOLD_OK : fold__error(NULL, FOLD_EINVAL, "communicator is NULL");
+}
+
+int fold__check_buf(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype,
+                    size_t *bytes) {
+  size_t es = fold_dtype_size(dtype);
+  if (es == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", op, c->rank, (int)dtype);
+  if (count > SIZE_MAX / es)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu of %s overflows", op, c->rank, count,
+                       fold_dtype_name(dtype));
+  if (buf == NULL && count > 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: buffer is NULL with count %zu", op, c->rank, count);
+  *bytes = count * es;
+  return FOLD_OK;
+}
+
+int fold__check_peer(fold_comm *c, const char *op, int peer) {
+  if (peer < 0 || peer >= c->size)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: peer %d is not a rank of this communicator (size %d)",
+                       op, c->rank, peer, c->size);
+  return FOLD_OK;
+}

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/engine.h"
 #include "core/queue.h"
 #include "engine/family.h"
 #include "transport/transport.h"

@@ -41,6 +41,14 @@ typedef struct fold__rules {
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname);
 
+/* Called when the communicator layer makes a communicator (comm/comm.c),
+ * after the engine's services: FOLD_ALGO and FOLD_RULES apply (bad values
+ * are warned about and ignored); the rules table hangs in a slot. */
+int fold__select_init(fold_comm *c);
+/* A sub-communicator k chooses as its parent does (comm/comm_split.c): the
+ * parent's forced algorithms and a copy of its rules, in k's own slot. */
+int fold__select_inherit(fold_comm *k, const fold_comm *parent);
+
 /* Parse "collective=algorithm[,...]" into c->coll_algo; nothing changes on
  * error (FOLD_EINVAL with a message naming the bad part). */
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "core/internal.h"
 #include "core/queue.h"
 #include "transport/transport.h"

@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_seg.h"
 

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "transport/tcp/tcp.h"
 #include "transport/tcp/tcp_wire.h"
 
