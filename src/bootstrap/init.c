@@ -13,6 +13,7 @@
 
 #include "net/auth.h"
 #include "bootstrap/store.h"
+#include "comm/comm.h"
 #include "core/internal.h"
 #include "transport/transport.h"
 

@@ -1,32 +1,17 @@
-/* comm_split.c — sub-communicators: fold_comm_split/dup/split_host, the family of comms that share transports, and message routing by communicator id. */
+/* comm_split.c — sub-communicators: fold_comm_split/dup/split_host, their creation and destruction (the family's routing is engine/family.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "core/internal.h"
+#include "core/queue.h"
+#include "engine/family.h"
 #include "select/select.h"
 #include "transport/sim/sim.h"
 #include "transport/transport.h"
-
-/* A family: the comm the transports were made for (the root: the world,
- * or a fold_comm_init_threads / fold_sim_create rank) and the children
- * split from it or from each other, in this process. The transports keep
- * delivering to the root (tp->comm); messages carry the cid of their comm
- * and the root passes a child's on (docs/comm.md). A family exists from the
- * first split or dup of one of its comms; it is freed with its last comm. */
-struct fold__family {
-  fold_comm *root;
-  int root_gone;       /* fold_comm_destroy(root) ran; the root lives on for the transports */
-  int down;            /* the transports were shut down (every comm failed) */
-  uint32_t next_cid;   /* the lowest cid this process never used (cids are never reused) */
-  uint64_t host;       /* this rank's host identity (split_host) */
-  fold_comm **kids;    /* the live children: a short table, scanned per child message */
-  int nkids, capkids;
-  fold__unexp *early_head, *early_tail; /* arrivals for cids not created here yet */
-  fold_request *done;  /* simulator: requests of split tasks, to drop later */
-};
 
 /* What every rank of the parent contributes to a split (24 bytes, no padding). */
 typedef struct split_rec {
@@ -39,18 +24,6 @@ _Static_assert(sizeof(split_rec) == 24, "split_rec has no padding");
 
 enum { SPLIT_NULL_OUT = 1, SPLIT_BAD_COLOR = 2 };
 enum { MODE_SPLIT, MODE_DUP, MODE_HOST };
-
-static fold_comm *kid_find(const struct fold__family *f, uint32_t cid) {
-  for (int i = 0; i < f->nkids; i++)
-    if (f->kids[i]->cid == cid) return f->kids[i];
-  return NULL;
-}
-
-/* Release an unexpected record nobody will take. */
-static void unexp_drop(fold__unexp *u) {
-  if (u->tp) u->tp->ops->pull(u->tp, u, NULL);
-  else free(u);
-}
 
 /* This rank's host: the card host string the transports compare (threads
  * of one process share it); on the simulator every rank is its own host,
@@ -76,104 +49,6 @@ static struct fold__family *family_of(fold_comm *c) {
   return f;
 }
 
-/* ---- routing (called by the transports through the engine) ---------------------- */
-
-fold_request *fold__fam_match(fold_comm *root, uint32_t cid, int src, int ctx, int tag) {
-  if (root->fam == NULL) return NULL;
-  fold_comm *k = kid_find(root->fam, cid);
-  if (k == NULL || src < 0 || src >= root->size || k->from_root[src] < 0) return NULL;
-  return fold__match_posted(k, k->from_root[src], ctx, tag);
-}
-
-int fold__fam_deliver(fold_comm *root, fold__unexp *u) {
-  struct fold__family *f = root->fam;
-  if (u->cid == 0) {
-    if (!f->root_gone) return 0;
-    unexp_drop(u); /* the world was destroyed here: nobody receives on it */
-    return 1;
-  }
-  fold_comm *k = kid_find(f, u->cid);
-  if (k) {
-    int s = (u->src >= 0 && u->src < root->size) ? k->from_root[u->src] : -1;
-    if (s < 0) {
-      unexp_drop(u);
-      return 1;
-    }
-    u->src = s;
-    fold__deliver_unexp(k, u);
-    return 1;
-  }
-  if (u->cid >= f->next_cid) {
-    /* a peer finished the split first: keep it for the child */
-    u->next = NULL;
-    if (f->early_tail) f->early_tail->next = u;
-    else f->early_head = u;
-    f->early_tail = u;
-    return 1;
-  }
-  FOLD__TRACE(root, "dropping a message for destroyed communicator %u from rank %d", (unsigned)u->cid, u->src);
-  unexp_drop(u);
-  return 1;
-}
-
-int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why) {
-  struct fold__family *f = root->fam;
-  for (int i = 0; i < f->nkids; i++) {
-    fold_comm *k = f->kids[i];
-    if (k->from_root[p] >= 0) fold__peer_lost(k, k->from_root[p], pending, why);
-  }
-  if (f->root_gone) root->lost[p] = 1; /* children created later start with it lost */
-  return f->root_gone;
-}
-
-void fold__fam_poll(fold_comm *c) {
-  struct fold__family *f = c->fam;
-  fold_comm *root = f->root;
-  if (f->down) return;
-  /* every member counts as in a poll: failures are deferred to the top */
-  root->in_poll++;
-  for (int i = 0; i < f->nkids; i++) f->kids[i]->in_poll++;
-  for (int i = 0; i < root->ntps; i++) root->tps[i]->ops->poll(root->tps[i]);
-  root->in_poll--;
-  for (int i = 0; i < f->nkids; i++) f->kids[i]->in_poll--;
-}
-
-int fold__fam_progress(fold_comm *c) {
-  struct fold__family *f = c->fam;
-  fold_comm *root = f->root;
-  int st = fold__comm_failed(c);
-  if (st) return st;
-  fold__fam_poll(c);
-  /* Each member batches its own steps' sends; a child's are not held by the
-   * transports (they look at the root's bracket), which keeps a child's
-   * failure reports from waiting behind a bracket they cannot close. */
-  if (!f->root_gone) fold__progress_one(root, 0);
-  for (int i = 0; i < f->nkids; i++) fold__progress_one(f->kids[i], 0);
-  return fold__comm_failed(c);
-}
-
-int fold__fam_busy(const fold_comm *root) {
-  const struct fold__family *f = root->fam;
-  for (int i = 0; f && i < f->nkids; i++)
-    if (!fold__comm_failed(f->kids[i]) && (f->kids[i]->posted_head || f->kids[i]->tasks)) return 1;
-  return 0;
-}
-
-fold_comm *fold__fam_shutdown_owner(fold_comm *c) {
-  struct fold__family *f = c->fam;
-  if (!f->root_gone && f->root != c && !fold__comm_failed(f->root)) return NULL;
-  for (int i = 0; i < f->nkids; i++)
-    if (f->kids[i] != c && !fold__comm_failed(f->kids[i])) return NULL;
-  f->down = 1;
-  return f->root;
-}
-
-const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap) {
-  if (c->to_root == NULL || p < 0 || p >= c->size) snprintf(buf, cap, "%s", "");
-  else snprintf(buf, cap, " (rank %d of the world)", c->to_root[p]);
-  return buf;
-}
-
 /* ---- children --------------------------------------------------------------------- */
 
 /* Drop what a comm holds for its user and its queues (not its transports). */
@@ -182,7 +57,7 @@ static void drop_queues(fold_comm *c) {
   c->unexp_head = c->unexp_tail = NULL;
   while (u) {
     fold__unexp *next = u->next;
-    unexp_drop(u);
+    fold__unexp_drop(u);
     u = next;
   }
   c->posted_head = c->posted_tail = NULL;
@@ -236,7 +111,7 @@ static fold_comm *kid_shell(fold_comm *c, const char *op) {
   memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
   k->no_sig_check = c->no_sig_check;
   k->own_cpu = c->own_cpu;
-  if (fold__svc_init_child(k, c) != FOLD_OK) {
+  if (fold__svc_init_child(k, c) != FOLD_OK || fold__select_inherit(k, c) != FOLD_OK) {
     fold__svc_free(k);
     free(k);
     return NULL;
@@ -524,15 +399,6 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
   return split_locked(comm, MODE_HOST, 0, 0, hostcomm, "fold_comm_split_host");
 }
 
-fold_comm *fold__fam_find(fold_comm *root, int (*pred)(const fold_comm *c)) {
-  struct fold__family *f = root->fam;
-  if (f == NULL) return pred(root) ? root : NULL;
-  if (!f->root_gone && pred(root)) return root;
-  for (int i = 0; i < f->nkids; i++)
-    if (pred(f->kids[i])) return f->kids[i];
-  return NULL;
-}
-
 /* ---- destruction ------------------------------------------------------------------- */
 
 static void family_free(struct fold__family *f) {
@@ -545,7 +411,7 @@ static void family_free(struct fold__family *f) {
   fold__unexp *u = f->early_head;
   while (u) {
     fold__unexp *next = u->next;
-    unexp_drop(u);
+    fold__unexp_drop(u);
     u = next;
   }
   free(f->kids);

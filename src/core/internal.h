@@ -204,48 +204,6 @@ struct fold_comm {
 /* Rank p of c in the numbering of its family's root (the world). */
 static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
 
-/* ---- sub-communicators (comm/comm_split.c) ------------------------------------
- * Transports deliver to their root comm (tp->comm) with the cid of the
- * message; these route a cid other than 0 to the child that has it. */
-/* The transports' matching entry point: fold__match_posted on the comm with
- * id cid in root's family (src in the root's numbering), NULL if none is
- * posted or there is no such comm (yet). cid 0 is root itself: no lookup. */
-static inline fold_request *fold__match_cid(fold_comm *root, uint32_t cid, int src, int ctx, int tag);
-fold_request *fold__fam_match(fold_comm *root, uint32_t cid, int src, int ctx, int tag);
-/* Route an unexpected message that reached a family's root: one for a
- * child (u->cid != 0) goes to the child (src translated), to the family's
- * early list if the child is not created here yet, or is dropped if it was
- * destroyed; one for a destroyed root is dropped. Returns 1 if it took u,
- * 0 if u is the root's own. */
-int fold__fam_deliver(fold_comm *root, struct fold__unexp *u);
-/* Peer p (root numbering) was lost: every child that contains it learns it
- * (fold__peer_lost in its numbering). Returns 1 if the root itself was
- * destroyed (nothing more to do), else 0. */
-int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why);
-/* Poll the family's transports once, every member marked as in a poll. */
-void fold__fam_poll(fold_comm *c);
-/* fold__progress for a comm of a family: poll once, then every member's
- * failure checks and task steps. */
-int fold__fam_progress(fold_comm *c);
-/* May a failure of c shut the transports down? Only when no other comm of
- * its family is still healthy. Returns the comm that owns them, or NULL. */
-fold_comm *fold__fam_shutdown_owner(fold_comm *c);
-/* fold_comm_destroy of a comm of a family (children, or a root with live
- * children): see docs/comm.md. */
-int fold__fam_destroy(fold_comm *c);
-/* A root is freed with its family (fold_sim_destroy): its children too. */
-void fold__fam_free(fold_comm *root);
-/* Has a healthy child of root's family a posted receive or a task? (the
- * simulator's deadlock report) */
-int fold__fam_busy(const fold_comm *root);
-/* The first live member of root's family (root itself unless destroyed,
- * then its children) for which pred holds, or NULL; root alone when it has
- * no family. For the progress thread, which serves a whole family. */
-fold_comm *fold__fam_find(fold_comm *root, int (*pred)(const fold_comm *c));
-/* " (rank R of the world)" for a child's rank p, "" on a root: appended to
- * messages that name ranks. */
-const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap);
-
 /* ---- logging ----------------------------------------------------------------- */
 enum { FOLD__LOG_NONE = 0, FOLD__LOG_WARN = 1, FOLD__LOG_INFO = 2, FOLD__LOG_TRACE = 3 };
 /* FOLD_DEBUG as a level; an unknown value is WARN and is warned about once
@@ -295,49 +253,11 @@ int fold__dtype_is_pair(fold_dtype dtype);
  * message then goes to the thread's pre-communicator slot. */
 int fold__error(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 int fold__verror(fold_comm *comm, int status, const char *fmt, va_list ap);
+/* The message slot of calls without a communicator (this thread's). */
+const char *fold__pre_comm_error(void);
 /* As fold__error, without the INFO line: for a failure the caller expects
  * and handles (e.g. a port already served). */
 int fold__error_quiet(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
-/* Fail comm (fail-stop): record the message, mark it failed, shut the
- * transports' I/O down and complete every pending request with status.
- * Idempotent: the first failure wins. Returns the failure status. */
-int fold__comm_fail(fold_comm *comm, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
-/* A transport saw peer p go away (EOF, reset, process exit, destroyed),
- * after delivering everything p had sent. Operations that need p — a posted
- * receive from p, a send to p (the transport reports that by passing
- * pending != 0), or any later one — fail the communicator with FOLD_EPEER
- * naming p; operations with other peers go on, so a peer that finished and
- * left early does not break the rest. Owner thread only. */
-void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
-/* Peer src reported that it failed because of rank culprit (lost, or
- * silent past FOLD_TIMEOUT) with status and text (naming culprit): kept
- * for the message when src goes, so that the cascade of closing ranks
- * does not blame src. The first report per peer counts. */
-void fold__note_report(fold_comm *c, int src, int status, int culprit, const char *text);
-/* Why peer p was lost ("gone" if it is not known). */
-const char *fold__lost_why(const fold_comm *c, int p);
-void fold__lost_notes_free(fold_comm *c);
-/* Fail with the status and text a peer reported (c->poison). */
-void fold__comm_act_on_poison(fold_comm *c);
-/* Fail comm like fold__comm_fail, but first tell every peer (a message on
- * FOLD__CTX_SYS carrying `msg`, flushed for a bounded time) so that they
- * fail with the same status and text instead of waiting: used when this
- * rank discovers that the ranks disagree. Returns status. */
-int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg);
-/* Fail comm blaming rank culprit: tell every peer `cause` (a text naming
- * culprit) first, then fail with self_msg. Peers do not fail on the report
- * itself; they name culprit when this rank then goes (fold__note_report). */
-int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *cause, const char *self_msg);
-/* An operation needs lost peer p: fail comm, giving a peer's report of why
- * it failed if one came (after collecting what the transports hold); if p
- * itself reported another rank as the cause before it went, that rank and
- * cause; else FOLD_EPEER "<what> peer rank p". Tells every peer the cause
- * before failing. Never inside a transport's poll.
- * p outside [0, size) means a receive from FOLD_ANY_SOURCE that no rank is
- * left to answer: the message then names every lost rank. */
-int fold__fail_for_lost(fold_comm *c, int p, const char *what);
-/* Poll every transport once (no task steps), marking that we are inside. */
-void fold__poll_transports(fold_comm *c);
 /* The status every operation returns once comm failed (0 if not failed). */
 static inline int fold__comm_failed(const fold_comm *c) {
   return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;
@@ -360,131 +280,17 @@ int fold__env_transport(void);
  * is used. */
 size_t fold__env_size(const char *name, size_t dflt);
 
-/* ---- comm lifecycle (comm.c) ------------------------------------------------------ */
-/* Allocate a comm with defaults (real clock, env timeout/log level), no
- * transports yet. */
-int fold__comm_alloc(int rank, int size, fold_comm **out);
-/* Attach a transport instance; used by bootstrap code. */
-int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
-/* Free a comm and its transports (used by fold_comm_destroy and on init
- * failure). */
-void fold__comm_free(fold_comm *c);
-
 /* ---- time ------------------------------------------------------------------------- */
 int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns (core/clock.c) */
 void fold__sleep_ns(int64_t ns);     /* real sleep, resumed after signals: bootstrap only */
 static inline int64_t fold__now(const fold_comm *c) { return c->clock(c->clock_ctx); }
 
-/* ---- requests and matching (engine/request.c) -------------------------------------- */
-fold_request *fold__req_new(fold_comm *c, int kind); /* refs = 1 */
-/* The request goes to the user: track it until fold__req_user_done. */
-void fold__req_user_give(fold_request *r);
-/* The user's reference is being dropped (fold_wait/fold_test finished). */
-void fold__req_user_done(fold_request *r);
-/* Take a posted receive off the posted queue (0 if it was not there). */
-int fold__unpost(fold_comm *c, fold_request *r);
-void fold__req_ref(fold_request *r);
-void fold__req_unref(fold_request *r);
-/* Complete r with status (release store; idempotent: the first call wins).
- * Transports call this from any thread. */
-void fold__req_complete(fold_request *r, int status);
-static inline int fold__req_done(const fold_request *r) {
-  /* 2 means "being completed": the status is not written yet */
-  return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire) == 1;
-}
-
-/* Does a receive posted for (peer, tag) on ctx take a message (src, tag)?
- * FOLD_ANY_SOURCE / FOLD_ANY_TAG match anything, on user point-to-point
- * only: the library's own contexts always name both. */
-static inline int fold__recv_wants(int peer, int want_tag, int ctx, int src, int tag) {
-  if (ctx != FOLD__CTX_P2P)
-    return peer == src && want_tag == tag;
-  return (peer == src || peer == FOLD_ANY_SOURCE) && (want_tag == tag || want_tag == FOLD_ANY_TAG);
-}
-/* Is every rank but this one lost? A receive from FOLD_ANY_SOURCE can then
- * never be matched (see fold__fail_for_lost). False for a single rank. */
-int fold__all_others_lost(const fold_comm *c);
-/* How messages name a receive's source and tag: "rank 3" or "any source",
- * "tag 5" or "any tag" (never -1), written into the two buffers. */
-void fold__recv_names(int peer, int tag, char *from, size_t from_cap, char *tagbuf, size_t tag_cap);
-/* Remove and return the oldest posted receive matching (src, ctx, tag), or
- * NULL. A wildcard receive that matches gets the message's source and tag
- * in its peer and tag (so transports and the status see the real ones). The queue holds no reference: the pointer stays valid while the
- * waiter holds its reference, i.e. until the request completes or the
- * communicator fails; a transport that keeps it across calls takes its own
- * reference. Owner thread only. */
-fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag);
-static inline fold_request *fold__match_cid(fold_comm *root, uint32_t cid, int src, int ctx, int tag) {
-  /* the world's messages take the direct path: no lookup */
-  return cid == 0 ? fold__match_posted(root, src, ctx, tag) : fold__fam_match(root, cid, src, ctx, tag);
-}
-/* Allocate an unexpected-message record with `eager_bytes` of payload room
- * (data points at it; 0 for rendezvous: data = NULL). */
-fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eager_bytes);
-/* Hand a fully arrived unexpected message to the engine: it goes to the
- * oldest matching posted receive if one appeared meanwhile (payload copied,
- * record freed), else to the unexpected queue. Owner thread only. */
-void fold__deliver_unexp(fold_comm *c, fold__unexp *u);
-/* Copy `bytes` of payload into receive r and complete it: FOLD_EMISMATCH
- * (nothing copied) if bytes exceeds r's capacity. */
-void fold__recv_fill(fold_request *r, const void *data, size_t bytes);
-/* Post receive r: match it against unexpected messages (eager: copy now;
- * rendezvous: ask the transport to pull), else queue it. Owner thread only. */
-int fold__recv_post(fold_comm *c, fold_request *r);
-/* Start send r through the transport that reaches r->peer. */
-int fold__send_post(fold_comm *c, fold_request *r);
-/* The message used when a receive is too small. */
-int fold__recv_too_small(fold_request *r, size_t bytes);
-
-/* Internal point-to-point helpers for tasks: byte counts, any context. */
-int fold__isend_bytes(fold_comm *c, const void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
-int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
-
-/* ---- progress engine (engine/progress.c) --------------------------------------------- */
-/* Poll every transport once, hand unsolicited messages to their handlers,
- * fire the due timers and step the active tasks (engine/engine.h). Never
- * blocks. Returns the communicator's failure status (0 if healthy). */
-int fold__progress(fold_comm *c);
-/* fold__progress of c alone: abort, failure reports, lost peers and task
- * steps, after polling the transports if poll != 0 (a family polls once
- * for all its comms, then calls this with poll = 0 for each). */
-int fold__progress_one(fold_comm *c, int poll);
-/* Bracket code that starts several sends at once (a collective's start, the
- * task steps of one progress pass): in between, a transport may gather the
- * sends to a peer into one write; the outermost end writes them out. Sends
- * outside a bracket leave at once, as before. Nests. */
-void fold__tx_batch_begin(fold_comm *c);
-void fold__tx_batch_end(fold_comm *c);
-/* Drive progress until r completes, comm fails or FOLD_TIMEOUT passes without
- * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
- * briefly, then sleeps in the transports' wait. Does not free r. */
-int fold__wait_req(fold_comm *c, fold_request *r, const char *op);
-/* Register a running task: its request completes when step() returns != 0. */
-void fold__task_start(fold_comm *c, fold__task *t);
-/* One sleep over every transport of c (and extra_fd): a new epoll fd
- * watching each transport's wait_fd and extra_fd (unless -1), or -1 when
- * some transport has no wait_fd (or epoll fails). */
-int fold__waitset_new(fold_comm *c, int extra_fd);
-/* Before sleeping on such an epoll fd (after a progress pass): arm every
- * transport. Returns 1 when one has news (then nothing stays armed: do
- * not sleep), else 0, and then fold__waitset_disarm must follow the sleep. */
-int fold__waitset_arm(fold_comm *c);
-void fold__waitset_disarm(fold_comm *c);
-/* Sleep in epoll fd ep at most ns (rounded up to whole milliseconds). */
-void fold__waitset_sleep(int ep, int64_t ns);
-
-/* ---- progress thread (engine/progress_thread.c) ------------------------------------------
- * FOLD_PROGRESS_THREAD=1: a helper thread per communicator drives its
- * progress while no public call runs on it. Every public call that touches
- * the communicator's engine state brackets itself with fold__enter /
- * fold__leave (a lock the helper takes only between its short progress
- * passes). Without the helper both are one predictable branch. */
-/* Start the helper if FOLD_PROGRESS_THREAD asks for it (not on simulated
- * communicators). Called once the communicator is complete. Returns 0 or
- * a negative code (the communicator is then still usable, without one). */
-int fold__pthread_start(fold_comm *c);
-/* Stop and join the helper (fold_comm_destroy, before freeing). */
-void fold__pthread_stop(fold_comm *c);
+/* ---- the one-thread-at-a-time lock (engine/progress_thread.c) ------------------------------
+ * Every public call of any layer that touches a communicator's state
+ * brackets itself with fold__enter / fold__leave: with FOLD_PROGRESS_THREAD
+ * a helper thread drives progress between calls and takes the same lock
+ * (one per family of communicators); without it both are one predictable
+ * branch. */
 void fold__pthread_enter(fold_comm *c);
 void fold__pthread_leave(fold_comm *c);
 static inline void fold__enter(const fold_comm *c) {

@@ -57,14 +57,14 @@ void fold__ext_teardown(fold_comm *c) {
 
 /* ---- the engine state and the layers every communicator has ------------------------ */
 
-/* Layers that every communicator carries from its creation, in order (they
- * attach their state to slots; their teardown hooks free it): the failure
- * reports' handler (core/error.c), algorithm selection (FOLD_ALGO,
- * FOLD_RULES: select/select.c). Later capabilities attach themselves when
- * they are created, not here. */
+/* The engine's own layers that every communicator carries from its
+ * creation, in order (they attach their state to slots; their teardown
+ * hooks free it): the failure reports' handler (engine/fail.c). Layers
+ * above the engine attach theirs when the communicator layer makes a
+ * communicator (selection: comm/comm.c), capabilities when they are
+ * created. */
 static int (*const layers[])(fold_comm *c) = {
     fold__report_init,
-    fold__select_init,
 };
 
 int fold__svc_init(fold_comm *c) {
@@ -82,9 +82,7 @@ int fold__svc_init_child(fold_comm *k, const fold_comm *parent) {
   k->svc = calloc(1, sizeof *k->svc);
   if (k->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   k->svc->hooks = parent->svc->hooks; /* a simulated parent's child runs on virtual time too */
-  int rc = fold__report_init(k);
-  if (rc == FOLD_OK) rc = fold__select_inherit(k, parent);
-  return rc;
+  return fold__report_init(k);
 }
 
 void fold__svc_free(fold_comm *c) {

@@ -1,6 +1,7 @@
 /* handler.c — handlers for unsolicited messages on extension contexts, run from the top level of fold__progress. */
 #include <stdlib.h>
 
+#include "core/queue.h"
 #include "engine/engine.h"
 
 struct fold__handler {
@@ -78,9 +79,7 @@ static void drop(fold_comm *c, fold__unexp *u) {
     fold__unexp *prev = NULL;
     for (fold__unexp *q = c->unexp_head; q; prev = q, q = q->next) {
       if (q != u) continue;
-      if (prev) prev->next = q->next;
-      else c->unexp_head = q->next;
-      if (c->unexp_tail == q) c->unexp_tail = prev;
+      FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, q);
       free(q);
       return;
     }

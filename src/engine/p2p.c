@@ -1,5 +1,6 @@
 /* p2p.c — the public point-to-point calls and request completion. */
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 static int new_p2p(fold_comm *c, int kind, const void *buf, size_t bytes, int peer, int ctx, int tag,

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 /* The longest sleep of the helper between passes with work pending. */

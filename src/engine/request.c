@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/queue.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
 
@@ -42,10 +43,7 @@ int fold__unpost(fold_comm *c, fold_request *r) {
   fold_request *prev = NULL;
   for (fold_request *q = c->posted_head; q; prev = q, q = q->next) {
     if (q != r) continue;
-    if (prev) prev->next = q->next;
-    else c->posted_head = q->next;
-    if (c->posted_tail == q) c->posted_tail = prev;
-    q->next = NULL;
+    FOLD__QUEUE_UNLINK(c->posted_head, c->posted_tail, prev, q);
     return 1;
   }
   return 0;
@@ -99,13 +97,7 @@ fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag) {
       continue;
     r->peer = src;
     r->tag = tag;
-    if (prev)
-      prev->next = r->next;
-    else
-      c->posted_head = r->next;
-    if (c->posted_tail == r)
-      c->posted_tail = prev;
-    r->next = NULL;
+    FOLD__QUEUE_UNLINK(c->posted_head, c->posted_tail, prev, r);
     return r;
   }
   return NULL;
@@ -162,7 +154,7 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
   /* a child's message reaches the root its transports belong to; the root
-   * passes it on (comm/comm_split.c); never on the world's path */
+   * passes it on (engine/family.c); never on the world's path */
   if (c->fam && c->to_root == NULL && fold__fam_deliver(c, u))
     return;
   fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
@@ -170,12 +162,7 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
     unexp_to_recv(u, r);
     return;
   }
-  u->next = NULL;
-  if (c->unexp_tail)
-    c->unexp_tail->next = u;
-  else
-    c->unexp_head = u;
-  c->unexp_tail = u;
+  FOLD__QUEUE_PUSH(c->unexp_head, c->unexp_tail, u);
   /* An extension context's handler (a peer's failure report on
    * FOLD__CTX_SYS among them) gets it from the next fold__progress, not
    * here: we may be inside a transport's poll. */
@@ -195,23 +182,12 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
       continue;
     r->peer = u->src;
     r->tag = u->tag;
-    if (prev)
-      prev->next = u->next;
-    else
-      c->unexp_head = u->next;
-    if (c->unexp_tail == u)
-      c->unexp_tail = prev;
-    u->next = NULL;
+    FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, u);
     fold__handler_note_taken(c, u);
     unexp_to_recv(u, r);
     return FOLD_OK;
   }
-  r->next = NULL;
-  if (c->posted_tail)
-    c->posted_tail->next = r;
-  else
-    c->posted_head = r;
-  c->posted_tail = r;
+  FOLD__QUEUE_PUSH(c->posted_head, c->posted_tail, r);
   if (r->peer == FOLD_ANY_SOURCE ? fold__all_others_lost(c) : c->lost[r->peer])
     return fold__fail_for_lost(c, r->peer, "receive from");
   return FOLD_OK;

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "check.h"
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "transport/transport.h"
 
 /* ---- stderr capture: what the library logs, as text ---- */

@@ -4,7 +4,18 @@
 #   LAUNCHER: foldrun-shm | foldrun-tcp | foldrun-auto | openmpi | mpich | torchrun-env | slurm-env | netns
 set -euo pipefail
 L=$1 N=$2 B=$3; shift 3
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A port below the kernel's ephemeral range (no outgoing connection takes
+# one there between this choice and the store's bind) with no socket on it.
+free_port() {
+  local lo p i
+  lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$lo" -gt 12000 ] 2>/dev/null || lo=32768
+  for i in $(seq 50); do
+    p=$((10000 + RANDOM % (lo - 10000)))
+    [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && break
+  done
+  echo "$p"
+}
 by_hand() { # by_hand RANKVAR SIZEVAR prog...: start N processes with rank/size variables, rank 0 serves the store
   local rv=$1 sv=$2; shift 2
   local port; port=$(free_port)

@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "fold.h"
 
 static double now_s(void) {

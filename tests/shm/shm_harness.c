@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "shm/shm_harness.h"
 #include "transport/transport.h"
 

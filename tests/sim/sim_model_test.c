@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "fold.h"
 #include "sim/sim_check.h"
 #include "transport/sim/sim.h"

@@ -1,4 +1,5 @@
 /* tcp_harness.c — ranks as threads connected by the tcp transport alone, for the tcp tests. */
+#include "comm/comm.h"
 #include "tcp/tcp_harness.h"
 
 #include <pthread.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "engine/engine.h"
 
 double tcp_now(void) {
   struct timespec ts;

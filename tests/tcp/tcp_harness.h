@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "comm/comm.h"
 #include "net/auth.h"
 #include "fold.h"
 #include "transport/transport.h"

@@ -16,8 +16,10 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include "comm/comm.h"
 #include "check.h"
 #include "core/internal.h"
+#include "engine/engine.h"
 #include "p2p/p2p_suite.h"
 #include "tcp/tcp_harness.h"
 #include "transport/tcp/tcp.h"

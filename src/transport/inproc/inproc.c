@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "core/internal.h"
+#include "core/queue.h"
 #include "transport/transport.h"
 
 /* Messages up to this size are copied at send time (the send completes at
@@ -248,11 +250,8 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
   pthread_mutex_lock(&d->lock);
   int gone = atomic_load(&d->gone);
   if (!gone) {
-    if (d->in_tail)
-      d->in_tail->next = &m->u;
-    else
-      d->in_head = &m->u;
-    d->in_tail = &m->u;
+    fold__unexp *u = &m->u;
+    FOLD__QUEUE_PUSH(d->in_head, d->in_tail, u);
   }
   pthread_mutex_unlock(&d->lock);
   if (gone) {

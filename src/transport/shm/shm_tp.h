@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "engine/engine.h"
 #include "transport/shm/shm_ring.h"
 #include "transport/shm/shm_seg.h"
 

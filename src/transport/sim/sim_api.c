@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm.h"
 #include "engine/engine.h"
 #include "transport/sim/sim.h"
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 
+#include "engine/engine.h"
 #include "transport/tcp/tcp.h"
 #include "transport/tcp/tcp_wire.h"
 

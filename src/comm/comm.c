@@ -4,8 +4,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "core/internal.h"
 #include "engine/engine.h"
+#include "select/select.h"
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
 
@@ -37,9 +39,10 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   c->no_sig_check = nc && *nc == '1';
   c->segment_bytes = fold__env_size("FOLD_SEGMENT_BYTES", 0);
   c->piece_size = fold__env_size("FOLD_PIECE_SIZE", 0);
-  /* the engine's services and the layers every communicator carries
-   * (failure reports, algorithm selection): they register their teardown */
+  /* the engine's services (failure reports among them), then selection:
+   * each layer registers its teardown */
   int rc = fold__svc_init(c);
+  if (rc == FOLD_OK) rc = fold__select_init(c);
   if (rc < 0) {
     fold__comm_free(c);
     return rc;
@@ -124,6 +127,13 @@ int fold_comm_abort(fold_comm *comm) {
   return FOLD_OK;
 }
 
+const char *fold_comm_last_error(const fold_comm *comm) {
+  /* the progress thread may record an error (a lost peer): read after it */
+  fold__enter(comm);
+  fold__leave(comm);
+  return comm ? comm->last_error : fold__pre_comm_error();
+}
+
 int fold_comm_rank(const fold_comm *comm) { return comm ? comm->rank : FOLD_EINVAL; }
 
 int fold_comm_size(const fold_comm *comm) { return comm ? comm->size : FOLD_EINVAL; }
@@ -138,31 +148,4 @@ int fold_comm_init_threads(int n, fold_comm **comms) {
   if (n < 1)
     return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_threads: n = %d, need n >= 1", n);
   return fold__inproc_create(n, comms);
-}
-
-/* ---- argument checks shared by the public calls ---- */
-
-int fold__check_comm(const fold_comm *c) {
-  return c ? FOLD_OK : fold__error(NULL, FOLD_EINVAL, "communicator is NULL");
-}
-
-int fold__check_buf(fold_comm *c, const char *op, const void *buf, size_t count, fold_dtype dtype,
-                    size_t *bytes) {
-  size_t es = fold_dtype_size(dtype);
-  if (es == 0)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", op, c->rank, (int)dtype);
-  if (count > SIZE_MAX / es)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu of %s overflows", op, c->rank, count,
-                       fold_dtype_name(dtype));
-  if (buf == NULL && count > 0)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: buffer is NULL with count %zu", op, c->rank, count);
-  *bytes = count * es;
-  return FOLD_OK;
-}
-
-int fold__check_peer(fold_comm *c, const char *op, int peer) {
-  if (peer < 0 || peer >= c->size)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: peer %d is not a rank of this communicator (size %d)",
-                       op, c->rank, peer, c->size);
-  return FOLD_OK;
 }

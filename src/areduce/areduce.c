@@ -1,0 +1,658 @@
+/* areduce.c — asynchronous tree reduction of fragments that appear at unknown times (fold_areduce_*). */
+#include "areduce/areduce.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "op/op.h"
+
+/* The extension context of every reduction of a communicator (engine.h's
+ * table of them). The tag is the reduction's id, the same on every rank
+ * because creation is collective. */
+static int ar_ctx(void) { return fold__ctx_ext(FOLD__EXT_AREDUCE); }
+
+/* What a message to the parent carries: a header, then the partial result
+ * (count elements) when nfrag > 0. DONE: the sender's subtree is complete;
+ * the message carries the last of its data, so a done never overtakes data. */
+enum { AR_DATA = 1, AR_DONE = 2 };
+typedef struct ar_hdr {
+  uint64_t nfrag;
+  uint32_t flags;
+  uint32_t pad;
+} ar_hdr;
+
+/* A send in flight (its buffer lives until it completes) or a posted
+ * receive of a rendezvous message (processed when it completes). */
+typedef struct ar_pend {
+  fold_request *r;
+  void *buf;
+  int recv;
+} ar_pend;
+
+/* Per communicator (an extension slot): the live reductions, for the
+ * handler to find a message's reduction by its tag. */
+typedef struct ar_reg {
+  fold_comm *c;
+  uint32_t next_id;
+  fold_areduce *live;
+  /* a check started by a rank that passed a bad argument, on the
+   * simulator (it completes after create returned): its buffers */
+  int64_t sink_mine[14], sink_sig[14];
+} ar_reg;
+static const char ar_key; /* the slot's key */
+
+struct fold_areduce {
+  fold__task task; /* first: the engine steps it while the reduction runs */
+  fold_comm *c;
+  ar_reg *reg;
+  fold_areduce *next; /* reg->live */
+  uint32_t id;
+  size_t count, bytes;
+  fold_dtype dtype;
+  fold_op op;
+  int target, degree, mode;
+  int64_t t_wait_ns;
+  int parent, nchildren;
+  int *children;
+  uint8_t *child_done;
+  void *local;     /* the local result, nfrag fragments in it */
+  uint64_t nfrag;
+  uint64_t handed; /* fragments sent to the parent so far */
+  int ndone;       /* dones seen: this rank's and its children's */
+  int my_done, sent_final, final;
+  int npend_recv;
+  ar_pend *pend;
+  int npend, cap_pend;
+  fold__timer timer;
+  fold__timer kick;     /* the simulator: step the task after a call from a callback */
+  fold_request *check;  /* the create-time agreement allreduce, while unchecked (simulator) */
+  int64_t sig[14];      /* its result */
+  int64_t mine[14];
+  int status;           /* sticky failure of this reduction (a mismatch found late) */
+};
+
+/* ---- combining and sending ---------------------------------------------- */
+
+/* Fold n fragments (data) into the local result. Each combine costs the
+ * rank one reduction call of the clock's cost model (nothing on real
+ * transports: the work took its time). */
+static void combine(fold_areduce *ar, const void *data, uint64_t n) {
+  if (n == 0)
+    return;
+  if (ar->nfrag == 0)
+    memcpy(ar->local, data, ar->bytes);
+  else if (ar->count)
+    fold__op_reduce3(ar->c, ar->op, ar->dtype, ar->local, ar->local, data, ar->count);
+  if (fold__engine_virtual(ar->c))
+    fold__engine_charge(ar->c, fold__engine_reduce_cost(ar->c, ar->bytes));
+  ar->nfrag += n;
+}
+
+static int pend_push(fold_areduce *ar, fold_request *r, void *buf, int recv) {
+  if (ar->npend == ar->cap_pend) {
+    int cap = ar->cap_pend ? 2 * ar->cap_pend : 4;
+    ar_pend *p = realloc(ar->pend, (size_t)cap * sizeof *p);
+    if (p == NULL)
+      return FOLD_ENOMEM;
+    ar->pend = p;
+    ar->cap_pend = cap;
+  }
+  ar->pend[ar->npend++] = (ar_pend){r, buf, recv};
+  return FOLD_OK;
+}
+
+/* Hand the local result (if any) to the parent with `flags`, and clear it. */
+static int send_local(fold_areduce *ar, uint32_t flags) {
+  fold_comm *c = ar->c;
+  size_t len = sizeof(ar_hdr) + (ar->nfrag ? ar->bytes : 0);
+  char *buf = malloc(len);
+  if (buf == NULL)
+    return fold__comm_fail(c, FOLD_ENOMEM, "fold_areduce: rank %d: out of memory for a %zu-byte message", c->rank, len);
+  ar_hdr h = {ar->nfrag, flags | (ar->nfrag ? AR_DATA : 0), 0};
+  memcpy(buf, &h, sizeof h);
+  if (ar->nfrag)
+    memcpy(buf + sizeof h, ar->local, ar->bytes);
+  fold_request *r = NULL;
+  int rc = fold__isend_bytes(c, buf, len, ar->parent, ar_ctx(), (int)ar->id, &r);
+  if (rc == FOLD_OK && (rc = pend_push(ar, r, buf, 0)) != FOLD_OK) {
+    fold__wait_req(c, r, "fold_areduce");
+    fold__req_unref(r);
+    rc = fold__comm_fail(c, FOLD_ENOMEM, "fold_areduce: rank %d: out of memory", c->rank);
+  }
+  if (rc != FOLD_OK) {
+    free(buf);
+    return rc;
+  }
+  ar->handed += ar->nfrag;
+  ar->nfrag = 0;
+  return FOLD_OK;
+}
+
+/* Every done is in (this rank's and each child's) and no child's data is
+ * still arriving: the target's result is final; another rank hands its
+ * part on with its done, in one message. */
+static int check_complete(fold_areduce *ar) {
+  if (ar->ndone > 0 && fold__timer_armed(&ar->timer))
+    fold__timer_cancel(ar->c, &ar->timer); /* partial sends stop at the first done (the thesis) */
+  if (ar->ndone < ar->nchildren + 1 || ar->npend_recv > 0)
+    return FOLD_OK;
+  if (ar->parent < 0) {
+    ar->final = 1;
+    return FOLD_OK;
+  }
+  if (ar->sent_final)
+    return FOLD_OK;
+  ar->sent_final = 1;
+  return send_local(ar, AR_DONE);
+}
+
+static int child_index(const fold_areduce *ar, int src) {
+  for (int i = 0; i < ar->nchildren; i++)
+    if (ar->children[i] == src)
+      return i;
+  return -1;
+}
+
+/* A child's message, whole: header then data. */
+static int take_msg(fold_areduce *ar, int ci, const char *msg) {
+  ar_hdr h;
+  memcpy(&h, msg, sizeof h);
+  if (h.flags & AR_DATA)
+    combine(ar, msg + sizeof h, h.nfrag);
+  if ((h.flags & AR_DONE) && !ar->child_done[ci]) {
+    ar->child_done[ci] = 1;
+    ar->ndone++;
+  }
+  return check_complete(ar);
+}
+
+/* Partial mode: every t_wait, a rank that has seen no done hands its
+ * local result on. The target has no timer. */
+static void on_timer(fold_comm *c, fold__timer *t, void *arg) {
+  fold_areduce *ar = arg;
+  if (ar->ndone > 0 || ar->sent_final || ar->status)
+    return;
+  if (ar->nfrag > 0 && send_local(ar, 0) != FOLD_OK)
+    return;
+  fold__timer_arm_in(c, t, ar->t_wait_ns);
+}
+
+/* The simulator's nudge (see pass): firing is all it does. */
+static void on_kick(fold_comm *c, fold__timer *t, void *arg) { (void)c, (void)t, (void)arg; }
+
+/* ---- the agreement check of create ------------------------------------- */
+
+enum { F_BAD, F_COUNT, F_DTYPE, F_OP, F_TARGET, F_DEGREE, F_MODE, F_N };
+static const char *const field_name[F_N] = {"", "count", "dtype", "op", "target", "degree", "mode"};
+
+/* The check's result: FOLD_EINVAL if a rank passed a bad argument,
+ * FOLD_EMISMATCH if ranks disagree, else FOLD_OK. */
+static int check_verdict(fold_comm *c, const int64_t *sig, int bad_here) {
+  if (sig[2 * F_BAD] > 0) {
+    if (bad_here)
+      return FOLD_EINVAL; /* the message naming the argument is set already */
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_create: rank %d: rank %lld passed an invalid argument", c->rank,
+                       (long long)(INT64_MAX - sig[2 * F_BAD]));
+  }
+  for (int f = 1; f < F_N; f++)
+    if (sig[2 * f] != -sig[2 * f + 1])
+      return fold__error(c, FOLD_EMISMATCH, "fold_areduce_create: rank %d: ranks disagree on %s (from %lld to %lld)",
+                         c->rank, field_name[f], (long long)-sig[2 * f + 1], (long long)sig[2 * f]);
+  return FOLD_OK;
+}
+
+/* ---- the engine's side: task, handler, teardown ------------------------- */
+
+static int reap(fold_areduce *ar) {
+  for (int i = 0; i < ar->npend;) {
+    ar_pend p = ar->pend[i];
+    if (!fold__req_done(p.r)) {
+      i++;
+      continue;
+    }
+    ar->pend[i] = ar->pend[--ar->npend]; /* order does not matter: the op commutes */
+    int st = p.r->status;
+    int ci = p.recv ? child_index(ar, p.r->peer) : -1;
+    fold__req_unref(p.r);
+    if (p.recv) {
+      ar->npend_recv--;
+      if (st == FOLD_OK && ci >= 0)
+        st = take_msg(ar, ci, p.buf);
+    }
+    free(p.buf);
+    if (st != FOLD_OK)
+      return st;
+  }
+  return FOLD_OK;
+}
+
+static int ar_step(fold__task *t) {
+  fold_areduce *ar = (fold_areduce *)t;
+  fold_comm *c = ar->c;
+  if (ar->status)
+    return ar->status;
+  if (ar->check) {
+    if (!fold__req_done(ar->check)) {
+      /* the check's task is ours to step (see create): so the verdict is
+       * seen in the same pass as the check completes */
+      fold__task *ct = ar->check->task;
+      int crc = ct->step(ct);
+      if (crc == 0 || fold__comm_failed(c))
+        return fold__comm_failed(c);
+      fold__req_complete(ar->check, crc > 0 ? FOLD_OK : crc);
+    }
+    int st = ar->check->status ? ar->check->status : check_verdict(c, ar->sig, 0);
+    if (st) {
+      ar->status = st;
+      fold__timer_cancel(c, &ar->timer);
+      return st;
+    }
+  }
+  int rc = reap(ar);
+  if (rc)
+    return rc;
+  /* a child not done that is lost will never be: fail, naming it (and
+   * telling every peer, so that the ranks above name it too) */
+  for (int i = 0; i < ar->nchildren; i++)
+    if (!ar->child_done[i] && c->lost[ar->children[i]])
+      return fold__fail_for_lost(c, ar->children[i], "fold_areduce: waits for its subtree from");
+  if (ar->parent < 0)
+    return ar->final;
+  /* handed on once the last send is posted: nothing would step the task
+   * when it completes in the simulator; fold_areduce_destroy waits for it */
+  return ar->sent_final;
+}
+
+/* For a timeout's message: what the reduction still waits for. */
+static int ar_describe(fold__task *t, char *buf, size_t cap) {
+  fold_areduce *ar = (fold_areduce *)t;
+  if (ar->check && !fold__req_done(ar->check)) {
+    snprintf(buf, cap, "the agreement check of fold_areduce_create");
+    return -1;
+  }
+  for (int i = 0; i < ar->nchildren; i++)
+    if (!ar->child_done[i]) {
+      snprintf(buf, cap, "rank %d (the done of its subtree in tree reduction %u)", ar->children[i], ar->id);
+      return ar->children[i];
+    }
+  if (!ar->my_done) {
+    snprintf(buf, cap, "this rank's own fold_areduce_done (tree reduction %u)", ar->id);
+    return -1;
+  }
+  snprintf(buf, cap, "rank %d (sending it this rank's part of tree reduction %u)", ar->parent, ar->id);
+  return ar->parent;
+}
+
+static void ar_release(fold__task *t) { (void)t; /* the reduction owns its memory */ }
+
+static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
+  ar_reg *reg = arg;
+  fold_areduce *ar = reg->live;
+  while (ar && ar->id != (uint32_t)tag)
+    ar = ar->next;
+  if (ar == NULL)
+    return; /* a destroyed reduction's: dropped */
+  int ci = child_index(ar, src);
+  if (ci < 0 || ar->child_done[ci] || (bytes != sizeof(ar_hdr) && bytes != sizeof(ar_hdr) + ar->bytes)) {
+    FOLD__INFO(c, "fold_areduce: rank %d: dropped a %zu-byte message from rank %d for reduction %d", c->rank, bytes,
+               src, tag);
+    return;
+  }
+  if (data) {
+    int rc = take_msg(ar, ci, data);
+    if (rc && !ar->status)
+      ar->status = rc;
+    return;
+  }
+  /* rendezvous: take it into a buffer of its own; the task combines it */
+  void *buf = malloc(bytes);
+  fold_request *r = NULL;
+  if (buf == NULL || fold__irecv_bytes(c, buf, bytes, src, ar_ctx(), tag, &r) != FOLD_OK ||
+      pend_push(ar, r, buf, 1) != FOLD_OK) {
+    if (r) fold__req_unref(r);
+    free(buf);
+    fold__comm_fail(c, FOLD_ENOMEM, "fold_areduce: rank %d: out of memory for a %zu-byte message from rank %d",
+                    c->rank, bytes, src);
+    return;
+  }
+  ar->npend_recv++;
+}
+
+static void unlink_task(fold_areduce *ar) {
+  for (fold__task **pp = &ar->c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == &ar->task) {
+      *pp = ar->task.next;
+      break;
+    }
+  ar->task.next = NULL;
+}
+
+/* Free what the reduction holds. The pending requests are complete (or
+ * the communicator is going: the transports will not touch them again). */
+static void ar_free(fold_areduce *ar) {
+  for (int i = 0; i < ar->npend; i++) {
+    fold__req_unref(ar->pend[i].r);
+    free(ar->pend[i].buf);
+  }
+  free(ar->pend);
+  if (ar->task.req)
+    fold__req_unref(ar->task.req);
+  free(ar->children);
+  free(ar->child_done);
+  free(ar->local);
+  free(ar);
+}
+
+/* fold_comm_destroy: the reductions the user left (must not communicate). */
+static void reg_teardown(void *p) {
+  ar_reg *reg = p;
+  while (reg->live) {
+    fold_areduce *ar = reg->live;
+    reg->live = ar->next;
+    fold__timer_cancel(reg->c, &ar->timer);
+    fold__timer_cancel(reg->c, &ar->kick);
+    unlink_task(ar);
+    ar->check = NULL; /* a user request: fold_comm_destroy dropped it */
+    ar_free(ar);
+  }
+  free(reg);
+}
+
+static ar_reg *reg_get(fold_comm *c) {
+  ar_reg *reg = fold__ext_get(c, &ar_key);
+  if (reg)
+    return reg;
+  if ((reg = calloc(1, sizeof *reg)) == NULL)
+    return NULL;
+  reg->c = c;
+  if (fold__ext_attach(c, &ar_key, reg, reg_teardown) != FOLD_OK) {
+    free(reg);
+    return NULL;
+  }
+  if (fold__handler_set(c, ar_ctx(), on_message, reg) != FOLD_OK) {
+    free(fold__ext_detach(c, &ar_key));
+    return NULL;
+  }
+  return reg;
+}
+
+/* ---- the public calls ----------------------------------------------------- */
+
+static int check_args(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
+                      fold_areduce_mode mode, double t_wait, fold_areduce **ar) {
+  const char *fn = "fold_areduce_create";
+  if (ar == NULL)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: ar is NULL", fn, c->rank);
+  if (fold_dtype_size(dtype) == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: dtype %d is not a valid type", fn, c->rank, (int)dtype);
+  if (count > SIZE_MAX / 2 / fold_dtype_size(dtype))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large", fn, c->rank, count);
+  int rc = fold__op_check(c, fn, op, dtype);
+  if (rc)
+    return rc;
+  if (!fold__op_commutative(c, op))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: the op is not commutative (fragments combine in arrival order)",
+                       fn, c->rank);
+  if (target < 0 || target >= c->size)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: target %d is not a rank of %d", fn, c->rank, target, c->size);
+  if (degree < 1)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: degree is %d (at least 1)", fn, c->rank, degree);
+  if (mode != FOLD_AREDUCE_FULL && mode != FOLD_AREDUCE_PARTIAL)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: mode %d is neither FOLD_AREDUCE_FULL nor FOLD_AREDUCE_PARTIAL",
+                       fn, c->rank, (int)mode);
+  if (mode == FOLD_AREDUCE_PARTIAL && !(isfinite(t_wait) && t_wait > 0 && t_wait < 9e9))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: t_wait %g s is not a positive number of seconds (partial mode)",
+                       fn, c->rank, t_wait);
+  return FOLD_OK;
+}
+
+static fold_areduce *ar_new(fold_comm *c, ar_reg *reg, size_t count, fold_dtype dtype, fold_op op, int target,
+                            int degree, fold_areduce_mode mode, double t_wait) {
+  fold_areduce *ar = calloc(1, sizeof *ar);
+  if (ar == NULL)
+    return NULL;
+  ar->c = c;
+  ar->reg = reg;
+  ar->count = count;
+  ar->dtype = dtype;
+  ar->op = op;
+  ar->bytes = count * fold_dtype_size(dtype);
+  ar->target = target;
+  ar->degree = degree;
+  ar->mode = mode;
+  ar->t_wait_ns = mode == FOLD_AREDUCE_PARTIAL ? (int64_t)(t_wait * 1e9 + 0.5) : 0;
+  if (ar->t_wait_ns < 1 && mode == FOLD_AREDUCE_PARTIAL)
+    ar->t_wait_ns = 1;
+  int maxch = degree < c->size - 1 ? degree : c->size - 1;
+  ar->children = malloc((size_t)(maxch > 0 ? maxch : 1) * sizeof *ar->children);
+  ar->child_done = calloc((size_t)(maxch > 0 ? maxch : 1), 1);
+  ar->local = malloc(ar->bytes ? ar->bytes : 1);
+  ar->task.req = fold__req_new(c, FOLD__REQ_TASK);
+  if (!ar->children || !ar->child_done || !ar->local || !ar->task.req) {
+    ar_free(ar);
+    return NULL;
+  }
+  fold__areduce_tree(c->size, target, degree, c->rank, &ar->parent, ar->children, &ar->nchildren);
+  ar->task.step = ar_step;
+  ar->task.release = ar_release;
+  ar->task.describe = ar_describe;
+  ar->task.req->task = &ar->task;
+  fold__timer_init(&ar->timer, on_timer, ar);
+  fold__timer_init(&ar->kick, on_kick, ar);
+  return ar;
+}
+
+static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
+                  fold_areduce_mode mode, double t_wait, fold_areduce **out) {
+  int bad = check_args(c, count, dtype, op, target, degree, mode, t_wait, out) != FOLD_OK;
+  if (out) *out = NULL;
+  ar_reg *reg = reg_get(c);
+  if (reg == NULL)
+    return fold__error(c, FOLD_ENOMEM, "fold_areduce_create: rank %d: out of memory", c->rank);
+  uint32_t id = reg->next_id++ & 0x3fffffff; /* every rank counts every call alike */
+  fold_areduce *ar = NULL;
+  if (!bad) {
+    if ((ar = ar_new(c, reg, count, dtype, op, target, degree, mode, t_wait)) == NULL)
+      return fold__error(c, FOLD_ENOMEM, "fold_areduce_create: rank %d: out of memory", c->rank);
+    ar->id = id;
+    /* live before the check: a child that passed it may send at once */
+    ar->next = reg->live;
+    reg->live = ar;
+  }
+  int64_t *mine = ar ? ar->mine : reg->sink_mine;
+  int64_t v[F_N] = {bad ? INT64_MAX - c->rank : 0, (int64_t)count, (int64_t)dtype, (int64_t)op, target, degree, mode};
+  for (int f = 0; f < F_N; f++) {
+    mine[2 * f] = v[f];
+    mine[2 * f + 1] = -v[f];
+  }
+  int64_t *sig = ar ? ar->sig : reg->sink_sig;
+  fold_request *chk = NULL;
+  int rc = fold_iallreduce(mine, sig, 14, FOLD_INT64, FOLD_MAX, c, &chk);
+  if (rc == FOLD_OK && bad && c->sim_drive)
+    return FOLD_EINVAL; /* the others learn it from the check; its request goes with the communicator */
+  if (rc == FOLD_OK && c->sim_drive == NULL) {
+    /* real transports (or a bad argument here): the answer now */
+    rc = fold_wait(chk);
+    chk = NULL;
+    if (rc == FOLD_OK)
+      rc = check_verdict(c, sig, bad);
+  }
+  if (rc != FOLD_OK) {
+    if (chk) fold_wait(chk);
+    if (ar) {
+      reg->live = ar->next;
+      ar_free(ar);
+    }
+    return rc;
+  }
+  /* the simulator: ranks live in one thread, so the check completes
+   * later; the task gives its verdict (fold_areduce_wait returns it) */
+  ar->check = chk;
+  /* Step the check from this task instead of the engine's list: in the
+   * simulator nothing would step this task again after the check
+   * completes in a pass that stepped this task first. */
+  for (fold__task **pp = &c->tasks; chk && *pp; pp = &(*pp)->next)
+    if (*pp == chk->task) {
+      *pp = chk->task->next;
+      chk->task->next = NULL;
+      break;
+    }
+  if (mode == FOLD_AREDUCE_PARTIAL && ar->parent >= 0)
+    fold__timer_arm_in(c, &ar->timer, ar->t_wait_ns);
+  fold__task_start(c, &ar->task);
+  *out = ar;
+  return FOLD_OK;
+}
+
+int fold_areduce_create(fold_comm *comm, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
+                        fold_areduce_mode mode, double t_wait, fold_areduce **ar) {
+  if (ar) *ar = NULL;
+  int rc = fold__check_comm(comm);
+  if (rc)
+    return rc;
+  if ((rc = fold__comm_failed(comm)))
+    return rc;
+  fold__enter(comm);
+  rc = create(comm, count, dtype, op, target, degree, mode, t_wait, ar);
+  fold__leave(comm);
+  return rc;
+}
+
+/* The reduction's status: its own failure, the communicator's, or 0. */
+static int ar_status(const fold_areduce *ar) {
+  if (ar->status)
+    return ar->status;
+  if (fold__req_done(ar->task.req) && ar->task.req->status)
+    return ar->task.req->status;
+  return fold__comm_failed(ar->c);
+}
+
+/* One nonblocking progress pass. The simulator's ranks are driven by its
+ * events instead (a call from a fold_sim_at callback must not run them):
+ * a timer due now is an event there, whose progress pass steps the task. */
+static int pass(fold_areduce *ar) {
+  if (ar->c->sim_drive == NULL)
+    fold__progress(ar->c);
+  else if (!fold__timer_armed(&ar->kick) && !fold__req_done(ar->task.req))
+    fold__timer_arm(ar->c, &ar->kick, fold__now(ar->c));
+  return ar_status(ar);
+}
+
+int fold_areduce_contribute(fold_areduce *ar, const void *fragment) {
+  if (ar == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_areduce_contribute: ar is NULL");
+  fold_comm *c = ar->c;
+  if (fragment == NULL && ar->count > 0)
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_contribute: rank %d: fragment is NULL", c->rank);
+  if (ar->my_done)
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_contribute: rank %d: contribute after fold_areduce_done",
+                       c->rank);
+  fold__enter(c);
+  int rc = ar_status(ar);
+  if (rc == FOLD_OK) {
+    combine(ar, fragment, 1);
+    rc = pass(ar);
+  }
+  fold__leave(c);
+  return rc;
+}
+
+int fold_areduce_done(fold_areduce *ar) {
+  if (ar == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_areduce_done: ar is NULL");
+  fold_comm *c = ar->c;
+  if (ar->my_done)
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_done: rank %d: done twice", c->rank);
+  fold__enter(c);
+  int rc = ar_status(ar);
+  if (rc == FOLD_OK) {
+    ar->my_done = 1;
+    ar->ndone++;
+    rc = check_complete(ar);
+    if (rc == FOLD_OK)
+      rc = pass(ar);
+  }
+  fold__leave(c);
+  return rc;
+}
+
+static void copy_result(const fold_areduce *ar, void *out, uint64_t *nfragments) {
+  if (nfragments)
+    *nfragments = ar->parent < 0 ? ar->nfrag : ar->handed;
+  if (ar->parent < 0 && out && ar->nfrag && ar->bytes) {
+    memcpy(out, ar->local, ar->bytes);
+    fold__op_finish(ar->op, ar->dtype, out, ar->count, (int)(ar->nfrag > INT32_MAX ? INT32_MAX : ar->nfrag));
+  }
+}
+
+int fold_areduce_result(fold_areduce *ar, void *out, uint64_t *nfragments, int *final) {
+  if (ar == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_areduce_result: ar is NULL");
+  fold_comm *c = ar->c;
+  if (ar->parent >= 0)
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_result: rank %d is not the target (rank %d)", c->rank, ar->target);
+  if (out == NULL && ar->count > 0)
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_result: rank %d: out is NULL", c->rank);
+  fold__enter(c);
+  int rc = pass(ar);
+  copy_result(ar, out, nfragments);
+  if (final)
+    *final = rc == FOLD_OK && ar->final;
+  fold__leave(c);
+  return rc;
+}
+
+int fold_areduce_wait(fold_areduce *ar, void *out, uint64_t *nfragments) {
+  if (ar == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_areduce_wait: ar is NULL");
+  fold_comm *c = ar->c;
+  fold__enter(c);
+  int rc = ar_status(ar); /* a failure first: it is the answer with or without done */
+  if (rc == FOLD_OK && !ar->my_done) {
+    fold__leave(c);
+    return fold__error(c, FOLD_EINVAL, "fold_areduce_wait: rank %d: call fold_areduce_done first", c->rank);
+  }
+  if (rc == FOLD_OK)
+    rc = fold__wait_req(c, ar->task.req, "fold_areduce_wait");
+  if (rc == FOLD_OK)
+    rc = ar_status(ar);
+  copy_result(ar, out, nfragments);
+  fold__leave(c);
+  return rc;
+}
+
+int fold_areduce_destroy(fold_areduce *ar) {
+  if (ar == NULL)
+    return FOLD_OK;
+  fold_comm *c = ar->c;
+  fold__enter(c);
+  for (fold_areduce **pp = &ar->reg->live; *pp; pp = &(*pp)->next)
+    if (*pp == ar) {
+      *pp = ar->next;
+      break;
+    }
+  fold__timer_cancel(c, &ar->timer);
+  fold__timer_cancel(c, &ar->kick);
+  unlink_task(ar);
+  int rc = FOLD_OK;
+  if (ar->check) {
+    if (!fold__req_done(ar->check)) { /* back to the engine, which finishes it */
+      ar->check->task->next = c->tasks;
+      c->tasks = ar->check->task;
+    }
+    fold_wait(ar->check); /* it frees it */
+  }
+  for (int i = 0; i < ar->npend; i++) {
+    fold_request *r = ar->pend[i].r;
+    if (fold__req_done(r) || (ar->pend[i].recv && fold__unpost(c, r)))
+      continue;
+    int st = fold__wait_req(c, r, "fold_areduce_destroy");
+    if (st && !rc) rc = st;
+  }
+  ar_free(ar);
+  fold__leave(c);
+  return rc;
+}

@@ -1,0 +1,23 @@
+/* comm.h — the communicator layer: making, attaching transports to and freeing communicators, and destroying members of a family. */
+#ifndef FOLD_COMM_H
+#define FOLD_COMM_H
+
+#include "engine/engine.h"
+
+/* ---- comm lifecycle (comm.c) ------------------------------------------------------ */
+/* Allocate a comm with defaults (real clock, env timeout/log level), no
+ * transports yet. */
+int fold__comm_alloc(int rank, int size, fold_comm **out);
+/* Attach a transport instance; used by bootstrap code. */
+int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
+/* Free a comm and its transports (used by fold_comm_destroy and on init
+ * failure). */
+void fold__comm_free(fold_comm *c);
+
+/* fold_comm_destroy of a comm of a family (children, or a root with live
+ * children): see docs/comm.md. */
+int fold__fam_destroy(fold_comm *c);
+/* A root is freed with its family (fold_sim_destroy): its children too. */
+void fold__fam_free(fold_comm *root);
+
+#endif /* FOLD_COMM_H */

@@ -1,0 +1,21 @@
+# tests/areduce.cmake — asynchronous tree reduction (fold_areduce): the tree, threads, bad input, simulator, processes.
+fold_add_test_exe(areduce_test areduce/areduce_test.c check.c)
+foreach(case tree threads bad sim)
+  add_test(NAME areduce_${case} COMMAND areduce_test ${case})
+  set_tests_properties(areduce_${case} PROPERTIES TIMEOUT 60)
+endforeach()
+# Processes over shm and tcp (tcp: fragments of 80 KB travel as rendezvous messages).
+foreach(t shm tcp)
+  add_test(NAME areduce_procs_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> procs)
+  set_tests_properties(areduce_procs_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+  add_test(NAME areduce_lost_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> lost)
+  set_tests_properties(areduce_lost_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+endforeach()
+# fold-sim's thesis experiments: every run must end with the full result at the target (exit 1 otherwise).
+foreach(x full partial)
+  add_test(NAME areduce_fold_sim_${x} COMMAND fold-sim areduce-${x})
+  set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
+endforeach()
+# The Monte Carlo pi example: the target stops the run at a standard error of 1e-3 and checks the estimate.
+add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<TARGET_FILE:areduce_pi> 1e-3)
+set_tests_properties(areduce_pi PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
