@@ -16,9 +16,11 @@ layer_of() {
     src/op/* | src/patterns/* | src/net/*) echo 1 ;;
     src/engine/* | src/transport/transport.h) echo 2 ;;
     src/transport/*) echo 3 ;;
-    src/comm/* | src/coll/* | src/select/*) echo 4 ;;
-    src/bootstrap/*) echo 5 ;;
-    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 6 ;;
+    src/coll/registry.[ch]) echo 4 ;; # the lists of collectives and algorithms, below select and coll
+    src/select/*) echo 5 ;;
+    src/comm/* | src/coll/*) echo 6 ;;
+    src/bootstrap/*) echo 7 ;;
+    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 8 ;;
     *) echo 9 ;; # tools, bench, tests, bindings: may include anything
   esac
 }
@@ -34,7 +36,7 @@ EOF
 
 # The size aim is ~800 lines; these files are over it today and are to be split (docs/design.md §4).
 size_limit=800
-known_large="src/transport/tcp/tcp.c src/transport/shm/shm.c"
+known_large=""
 
 check_layers() {
   local found fail=0
@@ -49,11 +51,20 @@ check_layers() {
       else continue; fi # fold.h and system headers
       local lh; lh=$(layer_of "$p")
       if [ "$lh" -gt "$lf" ]; then echo "$f -> $p"; fi
+      # the collective executor and the algorithms know transports only through the vtable (transport.h),
+      # e.g. the shm collectives through fold__tp_ops.coll: never one transport's own headers
+      case $f:$p in
+        src/coll/*:src/transport/*/* | src/select/*:src/transport/*/*) echo "$f -> $p" ;;
+      esac
     done
   done >"$found"
   while read -r line; do
     if ! known_offences | grep -qxF "$line"; then
-      echo "layer offence: $line (a file includes a header of a layer above its own; see docs/design.md §3)"
+      case $line in
+        src/coll/*" -> src/transport/"*/* | src/select/*" -> src/transport/"*/*)
+          echo "layer offence: $line (collectives reach a transport only through its vtable, transport.h; see docs/design.md §3)" ;;
+        *) echo "layer offence: $line (a file includes a header of a layer above its own; see docs/design.md §3)" ;;
+      esac
       fail=1
     fi
   done <"$found"
