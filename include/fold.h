@@ -530,7 +530,7 @@ typedef enum fold_op {
                      fixed-point accumulator per element (88 bytes for float32,
                      544 for float64) instead of the element, and allocates
                      one for the input (count elements; count * size for
-                     reduce_scatter); see docs/areduce.md. Not for fold_areduce. */
+                     reduce_scatter); see docs/areduce.md. Also in fold_areduce. */
   FOLD_OP_BUILTIN_COUNT /* not an op; user ops from fold_op_create come after */
 } fold_op;
 

@@ -228,6 +228,47 @@ static void *rank_main(void *arg) {
       }
     }
     CHECK_OK(fold_barrier(c), c);
+    /* fold_areduce: NFRAG fragments per rank, combined in arrival order, at
+     * degrees 1 and 3 (and partial mode): the same bits each time, printed
+     * with all n * NFRAG terms for the fsum check */
+    enum { NFRAG = 3 };
+    static const int degs[] = {1, 3, 2};
+    for (int k = 0; k < 3; k++) {
+      fold_areduce *ar;
+      fold_areduce_mode mode = k == 2 ? FOLD_AREDUCE_PARTIAL : FOLD_AREDUCE_FULL;
+      CHECK_OK(fold_areduce_create(c, COUNT, dt, FOLD_SUM_EXACT, 0, degs[k], mode, 1e-4, &ar), c);
+      for (int f = 0; f < NFRAG; f++) {
+        fill(f32, nranks, r, 1 + f, in, COUNT);
+        CHECK_OK(fold_areduce_contribute(ar, in), c);
+      }
+      CHECK_OK(fold_areduce_done(ar), c);
+      uint64_t nf = 0;
+      CHECK_OK(fold_areduce_wait(ar, r == 0 ? out : NULL, &nf), c);
+      CHECK_OK(fold_areduce_destroy(ar), c);
+      if (r != 0) continue;
+      CHECK(nf == (uint64_t)nranks * NFRAG, "n=%d: areduce degree %d: %llu fragments", nranks, degs[k],
+            (unsigned long long)nf);
+      if (k == 0) memcpy(gold, out, COUNT * es);
+      CHECK(memcmp(gold, out, COUNT * es) == 0, "n=%d %s: areduce degree %d differs from degree 1", nranks,
+            f32 ? "f32" : "f64", degs[k]);
+    }
+    if (r == 0) {
+      for (int i = 0; i < COUNT; i++) {
+        printf("%s", f32 ? "f32" : "f64");
+        for (int q = 0; q < nranks; q++)
+          for (int f = 0; f < NFRAG; f++) printf(" %a", gen(f32, nranks, q, i, 1 + f));
+        double g;
+        if (f32) {
+          float gf;
+          memcpy(&gf, gold + (size_t)i * 4, 4);
+          g = gf;
+        } else {
+          memcpy(&g, gold + (size_t)i * 8, 8);
+        }
+        printf(" = %a\n", g);
+      }
+    }
+    CHECK_OK(fold_barrier(c), c);
   }
   /* bad input: refused with FOLD_EINVAL, never a wrong answer */
   int32_t iv[4] = {1, 2, 3, 4}, io[4];
@@ -236,7 +277,7 @@ static void *rank_main(void *arg) {
         fold_comm_last_error(c));
   CHECK_RC(fold_allreduce(iv, io, 2, FOLD_FLOAT16, FOLD_SUM_EXACT, c), FOLD_EINVAL, c);
   fold_areduce *ar = NULL;
-  CHECK_RC(fold_areduce_create(c, 4, FOLD_FLOAT64, FOLD_SUM_EXACT, 0, 2, FOLD_AREDUCE_FULL, 0.0, &ar), FOLD_EINVAL, c);
+  CHECK_RC(fold_areduce_create(c, 4, FOLD_INT32, FOLD_SUM_EXACT, 0, 2, FOLD_AREDUCE_FULL, 0.0, &ar), FOLD_EINVAL, c);
   CHECK_OK(fold_barrier(c), c); /* the communicator still works */
   return NULL;
 }
