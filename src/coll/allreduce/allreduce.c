@@ -4,13 +4,14 @@
 extern const fold__algo fold__allreduce_reduce_bcast, fold__allreduce_recursive_doubling,
     fold__allreduce_rabenseifner, fold__allreduce_ring, fold__allreduce_ring_segmented, fold__allreduce_direct;
 
-extern const fold__algo fold__allreduce_shm; /* shared-memory collectives: src/coll/shm_coll.c */
+extern const fold__algo fold__allreduce_shm;
+extern const fold__algo fold__allreduce_ring_skip; /* src/coll/ring_skip.c */ /* shared-memory collectives: src/coll/shm_coll.c */
 
 /* Names as in FOLD_ALGO; order is the index used by fold_comm_set_algo. */
 const fold__algo *const fold__allreduce_algos[] = {
   &fold__allreduce_reduce_bcast, &fold__allreduce_recursive_doubling, &fold__allreduce_rabenseifner,
   &fold__allreduce_ring,         &fold__allreduce_ring_segmented,     &fold__allreduce_direct,
-  &fold__allreduce_shm, NULL,
+  &fold__allreduce_shm,          &fold__allreduce_ring_skip,          NULL,
 };
 
 int fold_iallreduce(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op, fold_comm *comm,
