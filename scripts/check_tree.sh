@@ -16,9 +16,11 @@ layer_of() {
     src/op/* | src/patterns/* | src/net/*) echo 1 ;;
     src/engine/* | src/transport/transport.h) echo 2 ;;
     src/transport/*) echo 3 ;;
-    src/comm/* | src/coll/* | src/select/*) echo 4 ;;
-    src/bootstrap/*) echo 5 ;;
-    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 6 ;;
+    src/coll/registry.[ch]) echo 4 ;; # the lists of collectives and algorithms, below select and coll
+    src/select/*) echo 5 ;;
+    src/comm/* | src/coll/*) echo 6 ;;
+    src/bootstrap/*) echo 7 ;;
+    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 8 ;;
     *) echo 9 ;; # tools, bench, tests, bindings: may include anything
   esac
 }

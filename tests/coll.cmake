@@ -8,6 +8,10 @@ foreach(c broadcast reduce allreduce reduce_scatter allgather gather scatter all
   add_test(NAME coll_matrix_${c} COMMAND coll_matrix --coll ${c} ${FOLD_MATRIX_ARGS})
   set_tests_properties(coll_matrix_${c} PROPERTIES TIMEOUT 1200)
 endforeach()
+# The algorithm registry (src/coll/registry.h): lists, tables and lookups agree; indexes and names stay.
+fold_add_test_exe(registry_unit coll/registry_unit.c check.c)
+add_test(NAME coll_registry_unit COMMAND registry_unit)
+set_tests_properties(coll_registry_unit PROPERTIES TIMEOUT 30)
 fold_add_test_exe(coll_faults coll/coll_faults.c shm/shm_harness.c check.c)
 add_test(NAME coll_faults COMMAND coll_faults)
 set_tests_properties(coll_faults PROPERTIES TIMEOUT 300)

@@ -9,11 +9,10 @@
 #include "engine/engine.h"
 #include "op/op.h"
 
-/* The extension context of every reduction of a communicator (engine.h:
- * k in [1, 64); 11 after the issue that brought it). The tag is the
- * reduction's id, the same on every rank because creation is collective. */
-#define AR_CTX_K 11
-static int ar_ctx(void) { return fold__ctx_ext(AR_CTX_K); }
+/* The extension context of every reduction of a communicator (engine.h's
+ * table of them). The tag is the reduction's id, the same on every rank
+ * because creation is collective. */
+static int ar_ctx(void) { return fold__ctx_ext(FOLD__EXT_AREDUCE); }
 
 /* What a message to the parent carries: a header, then the partial result
  * (count elements) when nfrag > 0. DONE: the sender's subtree is complete;

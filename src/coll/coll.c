@@ -8,12 +8,6 @@
 #include "engine/engine.h"
 #include "select/select.h"
 
-static const char *const coll_names[FOLD__COLL_COUNT] = {
-  "broadcast", "reduce", "allreduce", "reduce_scatter", "allgather", "gather", "scatter", "alltoall", "barrier",
-};
-
-const char *fold__coll_name(fold__coll_kind k) { return (unsigned)k < FOLD__COLL_COUNT ? coll_names[k] : "?"; }
-
 /* ---- emitters ------------------------------------------------------------------- */
 
 static fold__cop *push(fold__coll *co) {
@@ -108,13 +102,6 @@ static int data_ctx_of(fold__coll *co) {
     co->dig_ctx = fold__ctx_coll_data(sig_digest(&co->sig));
   }
   return co->dig_ctx;
-}
-
-int fold__coll_algo_index(fold__coll_kind k, const fold__algo *algo) {
-  const fold__algo *const *t = fold__algo_tables[k].algos;
-  for (int i = 0; t[i]; i++)
-    if (t[i] == algo) return i;
-  return -1;
 }
 
 static const char *algo_name(unsigned coll, unsigned algo, char *tmp, size_t cap) {

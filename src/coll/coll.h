@@ -1,24 +1,11 @@
-/* coll.h — one collective call in flight, the algorithm interface, and the round executor. */
+/* coll.h — one collective call in flight, the round executor and its emitters (the algorithm interface: coll/registry.h). */
 #ifndef FOLD_COLL_H
 #define FOLD_COLL_H
 
+#include "coll/registry.h"
 #include "core/internal.h"
 #include "engine/engine.h"
 #include "op/op.h"
-
-/* The collectives, in the order of the FOLD_ALGO grammar's names. */
-typedef enum {
-  FOLD__COLL_BROADCAST = 0,
-  FOLD__COLL_REDUCE,
-  FOLD__COLL_ALLREDUCE,
-  FOLD__COLL_REDUCE_SCATTER,
-  FOLD__COLL_ALLGATHER,
-  FOLD__COLL_GATHER,
-  FOLD__COLL_SCATTER,
-  FOLD__COLL_ALLTOALL,
-  FOLD__COLL_BARRIER,
-  FOLD__COLL_COUNT
-} fold__coll_kind;
 
 /* Buffers an op refers to. */
 enum { FOLD__B_SEND = 0, FOLD__B_RECV = 1, FOLD__B_TMP = 2, FOLD__B_COUNT = 3 };
@@ -46,38 +33,6 @@ typedef struct fold__sig {
   uint8_t algo;   /* index in the collective's algorithm table */
 } fold__sig;
 _Static_assert(sizeof(fold__sig) == 24, "fold__sig has no padding (compared and hashed as bytes)");
-
-typedef struct fold__coll fold__coll;
-
-/* An algorithm: a pure description of its rounds.
- *  init(co):  check that it can serve the call (e.g. refuse a
- *             non-commutative op: FOLD_EINVAL with a message), set
- *             co->tmp_bytes and any per-call numbers in co->u/co->v.
- *  round(co, k): emit round k's ops with fold__co_send/recv/reduce/copy;
- *             return 1 if round k exists (it may be empty), 0 when k is past
- *             the last round. Rounds run one after another: every send and
- *             receive of a round is started, and when all are complete the
- *             round's local ops run in order. */
-typedef struct fold__algo {
-  const char *name;
-  int (*init)(fold__coll *co);
-  int (*round)(fold__coll *co, int k);
-  int noncommutative_ok; /* keeps rank order for non-commutative ops */
-  /* Optional, NULL for round algorithms. An algorithm with its own state
-   * machine instead of rounds (the shm collectives, src/coll/shm_coll.c):
-   * usable(c) is NULL when it can run on c, else why not (selection skips
-   * it; forcing it is FOLD_EINVAL); step(co) replaces the round executor
-   * (1 done, 0 waiting, <0 error) and checks call signatures itself. */
-  const char *(*usable)(const fold_comm *c);
-  int (*step)(fold__coll *co);
-  /* Optional: NULL when one element of esize bytes fits the algorithm's
-   * unit of work (a shm slot), else why not. Elements are never split, so
-   * an algorithm that cannot hold one is skipped (forcing it is FOLD_EINVAL). */
-  const char *(*fits)(const fold_comm *c, fold__coll_kind kind, size_t esize);
-  /* Optional, with step: what the call still waits for, for a timeout's
-   * message (see fold__task.describe); returns the first awaited rank or -1. */
-  int (*describe)(fold__coll *co, char *buf, size_t cap);
-} fold__algo;
 
 struct fold__coll {
   fold__task task;
@@ -165,13 +120,6 @@ int fold__coll_straggle(fold__coll *co, int reduces);
 /* Start and wait: the blocking form. */
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a);
 
-/* The algorithm table of a collective (src/coll/<name>/<name>.c). */
-typedef struct fold__algo_table {
-  const char *coll_name;
-  const fold__algo *const *algos; /* NULL-terminated */
-} fold__algo_table;
-extern const fold__algo_table fold__algo_tables[FOLD__COLL_COUNT];
-const char *fold__coll_name(fold__coll_kind k);
 /* "allreduce(count=8, dtype=float32, op=sum, algo=ring)": a call, for
  * mismatch messages. Safe on a signature read from a peer (bad fields
  * print as numbers). */
@@ -179,7 +127,5 @@ void fold__coll_describe(const fold__sig *s, char *buf, size_t cap);
 /* Do two calls' signatures agree (count, root, esize, op, collective,
  * dtype, algorithm)? */
 int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b);
-/* The index of algo in the table of collective k (-1 if it is not there). */
-int fold__coll_algo_index(fold__coll_kind k, const fold__algo *algo);
 
 #endif

@@ -309,8 +309,15 @@ void *fold__ext_detach(fold_comm *c, const void *key);
  * the communicator is freed). */
 void fold__ext_teardown(fold_comm *c);
 
-/* ---- handlers for unsolicited messages (engine/handler.c) ---------------------------
- * Extension contexts (fold__ctx_ext(k), k in [1, FOLD__CTX_EXT_COUNT); k = 0
+/* ---- handlers for unsolicited messages (engine/handler.c) --------------------------- */
+/* The extension contexts in use, one per capability, listed here so that
+ * no two pick the same k (numbered after the issue that brought each). */
+enum {
+  FOLD__EXT_REPORTS = 0,  /* FOLD__CTX_SYS: peers' failure reports (engine/fail.c) */
+  FOLD__EXT_AREDUCE = 11, /* asynchronous reductions (areduce/areduce.c) */
+  FOLD__EXT_KV = 12       /* reserved: the parameter-server store */
+};
+/* Extension contexts (fold__ctx_ext(k), k in [1, FOLD__CTX_EXT_COUNT); k = 0
  * is FOLD__CTX_SYS, the failure reports of engine/fail.c) need no transport
  * support: every transport carries any valid context. A layer claims one
  * with a handler; when a message arrives on it and no posted receive takes

@@ -116,8 +116,8 @@ static const kernel_fn kernels[FOLD_DTYPE_COUNT][FOLD_OP_BUILTIN_COUNT] = {
   [FOLD_INT32_INT32] = ROW_LOC(i32i32), [FOLD_INT64_INT64] = ROW_LOC(i64i64),
 };
 
-static const char *const builtin_names[FOLD_OP_BUILTIN_COUNT] = {"sum", "prod", "min", "max", "avg", "band",
-                                                                 "bor", "bxor", "minloc", "maxloc"};
+static const char *const builtin_names[] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor", "minloc", "maxloc"};
+_Static_assert(sizeof builtin_names / sizeof *builtin_names == FOLD_OP_BUILTIN_COUNT, "a name per built-in op");
 
 const char *fold__op_name(unsigned op, char *tmp, size_t cap) {
   if (op < FOLD_OP_BUILTIN_COUNT) return builtin_names[op];

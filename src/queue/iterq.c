@@ -285,7 +285,7 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
   if (s->kind == FOLD__IQ_ALLREDUCE) {
     /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO). */
     signed char saved = c->coll_algo[FOLD__COLL_ALLREDUCE];
-    if (saved < 0) c->coll_algo[FOLD__COLL_ALLREDUCE] = (signed char)fold__algo_index(FOLD__COLL_ALLREDUCE, "direct", 6);
+    if (saved < 0) c->coll_algo[FOLD__COLL_ALLREDUCE] = FOLD__ALGO_allreduce_direct;
     rc = fold_allreduce(data, data, count, dt, s->op, c);
     c->coll_algo[FOLD__COLL_ALLREDUCE] = saved;
   } else {

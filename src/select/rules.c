@@ -103,36 +103,6 @@ static int parse_range(const char *s, int suffix, size_t lo_any, size_t hi_any, 
   return 0;
 }
 
-/* Algorithm names of a collective, for "known: ..." in messages. */
-void fold__algo_names(fold__coll_kind kind, char *buf, size_t len) {
-  const fold__algo *const *a = fold__algo_tables[kind].algos;
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int i = 0; a[i] && n < len; i++) {
-    int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", a[i]->name);
-    if (w < 0) break;
-    n += (size_t)w;
-  }
-}
-
-void fold__coll_names(char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < FOLD__COLL_COUNT && n < len; k++) {
-    int w = snprintf(buf + n, len - n, "%s%s", k ? " " : "", fold__coll_name((fold__coll_kind)k));
-    if (w < 0) break;
-    n += (size_t)w;
-  }
-}
-
-int fold__coll_index(const char *s, size_t len) {
-  for (int k = 0; k < FOLD__COLL_COUNT; k++) {
-    const char *name = fold__coll_name((fold__coll_kind)k);
-    if (strlen(name) == len && strncmp(name, s, len) == 0) return k;
-  }
-  return -1;
-}
-
 /* Parse one line's fields into *r. Returns 0, 1 for a blank line, -1 after
  * reporting a problem. */
 static int parse_line(char *text, const char *path, int line, perr *e, fold__rule *r) {

@@ -223,13 +223,6 @@ const fold__rule *fold__builtin_rules(int *count) {
   return default_rules;
 }
 
-int fold__algo_index(fold__coll_kind kind, const char *name, size_t len) {
-  const fold__algo *const *a = fold__algo_tables[kind].algos;
-  for (int i = 0; a && a[i]; i++)
-    if (strlen(a[i]->name) == len && strncmp(a[i]->name, name, len) == 0) return i;
-  return -1;
-}
-
 int fold__comm_tp_kind(const fold_comm *c) {
   /* The kinds are numbered from fastest to slowest (inproc < shm < tcp);
    * sim never shares a communicator with another. Every rank sees the same
@@ -304,6 +297,10 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
   return NULL;
 }
 
+/* coll_algo[] lives in core's struct fold_comm, below the registry: it
+ * must keep one slot per collective. */
+_Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo[] has a slot per collective");
+
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname) {
   int forced = c->coll_algo[kind];
@@ -333,7 +330,7 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
 #define SPEC_FORM "collective=algorithm[,collective=algorithm...]"
 
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
-  signed char next[16];
+  signed char next[sizeof c->coll_algo];
   memcpy(next, c->coll_algo, sizeof next);
   /* Every item must name something: "", "a=b," or ",," are typos (a lost
    * word), and accepting them would hide which choice the author meant. */

@@ -5,7 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "coll/coll.h"
+#include "coll/registry.h"
 
 /* Open upper ends of a rule's ranges. */
 #define FOLD__RULE_ANY_RANKS INT_MAX
@@ -52,17 +52,6 @@ int fold__select_inherit(fold_comm *k, const fold_comm *parent);
 /* Parse "collective=algorithm[,...]" into c->coll_algo; nothing changes on
  * error (FOLD_EINVAL with a message naming the bad part). */
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);
-
-/* Look an algorithm up by name; -1 if the collective has none of that name. */
-int fold__algo_index(fold__coll_kind kind, const char *name, size_t len);
-/* The collective's algorithm names, space-separated, for "known: ..." in
- * messages (truncated to len). */
-void fold__algo_names(fold__coll_kind kind, char *buf, size_t len);
-/* The collective names, space-separated in the FOLD_ALGO grammar's order,
- * for "known: ..." in messages (truncated to len). */
-void fold__coll_names(char *buf, size_t len);
-/* The collective named by s[0, len), or -1 (rules files and FOLD_ALGO). */
-int fold__coll_index(const char *s, size_t len);
 
 /* A rules file is at most this many bytes (1 MiB): a tuned file for every
  * collective, transport and rank count is a few KiB, and the bound keeps a
