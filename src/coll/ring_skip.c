@@ -65,7 +65,7 @@ typedef struct out_msg {
 
 typedef struct rs_call rs_call;
 struct rs_call {
-  rs_call *next; /* the communicator's graveyard (failed calls) */
+  rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
   fold__coll *co;
   int n, r, left, right, allreduce;
   size_t maxb;         /* bytes of the largest block */
@@ -95,7 +95,10 @@ typedef struct rs_comm {
   double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
   int last_nskip, last_skip;
-  rs_call *dead;
+  /* Calls started and not finished well: a call that failed, or was given
+   * up by a wait (FOLD_TIMEOUT) without a last step, stays here (its sends
+   * may still be in a transport's hands) until the communicator goes. */
+  rs_call *calls;
   fold_comm *comm;
 } rs_comm;
 
@@ -123,11 +126,11 @@ static void call_free(fold_comm *c, rs_call *s) {
 
 static void rs_teardown(void *p) {
   rs_comm *rc = p;
-  /* Calls that failed: the communicator is going, its timers and posted
-   * receives with it (call_free takes ours off). */
-  while (rc->dead) {
-    rs_call *s = rc->dead;
-    rc->dead = s->next;
+  /* The communicator is going, its timers and posted receives with it
+   * (call_free takes ours off). */
+  while (rc->calls) {
+    rs_call *s = rc->calls;
+    rc->calls = s->next;
     call_free(rc->comm, s);
   }
   free(rc);
@@ -243,6 +246,8 @@ int fold__ring_skip_init(fold__coll *co) {
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
+  s->next = rc->calls;
+  rc->calls = s;
   rc->last_tag = co->tag;
   rc->last_nskip = 0;
   rc->last_skip = -1;
@@ -252,11 +257,7 @@ int fold__ring_skip_init(fold__coll *co) {
     int rcode = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, s->left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
     if (rcode == FOLD_OK)
       rcode = fold__isend_bytes(c, &co->sig, sizeof co->sig, s->right, FOLD__CTX_SIG, co->tag, &co->sig_send);
-    if (rcode != FOLD_OK) {
-      co->u[7] = 0;
-      call_free(c, s);
-      return rcode;
-    }
+    if (rcode != FOLD_OK) return rcode; /* s stays on rc->calls: the signature receive may be posted */
   } else {
     s->sig_done = 1;
   }
@@ -475,12 +476,15 @@ static void call_end(rs_call *s, int status) {
       FOLD__INFO(c, "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us)",
                  fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3);
   }
-  if (status == 1 || rc == NULL) {
+  if (status == 1 && rc) {
+    for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
+      if (*pp == s) {
+        *pp = s->next;
+        break;
+      }
     call_free(c, s);
-  } else { /* failed: sends may still be in a transport's hands */
+  } else { /* failed: sends may still be in a transport's hands; freed with the communicator */
     fold__timer_cancel(c, &s->watchdog);
-    s->next = rc->dead;
-    rc->dead = s;
   }
 }
 
