@@ -523,8 +523,15 @@ int fold__ring_skip_describe(fold__coll *co, char *buf, size_t cap) {
   if (s->pos < s->n)
     snprintf(buf, cap, "ring_skip: rank %d's partial of block %d (step %d of %d)", s->left, block_at(s, s->pos), s->pos,
              s->n - 1);
-  else
-    snprintf(buf, cap, "ring_skip: rank %d's late partials or allgather blocks", s->left);
+  else {
+    int j = 0;
+    while (j < s->n && s->cov[j] >= pos_of(s, j)) j++;
+    if (j < s->n) /* contributions routed around that have not come through yet */
+      snprintf(buf, cap, "ring_skip: rank %d to pass on late partials of block %d (%d of %d contributions seen)",
+               s->left, j, s->cov[j], pos_of(s, j));
+    else
+      snprintf(buf, cap, "ring_skip: rank %d's allgather blocks (%d of %d)", s->left, s->ag_got, s->n - 1);
+  }
   return s->left;
 }
 
