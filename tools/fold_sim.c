@@ -43,7 +43,7 @@ static void usage(FILE *f) {
           "Exit status: 0 done, 1 a simulation failed, 2 bad arguments.\n"
           "fold-sim areduce-full|areduce-partial [--csv FILE [--png FILE]]: the LuNA thesis'\n"
           "asynchronous reduction experiments (figures 4.1-4.3) run by fold_areduce (docs/areduce.md).\n"
-          "fold-sim ring-skip [--allreduce] [--max-n N] [--csv FILE]: the slow-node ring paper's\n"
+          "fold-sim ring-skip [--allreduce] [--once] [--max-n N] [--csv FILE]: the slow-node ring paper's\n"
           "sweep, ring against ring_skip (docs/straggler.md).\n");
 }
 
