@@ -73,6 +73,7 @@ struct rs_call {
   int *cov;            /* contributions received per block */
   int *acc_cov;        /* of which held in acc */
   unsigned char *own_sent;
+  int64_t *full_at;    /* when block j's partials were all here (for the lateness test) */
   int pos;             /* next position to work; n: reduce-scatter done */
   int ag_got;
   int64_t ready_ns;    /* when the current position became workable */
@@ -84,6 +85,7 @@ struct rs_call {
   out_msg *outs;
   int nouts, outcap;
   int skips;           /* positions at which the left neighbour was routed around */
+  int self_skips;      /* positions at which we routed our own late work around ourselves */
   int sig_done;
 };
 
@@ -121,6 +123,7 @@ static void call_free(fold_comm *c, rs_call *s) {
   free(s->cov);
   free(s->acc_cov);
   free(s->own_sent);
+  free(s->full_at);
   free(s);
 }
 
@@ -235,9 +238,10 @@ int fold__ring_skip_init(fold__coll *co) {
   s->cov = calloc(nn, sizeof *s->cov);
   s->acc_cov = calloc(nn, sizeof *s->acc_cov);
   s->own_sent = calloc(nn, 1);
+  s->full_at = calloc(nn, sizeof *s->full_at);
   s->rmsg = malloc(HDR + s->maxb);
   fold__timer_init(&s->watchdog, watchdog_fired, s);
-  if (!s->acc || !s->cov || !s->acc_cov || !s->own_sent || !s->rmsg) {
+  if (!s->acc || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
     call_free(c, s);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
@@ -394,6 +398,7 @@ static int take(rs_call *s) {
         fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
       }
       s->acc_cov[j] += (int)h.cov;
+      if (s->acc_cov[j] == pos_of(s, j)) s->full_at[j] = fold__now(co->comm);
       return FOLD_OK;
     }
   } else {
@@ -422,6 +427,25 @@ static void position_done(rs_call *s, int skipped) {
     fold__timer_arm_in(co->comm, &s->watchdog, s->threshold_ns);
 }
 
+/* We are the late one: pass what we hold of block j on as it is, and our
+ * own contribution raw, without a reduction (two messages): the rank
+ * after us, or the owner, reduces them. */
+static int send_unreduced(rs_call *s, int j) {
+  fold__coll *co = s->co;
+  size_t bytes = blk_len(s, j) * co->esize;
+  int rc;
+  if (s->acc_cov[j]) {
+    char *buf = malloc(HDR + bytes + 1);
+    if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+    msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j], 0};
+    memcpy(buf, &h, HDR);
+    if (bytes) memcpy(buf + HDR, s->acc + (size_t)j * s->maxb, bytes);
+    if ((rc = send_msg(s, buf, bytes))) return rc;
+    s->acc_cov[j] = 0;
+  }
+  return send_own(s, j); /* nothing held now: a copy, no reduction */
+}
+
 /* Work positions while we can. 0: waiting; <0 error. */
 static int advance(rs_call *s) {
   fold__coll *co = s->co;
@@ -434,6 +458,18 @@ static int advance(rs_call *s) {
     } else if (p < n - 1) {
       int full = s->acc_cov[j] == p;
       if (!full && !s->fired) return 0;
+      /* The paper's rule from the slow rank's side: our left neighbour's
+       * partial has waited for us longer than the threshold, so we are the
+       * straggler. Our reduction would hold up everyone after us, so hand
+       * it on (only when no delay of ours is pending: a reduction we
+       * started waiting for is served). */
+      if (full && s->threshold_ns > 0 && co->straggle == 0 &&
+          fold__now(co->comm) - s->full_at[j] > s->threshold_ns) {
+        s->self_skips++;
+        if ((rc = send_unreduced(s, j))) return rc;
+        position_done(s, 1);
+        continue;
+      }
       if (fold__coll_straggle(co, 1)) return 0;
       if (!full) s->skips++;
       if ((rc = send_own(s, j))) return rc;
@@ -475,6 +511,9 @@ static void call_end(rs_call *s, int status) {
     if (s->skips)
       FOLD__INFO(c, "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us)",
                  fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3);
+    if (s->self_skips)
+      FOLD__INFO(c, "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
   }
   if (status == 1 && rc) {
     for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
