@@ -47,7 +47,7 @@
 #include "coll/shm_coll.h"
 #include "patterns/patterns.h"
 
-enum { HDR = 16, K_RS = 1, K_AG = 2 };
+enum { HDR = 16, K_RS = 1, K_AG = 2, POOL_MAX = 16 };
 
 /* The default alpha: see docs/straggler.md (the simulator's sweep: small
  * alphas skip on noise, large ones give the straggler's delay back). */
@@ -63,8 +63,10 @@ typedef struct out_msg {
   char *buf;
 } out_msg;
 
+typedef struct rs_comm rs_comm;
 typedef struct rs_call rs_call;
 struct rs_call {
+  rs_comm *rc;
   rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
   fold__coll *co;
   int n, r, left, right, allreduce;
@@ -90,7 +92,7 @@ struct rs_call {
 };
 
 /* Per communicator (an extension slot, not a field of fold_comm). */
-typedef struct rs_comm {
+struct rs_comm {
   double t_ns;      /* the estimate of T (0: none yet) */
   size_t t_bytes;   /* the block size it was measured at */
   int rejected;     /* samples in a row thrown out as slow */
@@ -102,9 +104,37 @@ typedef struct rs_comm {
    * may still be in a transport's hands) until the communicator goes. */
   rs_call *calls;
   fold_comm *comm;
-} rs_comm;
+  /* Message buffers and the accumulator, kept for the next call: a fresh
+   * allocation of a large block is fresh pages, and faulting them in cost
+   * as much as the transfer (measured on shm at 4 MiB). */
+  char *pool[POOL_MAX];
+  int npool;
+  size_t pool_sz;
+  char *acc_keep;
+  size_t acc_keep_sz;
+};
 
 static const char rs_key;
+
+/* A message buffer of HDR + the call's largest block. */
+static char *buf_get(rs_call *s) {
+  rs_comm *rc = s->rc;
+  size_t sz = HDR + s->maxb + 1;
+  if (rc->pool_sz != sz) {
+    while (rc->npool) free(rc->pool[--rc->npool]);
+    rc->pool_sz = sz;
+  }
+  return rc->npool ? rc->pool[--rc->npool] : malloc(sz);
+}
+
+static void buf_put(rs_call *s, char *b) {
+  rs_comm *rc = s->rc;
+  if (b == NULL) return;
+  if (rc->pool_sz == HDR + s->maxb + 1 && rc->npool < POOL_MAX)
+    rc->pool[rc->npool++] = b;
+  else
+    free(b);
+}
 
 static void call_free(fold_comm *c, rs_call *s) {
   if (s == NULL) return;
@@ -115,11 +145,16 @@ static void call_free(fold_comm *c, rs_call *s) {
   }
   for (int i = 0; i < s->nouts; i++) {
     fold__req_unref(s->outs[i].req);
-    free(s->outs[i].buf);
+    free(s->outs[i].buf); /* possibly still read by a transport: not back to the pool */
   }
   free(s->outs);
-  free(s->rmsg);
-  free(s->acc);
+  buf_put(s, s->rmsg);
+  if (s->rc->acc_keep == NULL) {
+    s->rc->acc_keep = s->acc;
+    s->rc->acc_keep_sz = (size_t)s->n * s->maxb + 1;
+  } else {
+    free(s->acc);
+  }
   free(s->cov);
   free(s->acc_cov);
   free(s->own_sent);
@@ -136,6 +171,8 @@ static void rs_teardown(void *p) {
     rc->calls = s->next;
     call_free(rc->comm, s);
   }
+  while (rc->npool) free(rc->pool[--rc->npool]);
+  free(rc->acc_keep);
   free(rc);
 }
 
@@ -234,12 +271,18 @@ int fold__ring_skip_init(fold__coll *co) {
   s->allreduce = co->kind == FOLD__COLL_ALLREDUCE;
   s->maxb = (s->allreduce ? fold__block_len(co->count, s->n, 0) : co->count) * co->esize;
   size_t nn = (size_t)s->n;
-  s->acc = malloc(nn * s->maxb + 1);
+  s->rc = rc;
+  if (rc->acc_keep && rc->acc_keep_sz == nn * s->maxb + 1) {
+    s->acc = rc->acc_keep;
+    rc->acc_keep = NULL;
+  } else {
+    s->acc = malloc(nn * s->maxb + 1);
+  }
   s->cov = calloc(nn, sizeof *s->cov);
   s->acc_cov = calloc(nn, sizeof *s->acc_cov);
   s->own_sent = calloc(nn, 1);
   s->full_at = calloc(nn, sizeof *s->full_at);
-  s->rmsg = malloc(HDR + s->maxb);
+  s->rmsg = buf_get(s);
   fold__timer_init(&s->watchdog, watchdog_fired, s);
   if (!s->acc || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
     call_free(c, s);
@@ -292,7 +335,7 @@ static int send_msg(rs_call *s, char *buf, size_t payload) {
     int cap = s->outcap ? 2 * s->outcap : 8;
     out_msg *o = realloc(s->outs, (size_t)cap * sizeof *o);
     if (o == NULL) {
-      free(buf);
+      buf_put(s, buf);
       return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
     }
     s->outs = o;
@@ -301,7 +344,7 @@ static int send_msg(rs_call *s, char *buf, size_t payload) {
   fold_request *r = NULL;
   int rc = fold__isend_bytes(co->comm, buf, HDR + payload, s->right, co->data_ctx, co->tag, &r);
   if (rc != FOLD_OK) {
-    free(buf);
+    buf_put(s, buf);
     return rc;
   }
   s->outs[s->nouts++] = (out_msg){r, buf};
@@ -321,7 +364,7 @@ static int sends_step(rs_call *s) {
     else if (r->status < 0 && st == FOLD_OK)
       st = r->status;
     fold__req_unref(r);
-    free(s->outs[i].buf);
+    buf_put(s, s->outs[i].buf);
   }
   s->nouts = k;
   return st;
@@ -331,7 +374,7 @@ static int sends_step(rs_call *s) {
 static int send_own(rs_call *s, int j) {
   fold__coll *co = s->co;
   size_t len = blk_len(s, j), bytes = len * co->esize;
-  char *buf = malloc(HDR + bytes + 1);
+  char *buf = buf_get(s);
   if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j] + 1u, 0};
   memcpy(buf, &h, HDR);
@@ -406,7 +449,7 @@ static int take(rs_call *s) {
   }
   /* pass it on as it is: the buffer goes with the send */
   char *buf = s->rmsg;
-  s->rmsg = malloc(HDR + s->maxb);
+  s->rmsg = buf_get(s);
   if (s->rmsg == NULL) {
     s->rmsg = buf;
     return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
@@ -435,7 +478,7 @@ static int send_unreduced(rs_call *s, int j) {
   size_t bytes = blk_len(s, j) * co->esize;
   int rc;
   if (s->acc_cov[j]) {
-    char *buf = malloc(HDR + bytes + 1);
+    char *buf = buf_get(s);
     if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
     msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j], 0};
     memcpy(buf, &h, HDR);
@@ -488,7 +531,7 @@ static int advance(rs_call *s) {
       position_done(s, 0);
       if (s->allreduce && n > 1) { /* start our block's allgather */
         size_t bytes = len * co->esize;
-        char *buf = malloc(HDR + bytes + 1);
+        char *buf = buf_get(s);
         if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
         msg_hdr h = {K_AG, (uint32_t)j, 0, 0};
         memcpy(buf, &h, HDR);
