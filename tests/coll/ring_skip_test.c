@@ -211,9 +211,9 @@ static void case_sim(void) {
     printf("n=4 %s, rank 1 slow by 20 L per step: ring %.6f s, ring_skip %.6f s (no straggler: %.6f vs %.6f)\n",
            rs ? "reduce_scatter" : "allreduce", ring, skip, plain_ring, plain);
     CHECK(skips[0] == -1 && skips[1] == -1 && skips[2] == 1 && skips[3] == -1);
-    /* a straggler slow at every reduction is on the critical path either
-     * way (its own block needs its own reductions): no loss, no gain */
-    CHECK(skip <= ring);
+    /* rank 1 sees its partials wait for it and hands its reductions on:
+     * only its own block's last one stays on the critical path */
+    CHECK(skip < 0.8 * ring);
     CHECK(plain == plain_ring);
   }
   /* n = 1,024, random slow ranks, adjacent ones included */
