@@ -36,7 +36,7 @@ EOF
 
 # The size aim is ~800 lines; these files are over it today and are to be split (docs/design.md §4).
 size_limit=800
-known_large="src/transport/tcp/tcp.c src/transport/shm/shm.c"
+known_large=""
 
 check_layers() {
   local found fail=0
@@ -51,11 +51,20 @@ check_layers() {
       else continue; fi # fold.h and system headers
       local lh; lh=$(layer_of "$p")
       if [ "$lh" -gt "$lf" ]; then echo "$f -> $p"; fi
+      # the collective executor and the algorithms know transports only through the vtable (transport.h),
+      # e.g. the shm collectives through fold__tp_ops.coll: never one transport's own headers
+      case $f:$p in
+        src/coll/*:src/transport/*/* | src/select/*:src/transport/*/*) echo "$f -> $p" ;;
+      esac
     done
   done >"$found"
   while read -r line; do
     if ! known_offences | grep -qxF "$line"; then
-      echo "layer offence: $line (a file includes a header of a layer above its own; see docs/design.md §3)"
+      case $line in
+        src/coll/*" -> src/transport/"*/* | src/select/*" -> src/transport/"*/*)
+          echo "layer offence: $line (collectives reach a transport only through its vtable, transport.h; see docs/design.md §3)" ;;
+        *) echo "layer offence: $line (a file includes a header of a layer above its own; see docs/design.md §3)" ;;
+      esac
       fail=1
     fi
   done <"$found"

@@ -6,6 +6,7 @@
 #include "core/internal.h"
 #include "engine/engine.h"
 #include "op/op.h"
+#include "transport/transport.h"
 
 /* Buffers an op refers to. */
 enum { FOLD__B_SEND = 0, FOLD__B_RECV = 1, FOLD__B_TMP = 2, FOLD__B_COUNT = 3 };
@@ -76,6 +77,8 @@ struct fold__coll {
    * 2 served (fold__coll_straggle) */
   int straggle;
   fold__timer straggle_timer;
+  /* the shm algorithms' call on the collective area (src/coll/shm_coll.c) */
+  fold__area_call area;
 };
 
 /* Emitters for round functions. Zero-length sends and receives are

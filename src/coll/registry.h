@@ -123,7 +123,7 @@ typedef struct fold__algo {
   int (*round)(fold__coll *co, int k);
   int noncommutative_ok; /* keeps rank order for non-commutative ops */
   /* Optional, NULL for round algorithms. An algorithm with its own state
-   * machine instead of rounds (the shm collectives, src/coll/shm_coll.c):
+   * machine instead of rounds (the shm collectives, src/transport/shm/shm_area.c):
    * usable(c) is NULL when it can run on c, else why not (selection skips
    * it; forcing it is FOLD_EINVAL); step(co) replaces the round executor
    * (1 done, 0 waiting, <0 error) and checks call signatures itself. */

@@ -1,12 +1,13 @@
-/* shm_coll.h — the shared-memory collective engine: the chunk loop every `shm` algorithm runs (shm_coll.c). */
+/* shm_coll.h — the `shm` algorithms' side of collectives through a shared collective area (shm_coll.c; the area itself: transport.h, fold__area). */
 #ifndef FOLD_SHM_COLL_H
 #define FOLD_SHM_COLL_H
 
 #include "coll/coll.h"
-#include "transport/shm/shm_seg.h"
+#include "transport/transport.h"
 
 /* What one shm collective does with chunk i of its call (0-based; the
- * chunk's slot parity is s, and mine/theirs are slot s of a rank):
+ * chunk's slot parity is s, and mine is this rank's slot s): a
+ * fold__area_kind (transport.h) whose arg is the call's fold__coll:
  *   fill(co, a, i, mine)  put this rank's part of chunk i into its own slot
  *   mid(co, a, i, s)      only in calls that asked for it (fold__shm_init):
  *                         runs once every rank filled chunk i; may write
@@ -14,26 +15,26 @@
  *   drain(co, a, i, s)    runs once every rank filled (and mid-ed) chunk
  *                         i: read the slots, write the user's buffers
  * Any of them may be NULL. None may block. */
-typedef struct fold__shm_kind {
-  void (*fill)(fold__coll *co, const fold__shm_area *a, size_t i, char *mine);
-  void (*mid)(fold__coll *co, const fold__shm_area *a, size_t i, int s);
-  void (*drain)(fold__coll *co, const fold__shm_area *a, size_t i, int s);
-} fold__shm_kind;
+typedef fold__area_kind fold__shm_kind;
 
-/* Per-call numbers the engine keeps in co->u / co->v; an algorithm may use
- * u[5..7] and v[3..7]. */
-enum { FOLD__SHM_U_BASE = 0, FOLD__SHM_U_NCHUNKS, FOLD__SHM_U_FILL, FOLD__SHM_U_DONE, FOLD__SHM_U_ELEMS };
-enum { FOLD__SHM_V_PHASE = 0, FOLD__SHM_V_MID, FOLD__SHM_V_WAIT };
+/* The per-call number the algorithms share in co->u (elements per chunk);
+ * an algorithm may use u[1..7] and v[0..7]. The chunk loop's state is
+ * co->area. */
+enum { FOLD__SHM_U_ELEMS = 0 };
 
 /* NULL if the shm algorithms can run on c, else why not. They can when c
- * has one rank, or when every peer is reached through the shm transport
- * and every rank's segment carries a collective area of the same size. */
+ * has one rank, or when c is not a sub-communicator and its one transport
+ * offers a collective area (fold__tp_ops.coll): every peer is a process on
+ * this host, and every rank's area has the same size. */
 const char *fold__shm_usable(const fold_comm *c);
 
 /* NULL if a slot holds one element of esize bytes per piece of collective
  * `kind` (n pieces for alltoall, reduce_scatter and scatter, else one),
  * else why not: chunks are whole elements, never parts of one. */
 const char *fold__shm_fits(const fold_comm *c, fold__coll_kind kind, size_t esize);
+
+/* The collective area of c, or NULL (one rank, or none: usable() says why). */
+fold__area *fold__shm_area(const fold_comm *c);
 
 /* For an algorithm's init: the call moves `elems` elements per chunk
  * (elems >= 1) in `nchunks` chunks (0 is taken as 1: a call always
@@ -43,7 +44,7 @@ const char *fold__shm_fits(const fold_comm *c, fold__coll_kind kind, size_t esiz
 int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid);
 
 /* A call of co's communicator runs a round algorithm: if the communicator
- * has a collective area, publish the call's sequence number and signature
+ * has a collective area, leave the call's sequence number and signature
  * there, so that ranks that run shm for the same call report the mismatch. */
 void fold__shm_note_round_call(const fold__coll *co);
 
@@ -55,9 +56,7 @@ int fold__shm_step(fold__coll *co, const fold__shm_kind *k);
 int fold__shm_describe(fold__coll *co, char *buf, size_t cap);
 
 /* Data slot s of rank p. */
-static inline char *fold__shm_slot(const fold__shm_area *a, int p, int s) {
-  return a->data[p] + (size_t)s * a->slot_bytes;
-}
+static inline char *fold__shm_slot(const fold__area *a, int p, int s) { return fold__area_slot(a, p, s); }
 
 /* Elements of chunk i of a call over `total` elements: first element and length. */
 static inline size_t fold__shm_chunk(const fold__coll *co, size_t i, size_t total, size_t *len) {
@@ -68,7 +67,7 @@ static inline size_t fold__shm_chunk(const fold__coll *co, size_t i, size_t tota
 
 /* Elements per slot for a collective moving `pieces` pieces per slot. */
 static inline size_t fold__shm_elems(const fold__coll *co, int pieces) {
-  const fold__shm_area *a = co->comm->ntps ? fold__shm_area_of(co->comm->tps[0]) : NULL;
+  const fold__area *a = fold__shm_area(co->comm);
   size_t slot = a ? a->slot_bytes : 4096;
   return slot / ((size_t)pieces * co->esize);
 }

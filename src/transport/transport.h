@@ -8,6 +8,100 @@
 /* (the transport kinds, FOLD__TP_KIND_*, are in core/internal.h: the
  * configuration names them) */
 
+/* ---- collectives through a shared collective area ----------------------------
+ * A transport whose ranks are processes sharing memory may give every rank
+ * a collective area: flag words and two data slots that the rank writes and
+ * every peer reads. The `shm` algorithms of the collective layer
+ * (src/coll/shm_coll.c) run on it through this interface alone, knowing
+ * nothing else of the transport: the transport owns the flags, the chunk
+ * loop, waiting and peer loss; the algorithm says what goes into its slot
+ * and what it takes out of everyone's (src/transport/shm/shm_area.c is the
+ * one implementation).
+ *
+ * A call is cut into chunks of at most one slot; chunk i of a call uses
+ * slot s (0 or 1, alternating, so the fill of chunk i + 1 overlaps the
+ * reading of chunk i). Per chunk every rank fills its slot, waits for every
+ * rank's, compares call signatures, optionally runs a mid phase (and waits
+ * for everyone's), drains, and says it is done with the chunk. */
+typedef struct fold__area fold__area;
+
+/* What one call does with chunk i (arg is the call's fold__area_call.arg;
+ * mine is this rank's slot for the chunk):
+ *   fill(arg, a, i, mine)  put this rank's part of chunk i into its slot
+ *   mid(arg, a, i, s)      only in calls with use_mid: runs once every rank
+ *                          filled chunk i; may write this rank's slot s
+ *   drain(arg, a, i, s)    runs once every rank filled (and mid-ed) chunk i:
+ *                          read the slots, write the user's buffers
+ * Any may be NULL. None may block. */
+typedef struct fold__area_kind {
+  void (*fill)(void *arg, const fold__area *a, size_t i, char *mine);
+  void (*mid)(void *arg, const fold__area *a, size_t i, int s);
+  void (*drain)(void *arg, const fold__area *a, size_t i, int s);
+} fold__area_kind;
+
+/* A call's signature as the area carries it, in words only the layer above
+ * interprets: equal words mean the same call. A call that runs a round
+ * algorithm instead leaves a note of NOTE_WORDS words (note_round). */
+enum { FOLD__AREA_SIG_WORDS = 5, FOLD__AREA_NOTE_WORDS = 3 };
+
+/* How the layer above judges and reports for a call; each returns what the
+ * step returns. */
+typedef struct fold__area_hooks {
+  /* Every rank filled chunk i, before any work on it: 1 to wait (a
+   * straggler: the hook armed a timer that brings the next step), 0 to go. */
+  int (*gate)(void *arg);
+  /* Rank p filled this chunk under other signature words (theirs);
+   * other_sequence: p's chunk had another index within its call. Report
+   * (to every rank) and return the error. */
+  int (*mismatch)(void *arg, int p, const uint32_t *theirs, int other_sequence);
+  /* Rank p, still missing, runs this call (the same sequence number) with a
+   * round algorithm: its note (NULL if it overwrote it meanwhile). Report
+   * and return the error. */
+  int (*round_mismatch)(void *arg, int p, const uint64_t *theirs);
+} fold__area_hooks;
+
+/* One call on an area: the layer above sets the first part before start(),
+ * the transport keeps the rest. Lives as long as the call, no allocation. */
+typedef struct fold__area_call {
+  void *arg;
+  const fold__area_hooks *hooks;
+  fold_comm *comm;    /* the communicator whose peers fail the call when lost */
+  const char *name;   /* the collective, for messages */
+  uint32_t seq;       /* the call's sequence number on its communicator */
+  uint32_t sig[FOLD__AREA_SIG_WORDS];
+  int use_mid;
+  uint64_t base, nchunks, fill, done; /* first global chunk, chunks, filled, drained */
+  int phase, wait;    /* of the chunk being drained; the peer missing last */
+} fold__area_call;
+
+typedef struct fold__area_ops {
+  /* Hand out the call's nchunks chunks (>= 1) in call order: every rank
+   * makes the same calls, so chunk indices agree. */
+  void (*start)(fold__area *a, fold__area_call *call, uint64_t nchunks);
+  /* The call's task step: 1 done, 0 waiting, <0 failed (a lost peer: the
+   * transport fails the communicator naming it; a mismatch: the hooks). */
+  int (*step)(fold__area *a, fold__area_call *call, const fold__area_kind *k);
+  /* For a timeout's message: what the call waits for, naming the ranks;
+   * returns the first of them or -1. */
+  int (*describe)(fold__area *a, const fold__area_call *call, char *buf, size_t cap);
+  /* This rank runs call seq with a round algorithm: leave its note where
+   * area-running peers of the same call find it. */
+  void (*note_round)(fold__area *a, uint32_t seq, const uint64_t note[FOLD__AREA_NOTE_WORDS]);
+} fold__area_ops;
+
+/* What the collective layer sees of an area. */
+struct fold__area {
+  const fold__area_ops *ops;
+  int rank, size;
+  size_t slot_bytes;  /* bytes per data slot */
+  char **data;        /* size entries: slot s of rank p is data[p] + s * slot_bytes */
+};
+
+/* Data slot s of rank p. */
+static inline char *fold__area_slot(const fold__area *a, int p, int s) {
+  return a->data[p] + (size_t)s * a->slot_bytes;
+}
+
 /* The vtable. All calls are made by the owner thread of the communicator
  * (inproc peers touch each other only through the inproc world's locks).
  *
@@ -72,6 +166,11 @@ typedef struct fold__tp_ops {
   void (*joined)(fold__tp *tp);
   /* Free everything. Pending I/O is abandoned; peers see this rank lost. */
   void (*destroy)(fold__tp *tp);
+  /* Collectives through a shared collective area (below): the area of
+   * every rank of tp's communicator, or NULL when there is none (the
+   * transport shares no memory, the area is off, or the ranks disagree on
+   * it). May be NULL: the transport never has one. */
+  fold__area *(*coll)(fold__tp *tp);
 } fold__tp_ops;
 
 /* Every transport instance starts with this header. */

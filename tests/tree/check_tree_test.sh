@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_tree_test.sh — the tree check passes on this checkout and fails on copies with a planted offence:
-# an include of a higher layer, a file over the size aim, and a listed debt that was paid.
+# an include of a higher layer, one transport's header in the collective layer, a file over the size aim, and a listed debt that was paid.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 check=$src/scripts/check_tree.sh
@@ -24,6 +24,8 @@ copy; sed -i '1a #include "coll/coll.h"' "$tmp/t/src/select/select.c"
 expect 1 layers "$tmp/t" "layer offence: src/select/select.c -> src/coll/coll.h"
 copy; sed -i '1a #include "select/select.h"' "$tmp/t/src/coll/registry.h"
 expect 1 layers "$tmp/t" "layer offence: src/coll/registry.h -> src/select/select.h"
+copy; sed -i '1a #include "transport/shm/shm_seg.h"' "$tmp/t/src/coll/shm_coll.c" # a lower layer, but one transport's own
+expect 1 layers "$tmp/t" "layer offence: src/coll/shm_coll.c -> src/transport/shm/shm_seg.h (collectives reach a transport only"
 # a listed debt that no longer happens must be struck off: list a fake one in a copy of the script
 sed '/^known_offences()/,/^EOF/ s#^  cat <<.EOF.$#&\nsrc/core/log.c -> src/coll/coll.h#' "$check" >"$tmp/check_tree.sh"; chmod +x "$tmp/check_tree.sh"
 out=$("$tmp/check_tree.sh" layers "$src" 2>&1); rc=$?
@@ -31,5 +33,5 @@ if [ $rc = 1 ] && grep -q "layer debt paid: 'src/core/log.c -> src/coll/coll.h'"
 else echo "FAIL: a paid debt went unnoticed (rc $rc): $out"; fails=$((fails + 1)); fi
 copy; for i in $(seq 900); do echo "/* line $i */"; done >>"$tmp/t/src/core/log.c"
 expect 1 sizes "$tmp/t" "size: src/core/log.c has"
-echo "$((7 - fails)) passed, $fails failed"
+echo "$((8 - fails)) passed, $fails failed"
 [ $fails = 0 ]

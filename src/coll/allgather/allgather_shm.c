@@ -12,14 +12,16 @@ static int ag_init(fold__coll *co) {
   return fold__shm_init(co, m, m ? (co->count + m - 1) / m : 0, 0);
 }
 
-static void ag_fill(fold__coll *co, const fold__shm_area *a, size_t i, char *mine) {
+static void ag_fill(void *arg, const fold__area *a, size_t i, char *mine) {
+  fold__coll *co = arg;
   (void)a;
   size_t len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len) memcpy(mine, (const char *)co->sbuf + off * co->esize, len * co->esize);
 }
 
 /* gather_shm.c reuses this with only the root copying out */
-static void ag_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void ag_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   if (co->kind == FOLD__COLL_GATHER && co->rank != co->root) return;
   size_t es = co->esize, len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len == 0) return;

@@ -1,7 +1,7 @@
 /* allreduce_shm.c — allreduce (and reduce) through the shared collective area of ranks on one host.
  *
- * Per chunk (shm_coll.c runs the loop), every rank copies its contribution
- * into its own slot, then:
+ * Per chunk (the collective area's chunk loop, transport.h, runs it),
+ * every rank copies its contribution into its own slot, then:
  *  - small calls (at most SMALL_BYTES): every rank reduces all n slots,
  *    in rank order 0..n-1, straight into its recvbuf. One flag exchange:
  *    the lowest latency, and every rank computes the same bits.
@@ -56,14 +56,16 @@ static int ar_init(fold__coll *co) {
 /* Does this rank produce output? (reduce: the root only) */
 static int outputs(const fold__coll *co) { return co->kind == FOLD__COLL_ALLREDUCE || co->rank == co->root; }
 
-static void ar_fill(fold__coll *co, const fold__shm_area *a, size_t i, char *mine) {
+static void ar_fill(void *arg, const fold__area *a, size_t i, char *mine) {
+  fold__coll *co = arg;
   (void)a;
   size_t len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len) memcpy(mine, (const char *)co->sbuf + off * co->esize, len * co->esize);
 }
 
 /* Large calls: reduce my sub-block of chunk i across every slot, in rank order. */
-static void ar_mid(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void ar_mid(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   size_t es = co->esize, len, off = fold__shm_chunk(co, i, co->count, &len), sh;
   int n = a->size, me = a->rank;
   size_t lo = fold__shm_share(len, n, me, &sh);
@@ -82,13 +84,14 @@ static void ar_mid(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
   memcpy(mine, acc, sh * es);
 }
 
-static void ar_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void ar_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   if (!outputs(co)) return;
   size_t es = co->esize, len, off = fold__shm_chunk(co, i, co->count, &len);
   int n = a->size;
   if (len == 0) return;
   char *out = (char *)co->rbuf + off * es;
-  if (co->v[FOLD__SHM_V_MID]) {
+  if (co->area.use_mid) {
     int keep_own = !fold__op_commutative(co->comm, co->op); /* my sub-block is in recvbuf already */
     for (int p = 0; p < n; p++) {
       size_t sh, lo = fold__shm_share(len, n, p, &sh);

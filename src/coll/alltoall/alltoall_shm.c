@@ -15,14 +15,16 @@ static int a2a_init(fold__coll *co) {
 }
 
 /* reduce_scatter_shm.c fills the same way */
-void fold__shm_fill_blocks(fold__coll *co, const fold__shm_area *a, size_t i, char *mine) {
+void fold__shm_fill_blocks(void *arg, const fold__area *a, size_t i, char *mine) {
+  fold__coll *co = arg;
   size_t es = co->esize, m = co->u[FOLD__SHM_U_ELEMS], len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len == 0) return;
   for (int p = 0; p < a->size; p++)
     memcpy(mine + (size_t)p * m * es, (const char *)co->sbuf + ((size_t)p * co->count + off) * es, len * es);
 }
 
-static void a2a_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void a2a_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   size_t es = co->esize, m = co->u[FOLD__SHM_U_ELEMS], len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len == 0) return;
   for (int p = 0; p < a->size; p++)

@@ -12,14 +12,16 @@ static int bcast_init(fold__coll *co) {
   return fold__shm_init(co, m, m ? (co->count + m - 1) / m : 0, 0);
 }
 
-static void bcast_fill(fold__coll *co, const fold__shm_area *a, size_t i, char *mine) {
+static void bcast_fill(void *arg, const fold__area *a, size_t i, char *mine) {
+  fold__coll *co = arg;
   (void)a;
   if (co->rank != co->root) return;
   size_t len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len) memcpy(mine, (char *)co->rbuf + off * co->esize, len * co->esize);
 }
 
-static void bcast_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void bcast_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   if (co->rank == co->root) return;
   size_t len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len) memcpy((char *)co->rbuf + off * co->esize, fold__shm_slot(a, co->root, s), len * co->esize);

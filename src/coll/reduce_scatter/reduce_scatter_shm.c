@@ -9,14 +9,15 @@
  * block of sendbuf, which was copied to the slot before it is written. */
 #include "coll/shm_coll.h"
 
-void fold__shm_fill_blocks(fold__coll *co, const fold__shm_area *a, size_t i, char *mine);
+void fold__shm_fill_blocks(void *arg, const fold__area *a, size_t i, char *mine);
 
 static int rs_init(fold__coll *co) {
   size_t m = fold__shm_elems(co, co->size);
   return fold__shm_init(co, m, m ? (co->count + m - 1) / m : 0, 0);
 }
 
-static void rs_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void rs_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   size_t es = co->esize, m = co->u[FOLD__SHM_U_ELEMS], len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len == 0) return;
   char *out = (char *)co->rbuf + off * es;

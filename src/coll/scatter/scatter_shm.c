@@ -12,7 +12,8 @@ static int scatter_init(fold__coll *co) {
   return fold__shm_init(co, m, m ? (co->count + m - 1) / m : 0, 0);
 }
 
-static void scatter_fill(fold__coll *co, const fold__shm_area *a, size_t i, char *mine) {
+static void scatter_fill(void *arg, const fold__area *a, size_t i, char *mine) {
+  fold__coll *co = arg;
   if (co->rank != co->root) return;
   size_t es = co->esize, m = co->u[FOLD__SHM_U_ELEMS], len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len == 0) return;
@@ -20,7 +21,8 @@ static void scatter_fill(fold__coll *co, const fold__shm_area *a, size_t i, char
     memcpy(mine + (size_t)p * m * es, (const char *)co->sbuf + ((size_t)p * co->count + off) * es, len * es);
 }
 
-static void scatter_drain(fold__coll *co, const fold__shm_area *a, size_t i, int s) {
+static void scatter_drain(void *arg, const fold__area *a, size_t i, int s) {
+  fold__coll *co = arg;
   if (co->rank == co->root && co->in_place) return;
   size_t es = co->esize, m = co->u[FOLD__SHM_U_ELEMS], len, off = fold__shm_chunk(co, i, co->count, &len);
   if (len) memcpy((char *)co->rbuf + off * es, fold__shm_slot(a, co->root, s) + (size_t)a->rank * m * es, len * es);

@@ -1,10 +1,13 @@
-/* shm.c — the shared-memory transport: ranks are processes on one host.
+/* shm.c — the shared-memory transport: ranks are processes on one host; its vtable, lifecycle, waiting and peer loss.
  *
  * Each rank owns a segment (shm_seg.c) with one inbound ring per peer; a
  * send streams a header (ctx, tag, length) and then the payload into the
  * receiver's ring for this rank, in chunks, so messages of any size (also
  * larger than the ring, also > 2 GiB) flow with the sender copying in and
  * the receiver copying out at the same time.
+ *
+ * Files: shm_send.c (sending), shm_recv.c (receiving), shm_area.c (the
+ * collective area), shm_seg.c (segments), shm_ring.c (rings).
  *
  * Receiving. The header is matched at once (fold__match_posted). A matched
  * message is copied straight from the ring into the user's buffer. An
@@ -57,71 +60,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
-#include "transport/shm/shm_ring.h"
-#include "transport/shm/shm_seg.h"
-
-#define MSG_MAGIC 0x47534d46u        /* "FMSG" */
-#define EAGER_MAX (64u << 10)         /* unexpected messages up to this are "eager" */
-#define MSG_MAX (1ull << 40)          /* 1 TiB: larger lengths are refused */
-#define CHECK_NS 10000000             /* liveness check period: 10 ms */
-#define SLEEP_CAP_NS 50000000         /* longest futex sleep: 50 ms */
-#define YIELD_AFTER_NS 2000           /* oversubscribed: idle this long, then yield */
-
-/* The frame of a message in a ring; the payload follows. */
-typedef struct msg_hdr {
-  uint32_t magic;
-  int32_t ctx;
-  int32_t tag;
-  uint32_t cid;   /* communicator id (0: the world; docs/comm.md) */
-  uint64_t bytes;
-} msg_hdr;
-_Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
-
-typedef struct shm_peer {
-  int rank, pid, pidfd;
-  int live;                      /* 0 once lost */
-  char why[64];                  /* how it was lost */
-  fold__shm_map map;             /* its header page and the slot we write */
-  fold__ring out;                /* producer side of map.slot */
-  fold__ring in;                 /* consumer side of our slot for it */
-  struct sockaddr_un bell_addr;  /* its doorbell socket (abstract name) */
-  socklen_t bell_len;
-  /* sends to this peer, oldest first (we hold a reference on each) */
-  fold_request *sq_head, *sq_tail;
-  int sq_hdr_done;               /* the head's frame header is in the ring */
-  /* the message being received from this peer */
-  int rx_active;
-  int rx_ctx, rx_tag;
-  uint32_t rx_cid;
-  uint64_t rx_bytes, rx_off;
-  fold_request *rx_req;          /* matched receive (referenced), or */
-  fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
-} shm_peer;
-
-typedef struct shm_tp {
-  fold__tp base;
-  fold__shm_map own;
-  uint64_t own_ring;             /* ring size of the own segment */
-  shm_peer *peers;               /* c->size entries; connected ones have map.hdr */
-  int *watch;                    /* ranks of connected peers */
-  int nwatch;
-  struct pollfd *pfd;            /* scratch for the pidfd check */
-  int *pfd_rank;
-  uint32_t bell_seen;            /* doorbell sequence read at the start of poll */
-  uint64_t area_seen;            /* sum of the peers' collective counters, read at the start of poll */
-  int more;                      /* poll stopped early: wait must not sleep */
-  int moved;                     /* poll moved bytes or completed something */
-  int oversub;                   /* more local ranks than CPUs we may run on */
-  int64_t idle_since;            /* first poll of the current idle stretch, or 0 */
-  int64_t next_check;            /* next liveness check (fold__now) */
-  int down, down_status;         /* shut down (fail-stop) */
-  fold__shm_area *area;          /* every rank's collective area, or NULL */
-  int bell_fd;                   /* own doorbell socket (bound on first wait_fd), or -1 */
-  int tx_fd;                     /* unbound socket we ring peers' doorbell sockets with */
-} shm_tp;
+#include "transport/shm/shm_tp.h"
 
 static const fold__tp_ops shm_ops;
+
+/* ---- doorbell ---------------------------------------------------------- */
 
 /* ---- doorbell ---------------------------------------------------------- */
 
@@ -151,7 +94,7 @@ static socklen_t bell_name(struct sockaddr_un *a, const char *seg) {
  * `bell` in shm_wait and shm_wait_arm: at least one side sees the other's
  * write. A socket sleeper gets a datagram; a full socket buffer already
  * holds wake-ups, and a refused one means it stopped sleeping. */
-static void ring_bell(shm_tp *t, shm_peer *p) {
+void fold__shm_ring_bell(fold__shm_tp *t, fold__shm_peer *p) {
   fold__shm_hdr *h = p->map.hdr;
   atomic_fetch_add_explicit(&h->bell, 1, memory_order_seq_cst);
   uint32_t s = atomic_load_explicit(&h->sleeping, memory_order_seq_cst);
@@ -163,223 +106,21 @@ static void ring_bell(shm_tp *t, shm_peer *p) {
   }
 }
 
-static size_t chunk_of(const fold__ring *r) { return (size_t)(r->size / 4); }
-
-static int corrupt(shm_tp *t, shm_peer *p, const char *what) {
+int fold__shm_corrupt(fold__shm_tp *t, fold__shm_peer *p, const char *what) {
   fold_comm *c = t->base.comm;
   return fold__comm_fail(c, FOLD_EINTERNAL, "rank %d: shared-memory %s peer rank %d is corrupt", c->rank, what,
                          p->rank);
-}
-
-/* ---- sending ----------------------------------------------------------- */
-
-/* Stream queued sends to p until the queue is empty or the ring is full.
- * Returns 0 or the communicator's failure status. */
-static int push(shm_tp *t, shm_peer *p) {
-  size_t chunk = chunk_of(&p->out);
-  int wrote = 0;
-  while (p->sq_head) {
-    fold_request *r = p->sq_head;
-    size_t need = 0; /* ring too full: bytes that must be free to go on */
-    if (!p->sq_hdr_done) {
-      msg_hdr h = {MSG_MAGIC, r->ctx, r->tag, r->cid, (uint64_t)r->bytes};
-      int64_t w = fold__ring_write_all(&p->out, &h, sizeof h);
-      if (w < 0)
-        return corrupt(t, p, "ring to");
-      if (w == 0)
-        need = sizeof h; /* headers go in whole */
-      else {
-        p->sq_hdr_done = 1;
-        r->tp_off = 0;
-        wrote = t->moved = 1;
-      }
-    }
-    while (!need && r->tp_off < r->bytes) {
-      size_t n = r->bytes - r->tp_off;
-      if (n > chunk)
-        n = chunk;
-      int64_t w = fold__ring_write(&p->out, (const char *)r->buf + r->tp_off, n);
-      if (w < 0)
-        return corrupt(t, p, "ring to");
-      if (w == 0) {
-        need = 1;
-        break;
-      }
-      r->tp_off += (size_t)w;
-      wrote = t->moved = 1;
-      if ((size_t)w == chunk) { /* let a sleeping receiver start on it while we copy on */
-        ring_bell(t, p);
-        wrote = 0;
-      }
-    }
-    if (!need) {
-      p->sq_head = r->next;
-      if (p->sq_head == NULL)
-        p->sq_tail = NULL;
-      r->next = NULL;
-      p->sq_hdr_done = 0;
-      fold__req_complete(r, FOLD_OK);
-      fold__req_unref(r);
-      continue;
-    }
-    int64_t space = fold__ring_block(&p->out, need);
-    if (space < 0)
-      return corrupt(t, p, "ring to");
-    if (space == 0)
-      break; /* the receiver rings our doorbell once it frees space */
-  }
-  if (wrote)
-    ring_bell(t, p);
-  return 0;
-}
-
-/* ---- receiving ----------------------------------------------------------- */
-
-/* A frame header arrived from p: check it and find where its payload goes. */
-static int rx_start(shm_tp *t, shm_peer *p, const msg_hdr *h) {
-  fold_comm *c = t->base.comm;
-  if (h->magic != MSG_MAGIC || !fold__ctx_valid(h->ctx) || h->tag < 0 ||
-      h->bytes > MSG_MAX)
-    return fold__comm_fail(c, FOLD_EINTERNAL,
-                           "rank %d: corrupt message header from peer rank %d (ctx %d, tag %d, %llu bytes)",
-                           c->rank, p->rank, (int)h->ctx, (int)h->tag, (unsigned long long)h->bytes);
-  p->rx_active = 1;
-  p->rx_ctx = h->ctx;
-  p->rx_cid = h->cid;
-  p->rx_tag = h->tag;
-  p->rx_bytes = h->bytes;
-  p->rx_off = 0;
-  p->rx_req = NULL;
-  p->rx_unexp = NULL;
-  fold_request *r = fold__match_cid(c, h->cid, p->rank, h->ctx, h->tag);
-  if (r) {
-    if (h->bytes > r->bytes) {
-      fold__recv_too_small(r, (size_t)h->bytes); /* completes r; the payload is skipped */
-    } else {
-      fold__req_ref(r);
-      p->rx_req = r;
-    }
-    return 0;
-  }
-  p->rx_unexp = fold__unexp_new(p->rank, h->ctx, h->tag, (size_t)h->bytes, (size_t)h->bytes);
-  if (p->rx_unexp)
-    p->rx_unexp->cid = h->cid;
-  if (p->rx_unexp == NULL)
-    return fold__comm_fail(c, FOLD_ENOMEM,
-                           "rank %d: out of memory buffering an unexpected message of %llu bytes from peer rank %d "
-                           "(tag %d)",
-                           c->rank, (unsigned long long)h->bytes, p->rank, (int)h->tag);
-  return 0;
-}
-
-/* A receive may have been posted for the large unexpected message still
- * streaming from p: move what arrived so far and stream the rest there. */
-static void rx_upgrade(shm_tp *t, shm_peer *p) {
-  fold_request *r = fold__match_cid(t->base.comm, p->rx_cid, p->rank, p->rx_ctx, p->rx_tag);
-  if (r == NULL)
-    return;
-  fold__unexp *u = p->rx_unexp;
-  p->rx_unexp = NULL;
-  FOLD__TRACE(t->base.comm, "shm: receive posted for a message streaming in from rank %d (tag %d): %llu of %llu "
-              "bytes were buffered", p->rank, p->rx_tag, (unsigned long long)p->rx_off,
-              (unsigned long long)p->rx_bytes);
-  if (p->rx_bytes > r->bytes) {
-    fold__recv_too_small(r, (size_t)p->rx_bytes);
-  } else {
-    memcpy(r->buf, u->data, (size_t)p->rx_off);
-    fold__req_ref(r);
-    p->rx_req = r;
-  }
-  free(u); /* fold__unexp_new makes one allocation (as the engine frees it) */
-}
-
-static void rx_finish(shm_tp *t, shm_peer *p) {
-  fold_request *r = p->rx_req;
-  fold__unexp *u = p->rx_unexp;
-  p->rx_active = 0;
-  p->rx_req = NULL;
-  p->rx_unexp = NULL;
-  if (r) {
-    r->got = (size_t)p->rx_bytes;
-    fold__req_complete(r, FOLD_OK);
-    fold__req_unref(r);
-  } else if (u) {
-    fold__deliver_unexp(t->base.comm, u);
-  }
-}
-
-/* Receive from p's ring until it is empty or `budget` bytes were taken.
- * Returns 0 or the communicator's failure status. */
-static int drain(shm_tp *t, shm_peer *p, uint64_t budget) {
-  size_t chunk = chunk_of(&p->in);
-  uint64_t got = 0, unwoken = 0;
-  if (p->rx_active && p->rx_unexp && p->rx_bytes > EAGER_MAX)
-    rx_upgrade(t, p);
-  for (;;) {
-    if (!p->rx_active) {
-      msg_hdr h;
-      int64_t k = fold__ring_read_all(&p->in, &h, sizeof h);
-      if (k < 0)
-        return corrupt(t, p, "ring from");
-      if (k == 0)
-        break;
-      got += sizeof h;
-      unwoken += sizeof h;
-      int rc = rx_start(t, p, &h);
-      if (rc)
-        return rc;
-    }
-    int stalled = 0;
-    while (p->rx_off < p->rx_bytes) {
-      uint64_t n = p->rx_bytes - p->rx_off;
-      if (n > chunk)
-        n = chunk;
-      char *dst = p->rx_req     ? (char *)p->rx_req->buf + p->rx_off
-                  : p->rx_unexp ? (char *)p->rx_unexp->data + p->rx_off
-                                : NULL; /* too small: skip */
-      int64_t k = fold__ring_read(&p->in, dst, (size_t)n);
-      if (k < 0)
-        return corrupt(t, p, "ring from");
-      if (k == 0) {
-        stalled = 1;
-        break;
-      }
-      p->rx_off += (uint64_t)k;
-      got += (uint64_t)k;
-      unwoken += (uint64_t)k;
-      if (unwoken >= chunk) { /* a blocked sender may refill while we copy on */
-        if (fold__ring_unblock_needed(&p->in))
-          ring_bell(t, p);
-        unwoken = 0;
-      }
-      if (got >= budget)
-        break;
-    }
-    if (stalled)
-      break;
-    if (p->rx_off == p->rx_bytes)
-      rx_finish(t, p);
-    if (got >= budget) {
-      t->more = 1; /* fairness: let other peers and tasks run, then come back */
-      break;
-    }
-  }
-  if (got)
-    t->moved = 1;
-  if (unwoken && fold__ring_unblock_needed(&p->in))
-    ring_bell(t, p);
-  return 0;
 }
 
 /* ---- loss of peers --------------------------------------------------------- */
 
 /* p exited or left: deliver what it committed to the ring, then let the
  * engine decide whether anything still needs it. */
-static int peer_lost(shm_tp *t, shm_peer *p, const char *why) {
+static int peer_lost(fold__shm_tp *t, fold__shm_peer *p, const char *why) {
   fold_comm *c = t->base.comm;
   p->live = 0;
   snprintf(p->why, sizeof p->why, "%s", why);
-  int rc = drain(t, p, UINT64_MAX);
+  int rc = fold__shm_drain(t, p, UINT64_MAX);
   if (rc)
     return rc;
   /* A peer killed before the bootstrap finished never unlinked its segment. */
@@ -397,7 +138,7 @@ static int peer_lost(shm_tp *t, shm_peer *p, const char *why) {
   return fold__comm_failed(c);
 }
 
-static int check_peers(shm_tp *t) {
+static int check_peers(fold__shm_tp *t) {
   fold_comm *c = t->base.comm;
   int64_t now = fold__now(c);
   if (now < t->next_check)
@@ -406,7 +147,7 @@ static int check_peers(shm_tp *t) {
   int nf = 0;
   char why[64];
   for (int i = 0; i < t->nwatch; i++) {
-    shm_peer *p = &t->peers[t->watch[i]];
+    fold__shm_peer *p = &t->peers[t->watch[i]];
     if (!p->live)
       continue;
     if (atomic_load_explicit(&p->map.hdr->gone, memory_order_acquire) ||
@@ -432,7 +173,7 @@ static int check_peers(shm_tp *t) {
   for (int i = 0; i < nf; i++) {
     if (t->pfd[i].revents == 0)
       continue;
-    shm_peer *p = &t->peers[t->pfd_rank[i]];
+    fold__shm_peer *p = &t->peers[t->pfd_rank[i]];
     snprintf(why, sizeof why, "process %d exited", p->pid);
     int rc = peer_lost(t, p, why);
     if (rc)
@@ -441,95 +182,16 @@ static int check_peers(shm_tp *t) {
   return 0;
 }
 
-/* ---- the collective area ---------------------------------------------------- */
-
-/* The area exists when every peer is reached through this transport and
- * every segment (ours included) carries an area of the same slot size;
- * otherwise the shm collectives are not usable (src/coll/shm_coll.c). */
-static void area_make(shm_tp *t) {
-  fold_comm *c = t->base.comm;
-  int n = c->size;
-  if (t->own.coll == NULL || t->nwatch != n - 1)
-    return;
-  for (int p = 0; p < n; p++)
-    if (p != c->rank && (t->peers[p].map.coll == NULL || t->peers[p].map.coll_slot != t->own.coll_slot)) {
-      FOLD__INFO(c, "shm: peer rank %d's collective area differs from ours: shm collectives off", p);
-      return;
-    }
-  fold__shm_area *a = calloc(1, sizeof *a);
-  if (a) {
-    a->ctl = calloc((size_t)n, sizeof *a->ctl);
-    a->data = calloc((size_t)n, sizeof *a->data);
-  }
-  if (a == NULL || a->ctl == NULL || a->data == NULL) {
-    if (a) {
-      free(a->ctl);
-      free(a->data);
-    }
-    free(a);
-    return; /* shm collectives off; everything else works */
-  }
-  a->rank = c->rank;
-  a->size = n;
-  a->slot_bytes = (size_t)t->own.coll_slot;
-  a->tp = &t->base;
-  for (int p = 0; p < n; p++) {
-    char *base = p == c->rank ? t->own.coll : t->peers[p].map.coll;
-    a->ctl[p] = (fold__shm_ctl *)base;
-    a->data[p] = base + FOLD__SHM_PAGE;
-  }
-  t->area = a;
-}
-
-fold__shm_area *fold__shm_area_of(fold__tp *tp) {
-  return tp && tp->ops == &shm_ops ? ((shm_tp *)tp)->area : NULL;
-}
-
-/* The sum of every peer's collective counters: it changes whenever a peer
- * publishes a collective flag (counters only grow). */
-static uint64_t area_sum(const shm_tp *t) {
-  const fold__shm_area *a = t->area;
-  uint64_t sum = 0;
-  for (int p = 0; p < a->size; p++) {
-    if (p == a->rank) continue;
-    const fold__shm_ctl *x = a->ctl[p];
-    sum += atomic_load_explicit(&x->arrive, memory_order_seq_cst) + atomic_load_explicit(&x->mid, memory_order_seq_cst) +
-           atomic_load_explicit(&x->done, memory_order_seq_cst);
-  }
-  return sum;
-}
-
-/* A collective flag was just published (a release store). Ring only the
- * peers that announced sleeping: an atomic add on a peer's doorbell would
- * pull its cache line away from a peer that polls it, twice per call. No
- * wake-up is lost: we store the flag, fence, then read `sleeping`; a
- * sleeper stores `sleeping`, then compares the counters with what its last
- * poll saw (shm_wait). In the single order of those seq_cst operations,
- * either we see it sleeping and ring, or it sees our flag and stays up. */
-void fold__shm_area_wake(fold__shm_area *a) {
-  shm_tp *t = (shm_tp *)a->tp;
-  atomic_thread_fence(memory_order_seq_cst);
-  for (int i = 0; i < t->nwatch; i++) {
-    shm_peer *p = &t->peers[t->watch[i]];
-    if (atomic_load_explicit(&p->map.hdr->sleeping, memory_order_seq_cst))
-      ring_bell(t, p);
-  }
-}
-
 /* ---- the vtable ------------------------------------------------------------- */
 
-static void tp_free(shm_tp *t) {
+static void tp_free(fold__shm_tp *t) {
   if (t->bell_fd >= 0)
     close(t->bell_fd);
   if (t->tx_fd >= 0)
     close(t->tx_fd);
-  if (t->area) {
-    free(t->area->ctl);
-    free(t->area->data);
-    free(t->area);
-  }
+  fold__shm_area_free(t);
   for (int i = 0; t->peers && i < t->base.comm->size; i++) {
-    shm_peer *p = &t->peers[i];
+    fold__shm_peer *p = &t->peers[i];
     if (p->pidfd >= 0)
       close(p->pidfd);
     fold__shm_map_release(&p->map);
@@ -546,7 +208,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
                      const int *pidfds, fold__tp **out) {
   *out = NULL;
   int n = c->size;
-  shm_tp *t = calloc(1, sizeof *t);
+  fold__shm_tp *t = calloc(1, sizeof *t);
   if (t) {
     t->base.ops = &shm_ops;
     t->base.comm = c;
@@ -577,7 +239,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   uint64_t stride = fold__shm_stride(t->own_ring);
   int bad = -1;
   for (int i = 0; i < n; i++) {
-    shm_peer *p = &t->peers[i];
+    fold__shm_peer *p = &t->peers[i];
     p->rank = i;
     p->pidfd = pidfds[i];
     if (peers[i].hdr == NULL)
@@ -598,7 +260,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
                        c->rank, bad);
   }
   t->next_check = fold__now(c) + CHECK_NS;
-  area_make(t);
+  fold__shm_area_make(t);
   cpu_set_t cpus;
   int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
   /* Pinned to one CPU: a launcher bound us, as launchers do only when the
@@ -615,55 +277,25 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   return FOLD_OK;
 }
 
-static int shm_isend(fold__tp *tp, fold_request *r) {
-  shm_tp *t = (shm_tp *)tp;
-  fold_comm *c = tp->comm;
-  if (t->down)
-    return t->down_status;
-  if (r->tpeer < 0 || r->tpeer >= c->size || t->peers[r->tpeer].map.hdr == NULL)
-    return fold__error(c, FOLD_EINTERNAL, "rank %d: the shm transport does not reach rank %d", c->rank, r->tpeer);
-  if ((uint64_t)r->bytes > MSG_MAX)
-    return fold__error(c, FOLD_EINVAL, "fold_send: rank %d: message of %zu bytes to rank %d exceeds 1 TiB",
-                       c->rank, r->bytes, r->peer);
-  shm_peer *p = &t->peers[r->tpeer];
-  fold__req_ref(r);
-  r->next = NULL;
-  r->tp_off = 0;
-  if (p->sq_tail)
-    p->sq_tail->next = r;
-  else
-    p->sq_head = r;
-  p->sq_tail = r;
-  if (!p->live) { /* the engine checks c->lost first; this is the backstop */
-    fold__peer_lost(c, p->rank, 1, p->why);
-    return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
-  }
-  /* Copy in now when nothing is queued ahead: small sends complete before
-   * isend returns. */
-  if (p->sq_head == r)
-    return push(t, p);
-  return 0;
-}
-
 static int shm_poll(fold__tp *tp) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   fold_comm *c = tp->comm;
   if (t->down)
     return fold__comm_failed(c) ? fold__comm_failed(c) : t->down_status;
   /* Read the doorbell before looking at any ring (see shm_wait). */
   t->bell_seen = atomic_load_explicit(&t->own.hdr->bell, memory_order_seq_cst);
   if (t->area)
-    t->area_seen = area_sum(t);
+    t->area_seen = fold__shm_area_sum(t);
   t->more = 0;
   t->moved = 0;
   uint64_t budget = 4 * t->own_ring;
   for (int i = 0; i < t->nwatch; i++) {
-    shm_peer *p = &t->peers[t->watch[i]];
+    fold__shm_peer *p = &t->peers[t->watch[i]];
     if (!p->live)
       continue;
-    int rc = p->sq_head ? push(t, p) : 0;
+    int rc = p->sq_head ? fold__shm_push(t, p) : 0;
     if (rc == 0)
-      rc = drain(t, p, budget);
+      rc = fold__shm_drain(t, p, budget);
     if (rc)
       return rc;
   }
@@ -688,7 +320,7 @@ static int shm_poll(fold__tp *tp) {
 }
 
 static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   if (t->down || t->more || timeout_ns <= 0)
     return 0;
   if (timeout_ns > SLEEP_CAP_NS)
@@ -698,7 +330,7 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
   /* Any send published after poll() read bell_seen has bumped bell: then do
    * not sleep. The futex re-checks the value atomically in the kernel. */
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen &&
-      (t->area == NULL || area_sum(t) == t->area_seen))
+      (t->area == NULL || fold__shm_area_sum(t) == t->area_seen))
     futex_wait(&h->bell, t->bell_seen, timeout_ns);
   atomic_fetch_and_explicit(&h->sleeping, ~1u, memory_order_relaxed);
   return 0;
@@ -706,7 +338,7 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
 
 /* The doorbell socket, bound on first use (see the top of the file). */
 static int shm_wait_fd(fold__tp *tp) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   if (t->bell_fd >= 0 || t->tx_fd < 0)
     return t->bell_fd;
   struct sockaddr_un a;
@@ -725,13 +357,13 @@ static int shm_wait_fd(fold__tp *tp) {
 /* As shm_wait, for a sleep on the doorbell socket: count ourselves in, then
  * look at the sequence the last poll read. */
 static int shm_wait_arm(fold__tp *tp) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   if (t->down || t->more)
     return 1;
   fold__shm_hdr *h = t->own.hdr;
   atomic_fetch_add_explicit(&h->sleeping, 2, memory_order_seq_cst);
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) != t->bell_seen ||
-      (t->area != NULL && area_sum(t) != t->area_seen)) {
+      (t->area != NULL && fold__shm_area_sum(t) != t->area_seen)) {
     atomic_fetch_sub_explicit(&h->sleeping, 2, memory_order_relaxed);
     return 1;
   }
@@ -739,7 +371,7 @@ static int shm_wait_arm(fold__tp *tp) {
 }
 
 static void shm_wait_disarm(fold__tp *tp) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   atomic_fetch_sub_explicit(&t->own.hdr->sleeping, 2, memory_order_relaxed);
   char buf[64];
   while (t->bell_fd >= 0 && recv(t->bell_fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
@@ -759,13 +391,13 @@ static int shm_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
 }
 
 static void shm_shutdown(fold__tp *tp, int status) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   if (t->down)
     return;
   t->down = 1;
   t->down_status = status;
   for (int i = 0; i < t->nwatch; i++) {
-    shm_peer *p = &t->peers[t->watch[i]];
+    fold__shm_peer *p = &t->peers[t->watch[i]];
     fold_request *r = p->sq_head;
     p->sq_head = p->sq_tail = NULL;
     p->sq_hdr_done = 0;
@@ -789,18 +421,18 @@ static void shm_shutdown(fold__tp *tp, int status) {
 
 /* Every peer has mapped the segment: the name is no longer needed, and
  * unlinking it now means nothing is left in /dev/shm however we exit. */
-static void shm_joined(fold__tp *tp) { fold__shm_map_unlink(&((shm_tp *)tp)->own); }
+static void shm_joined(fold__tp *tp) { fold__shm_map_unlink(&((fold__shm_tp *)tp)->own); }
 
 static void shm_destroy(fold__tp *tp) {
-  shm_tp *t = (shm_tp *)tp;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
   shm_shutdown(tp, FOLD_EABORTED);
   /* Tell the peers we are gone, after everything we wrote (release), and
    * wake them: senders to us and receivers from us must not wait for us. */
   atomic_store_explicit(&t->own.hdr->gone, 1, memory_order_release);
   for (int i = 0; i < t->nwatch; i++) {
-    shm_peer *p = &t->peers[t->watch[i]];
+    fold__shm_peer *p = &t->peers[t->watch[i]];
     atomic_store_explicit(&p->out.ctl->producer_gone, 1, memory_order_release);
-    ring_bell(t, p);
+    fold__shm_ring_bell(t, p);
   }
   tp_free(t);
 }
@@ -808,7 +440,7 @@ static void shm_destroy(fold__tp *tp) {
 static const fold__tp_ops shm_ops = {
     .name = "shm",
     .kind = FOLD__TP_KIND_SHM,
-    .isend = shm_isend,
+    .isend = fold__shm_isend,
     .poll = shm_poll,
     .wait = shm_wait,
     .wait_fd = shm_wait_fd,
@@ -818,4 +450,5 @@ static const fold__tp_ops shm_ops = {
     .shutdown = shm_shutdown,
     .joined = shm_joined,
     .destroy = shm_destroy,
+    .coll = fold__shm_coll,
 };

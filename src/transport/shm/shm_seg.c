@@ -21,7 +21,7 @@
 
 /* Ring size. Each rank owns one inbound ring per peer, so a job of n ranks
  * holds up to n*n rings on the host. 256 KiB per ring:
- *  - large enough to stream in chunks (shm.c publishes a quarter ring at a
+ *  - large enough to stream in chunks (shm_send.c publishes a quarter ring at a
  *    time) with four chunks in flight, so the sender's copy-in and the
  *    receiver's copy-out overlap and neither waits for a wake-up per chunk;
  *  - small enough that a ring stays cache-resident (L2 is 1-2 MiB per core
@@ -53,8 +53,8 @@ static uint64_t choose_ring_bytes(fold_comm *c) {
   return r;
 }
 
-/* Collective area data slot size (src/coll/shm_coll.c has the why of the
- * numbers). Two slots per rank so that a chunk's copy-in overlaps the
+/* Collective area data slot size (shm_area.c runs the chunks; the why of
+ * the numbers follows). Two slots per rank so that a chunk's copy-in overlaps the
  * previous chunk's copy-out; 1 MiB each keeps the slots of 2-4 ranks
  * (4-8 MiB) within L2+L3 reach (32 MiB L3 here), so copy-in/reduce/copy-out
  * run at cache speed and only the user's buffers touch DRAM, while a chunk

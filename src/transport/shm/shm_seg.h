@@ -12,7 +12,7 @@
  *                                 fold__shm_ctl (one page), then two data
  *                                 slots of coll_slot_bytes each; written
  *                                 only by r, read by every peer (mapped
- *                                 read-only there); see src/coll/shm_coll.c
+ *                                 read-only there); see shm_area.c
  *
  * Only r reads its rings and sleeps on its doorbell; rank i writes slot i
  * and rings r's doorbell. tmpfs is sparse: slots nobody writes cost no
@@ -84,19 +84,14 @@ static inline uint64_t fold__shm_stride(uint64_t ring_bytes) {
 }
 
 /* ---- the collective area -------------------------------------------------
- * Per-rank words the collective engine (src/coll/shm_coll.c) publishes,
- * each on its own cache line so that a rank spinning on one peer's flag
- * does not steal the line another is writing. Counters only grow: the
- * value for the chunk with global index g is g + 1, so nothing is ever
- * reset between calls. */
+ * Per-rank words the chunk loop (shm_area.c) publishes, each on its own
+ * cache line so that a rank spinning on one peer's flag does not steal the
+ * line another is writing. Counters only grow: the value for the chunk
+ * with global index g is g + 1, so nothing is ever reset between calls. */
 typedef struct fold__shm_csig {
   uint32_t chunk; /* global index of the chunk this signature goes with (low 32 bits) */
   uint32_t index; /* the chunk's index within its call: a different sequence of calls shows here */
-  uint32_t count_lo, count_hi; /* two halves: 4-byte alignment keeps two signatures and arrive in 64 bytes */
-  int32_t root;
-  uint32_t dtype; /* record types need more than 8 bits */
-  uint16_t op;
-  uint8_t coll;
+  uint32_t words[FOLD__AREA_SIG_WORDS]; /* the call's signature (fold__area_call.sig) */
 } fold__shm_csig;
 
 /* `arrive` shares its cache line with the two signatures: a peer that sees
@@ -107,11 +102,11 @@ typedef struct fold__shm_ctl {
   fold__shm_csig sig[2];                /* by chunk parity, written before `arrive` */
   _Alignas(64) _Atomic uint64_t mid;    /* my reduced sub-block of chunk g is in my slot */
   /* A call this rank runs with a round algorithm (not shm) while shm is
-   * usable: its sequence number + 1 and its signature (a fold__sig), so
-   * that shm-running ranks waiting for this rank's `arrive` in the same
-   * call see the mismatch instead of waiting for ever (coll/shm_coll.c). */
+   * usable: its sequence number + 1 and its note (fold__area_ops.note_round),
+   * so that shm-running ranks waiting for this rank's `arrive` in the same
+   * call see the mismatch instead of waiting for ever (shm_area.c). */
   _Atomic uint32_t round_seq;        /* 0 while round_sig is being written */
-  _Atomic uint64_t round_sig[3];     /* word by word, release; read back as a seqlock */
+  _Atomic uint64_t round_sig[FOLD__AREA_NOTE_WORDS]; /* word by word, release; read back as a seqlock */
   _Alignas(64) _Atomic uint64_t done;   /* I finished reading every slot of chunk g */
 } fold__shm_ctl;
 _Static_assert(sizeof(fold__shm_csig) == 28, "signature must be 28 bytes");
@@ -120,24 +115,17 @@ _Static_assert(sizeof(fold__shm_ctl) <= FOLD__SHM_PAGE, "collective control bloc
 
 static inline uint64_t fold__shm_coll_area_bytes(uint64_t slot) { return slot ? FOLD__SHM_PAGE + 2 * slot : 0; }
 
-/* The view of every rank's collective area that the collective engine
- * uses; owned by the shm transport (NULL when the area is off or some
- * peer is not reached through this transport). */
+/* Every rank's collective area, as this rank maps it; owned by the shm
+ * transport (none when the area is off or some peer is not reached
+ * through this transport). pub is what the collective layer sees
+ * (transport.h, fold__tp_ops.coll). */
 typedef struct fold__shm_area {
-  int rank, size;
-  size_t slot_bytes;
+  fold__area pub;      /* first: a fold__area * is a fold__shm_area * */
   fold__shm_ctl **ctl; /* size entries; ctl[rank] is writable, the others read-only */
-  char **data;         /* size entries: slot s of rank p is data[p] + s * slot_bytes */
   uint64_t issued;     /* chunks handed out to calls so far (this rank) */
   uint64_t completed;  /* chunks of finished calls: the next call may start at this index */
   fold__tp *tp;
 } fold__shm_area;
-
-/* The area of shm transport tp, or NULL. */
-fold__shm_area *fold__shm_area_of(fold__tp *tp);
-/* Ring every peer's doorbell after publishing a flag (wakes a peer only
- * if it announced sleeping). */
-void fold__shm_area_wake(fold__shm_area *a);
 
 /* Unlink the name of m if this process owns it and has not yet; idempotent. */
 void fold__shm_map_unlink(fold__shm_map *m);

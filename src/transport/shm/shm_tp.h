@@ -1,0 +1,108 @@
+/* shm_tp.h — the shared-memory transport's state and the calls its files share (private to src/transport/shm/).
+ *
+ * shm.c holds the vtable, the lifecycle, waiting and peer loss; shm_send.c
+ * streams sends into the peers' rings, shm_recv.c takes messages out of
+ * ours, shm_area.c runs the collective area (transport.h, fold__area). */
+#ifndef FOLD_SHM_TP_H
+#define FOLD_SHM_TP_H
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "engine/engine.h"
+#include "transport/shm/shm_ring.h"
+#include "transport/shm/shm_seg.h"
+
+#define MSG_MAGIC 0x47534d46u        /* "FMSG" */
+#define EAGER_MAX (64u << 10)         /* unexpected messages up to this are "eager" */
+#define MSG_MAX (1ull << 40)          /* 1 TiB: larger lengths are refused */
+#define CHECK_NS 10000000             /* liveness check period: 10 ms */
+#define SLEEP_CAP_NS 50000000         /* longest futex sleep: 50 ms */
+#define YIELD_AFTER_NS 2000           /* oversubscribed: idle this long, then yield */
+
+/* The frame of a message in a ring; the payload follows. */
+typedef struct msg_hdr {
+  uint32_t magic;
+  int32_t ctx;
+  int32_t tag;
+  uint32_t cid;   /* communicator id (0: the world; docs/comm.md) */
+  uint64_t bytes;
+} msg_hdr;
+_Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
+
+typedef struct fold__shm_peer {
+  int rank, pid, pidfd;
+  int live;                      /* 0 once lost */
+  char why[64];                  /* how it was lost */
+  fold__shm_map map;             /* its header page and the slot we write */
+  fold__ring out;                /* producer side of map.slot */
+  fold__ring in;                 /* consumer side of our slot for it */
+  struct sockaddr_un bell_addr;  /* its doorbell socket (abstract name) */
+  socklen_t bell_len;
+  /* sends to this peer, oldest first (we hold a reference on each) */
+  fold_request *sq_head, *sq_tail;
+  int sq_hdr_done;               /* the head's frame header is in the ring */
+  /* the message being received from this peer */
+  int rx_active;
+  int rx_ctx, rx_tag;
+  uint32_t rx_cid;
+  uint64_t rx_bytes, rx_off;
+  fold_request *rx_req;          /* matched receive (referenced), or */
+  fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
+} fold__shm_peer;
+
+typedef struct fold__shm_tp {
+  fold__tp base;
+  fold__shm_map own;
+  uint64_t own_ring;             /* ring size of the own segment */
+  fold__shm_peer *peers;               /* c->size entries; connected ones have map.hdr */
+  int *watch;                    /* ranks of connected peers */
+  int nwatch;
+  struct pollfd *pfd;            /* scratch for the pidfd check */
+  int *pfd_rank;
+  uint32_t bell_seen;            /* doorbell sequence read at the start of poll */
+  uint64_t area_seen;            /* sum of the peers' collective counters, read at the start of poll */
+  int more;                      /* poll stopped early: wait must not sleep */
+  int moved;                     /* poll moved bytes or completed something */
+  int oversub;                   /* more local ranks than CPUs we may run on */
+  int64_t idle_since;            /* first poll of the current idle stretch, or 0 */
+  int64_t next_check;            /* next liveness check (fold__now) */
+  int down, down_status;         /* shut down (fail-stop) */
+  fold__shm_area *area;          /* every rank's collective area, or NULL (shm_area.c) */
+  int bell_fd;                   /* own doorbell socket (bound on first wait_fd), or -1 */
+  int tx_fd;                     /* unbound socket we ring peers' doorbell sockets with */
+} fold__shm_tp;
+
+/* Tell the owner of p's segment that something changed (shm.c). */
+void fold__shm_ring_bell(fold__shm_tp *t, fold__shm_peer *p);
+/* Fail the communicator: the ring `what` ("ring to", "ring from") p is corrupt (shm.c). */
+int fold__shm_corrupt(fold__shm_tp *t, fold__shm_peer *p, const char *what);
+/* Bytes copied per ring step: a quarter ring, so that the other side works
+ * on one part while we copy the next. */
+static inline size_t fold__shm_chunk_of(const fold__ring *r) { return (size_t)(r->size / 4); }
+
+/* ---- shm_send.c ---- */
+/* The vtable's isend. */
+int fold__shm_isend(fold__tp *tp, fold_request *r);
+/* Stream queued sends to p until the queue is empty or the ring is full.
+ * Returns 0 or the communicator's failure status. */
+int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p);
+
+/* ---- shm_recv.c ---- */
+/* Receive from p's ring until it is empty or `budget` bytes were taken.
+ * Returns 0 or the communicator's failure status. */
+int fold__shm_drain(fold__shm_tp *t, fold__shm_peer *p, uint64_t budget);
+
+/* ---- shm_area.c ---- */
+/* Make t->area when every peer is reached through t and every segment
+ * carries an area of the same slot size; else leave it NULL (logged). */
+void fold__shm_area_make(fold__shm_tp *t);
+void fold__shm_area_free(fold__shm_tp *t);
+/* The sum of every peer's collective counters: it changes whenever a peer
+ * publishes a collective flag (counters only grow). */
+uint64_t fold__shm_area_sum(const fold__shm_tp *t);
+/* The vtable's coll. */
+fold__area *fold__shm_coll(fold__tp *tp);
+
+#endif /* FOLD_SHM_TP_H */

@@ -1,0 +1,117 @@
+/* tcp_tp.h — the TCP transport's state and the calls its files share (private to src/transport/tcp/).
+ *
+ * tcp.c holds the vtable, the lifecycle, waiting and peer loss; tcp_send.c
+ * frames and writes sends (eager frames, RTS, control frames); tcp_recv.c
+ * reads frames and delivers them (eager, rendezvous CTS/NACK/RDATA). */
+#ifndef FOLD_TCP_TP_H
+#define FOLD_TCP_TP_H
+
+#include <stdatomic.h>
+#include <sys/epoll.h>
+
+#include "engine/engine.h"
+#include "transport/tcp/tcp.h"
+#include "transport/tcp/tcp_wire.h"
+
+
+#define TCP_SCRATCH (256 * 1024)        /* read staging, shared by all peers of a rank */
+#define TCP_DIRECT_MIN (16 * 1024)      /* payload rests this big are read straight into place */
+#define TCP_IO_CHUNK ((size_t)1 << 30)  /* largest iovec: stays below Linux's 0x7ffff000 per call */
+#define TCP_TX_ITEMS 32                 /* frames gathered into one sendmsg */
+#define TCP_EVENTS 64
+#define TCP_RX_ROUNDS 16                /* reads per peer per poll: one fast sender cannot starve the rest */
+
+/* What a send request is doing, kept in r->rdv (the transport owns it). */
+enum { TX_EAGER = 1, TX_RTS = 2, TX_RDATA = 3 };
+/* Which queue's head holds a frame that is partly written (tx_cur). */
+enum { TX_CUR_NONE = 0, TX_CUR_CTL = 1, TX_CUR_REQ = 2 };
+
+/* A control frame (CTS or NACK) waiting to be written. */
+typedef struct fold__tcp_ctl {
+  struct fold__tcp_ctl *next;
+  size_t off; /* bytes already written */
+  uint8_t hdr[FOLD__TCP_HDR];
+} fold__tcp_ctl;
+
+/* An RTS that matched no posted receive: the cookie of its fold__unexp
+ * record until the receive is posted (pull) or the comm is freed. */
+typedef struct fold__tcp_rdv_in {
+  struct fold__tcp_rdv_in *next;
+  int peer;
+  uint64_t cookie;
+} fold__tcp_rdv_in;
+
+typedef struct fold__tcp_peer {
+  int fd;   /* -1: no connection (self, other transport, gone, shut down) */
+  int rank;
+  int gone; /* the connection broke or the peer left */
+  /* sending: data frames (requests, linked by ->next) and control frames;
+   * frames go out back to back, so a partly written one is finished first */
+  fold_request *txq_head, *txq_tail;
+  fold__tcp_ctl *ctl_head, *ctl_tail;
+  int tx_cur;
+  int pollout; /* EPOLLOUT is registered */
+  int dirty;   /* on the transport's flush list */
+  fold_request *cts_wait; /* RTS written, waiting for CTS/NACK (cookie in tp_data) */
+  uintptr_t next_cookie;
+  /* receiving */
+  uint8_t part[FOLD__TCP_HDR]; /* a header split across reads */
+  size_t part_len;
+  int rx_body;                 /* a payload is arriving */
+  fold__tcp_frame rx;          /* ... with this header */
+  char *rx_dst;                /* where its bytes go; NULL: discard */
+  uint64_t rx_left;
+  fold_request *rx_req;        /* receive being filled (we hold a reference) */
+  fold__unexp *rx_unexp;       /* or unexpected record being filled */
+  fold_request *rdata_wait;    /* CTS sent, waiting for RDATA (cookie in tp_off, length in got) */
+} fold__tcp_peer;
+
+typedef struct fold__tcp_tp {
+  fold__tp base;
+  int epfd;
+  int down;            /* shut down: no more I/O */
+  fold__tcp_peer *peers;     /* [comm size] */
+  int *flush;          /* peers with frames queued during a poll */
+  int nflush;
+  fold__tcp_rdv_in *rdv_in;
+  uint8_t *scratch;
+  struct epoll_event ev[TCP_EVENTS]; /* events seen by wait(), used by the next poll() */
+  int nev;
+} fold__tcp_tp;
+
+static inline int fold__tcp_tx_state(const fold_request *r) {
+  return atomic_load_explicit(&((fold_request *)r)->rdv, memory_order_relaxed);
+}
+
+static inline void fold__tcp_set_tx_state(fold_request *r, int s) { atomic_store_explicit(&r->rdv, s, memory_order_relaxed); }
+
+static inline uint64_t fold__tcp_send_cookie(const fold_request *r) { return (uint64_t)(uintptr_t)r->tp_data; }
+
+/* ---- tcp.c ---- */
+/* Register or drop EPOLLOUT for p's socket. */
+void fold__tcp_set_pollout(fold__tcp_tp *t, fold__tcp_peer *p, int on);
+/* Put p on the flush list (frames queued during a batch or a poll). */
+void fold__tcp_mark_dirty(fold__tcp_tp *t, fold__tcp_peer *p);
+/* The connection to p broke (err: errno, 0 for an orderly close) or p left. */
+void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err);
+/* An authenticated peer broke the protocol: it counts as lost. */
+void fold__tcp_proto_error(fold__tcp_tp *t, fold__tcp_peer *p, const char *what);
+
+/* ---- tcp_send.c ---- */
+/* The vtable's isend. */
+int fold__tcp_isend(fold__tp *tp, fold_request *r);
+/* Write as much of p's queued frames as the socket takes. */
+void fold__tcp_tx_flush(fold__tcp_tp *t, fold__tcp_peer *p);
+/* Queue a control frame (CTS or NACK) to p; 0 or a negative code. */
+int fold__tcp_ctl_queue(fold__tcp_tp *t, fold__tcp_peer *p, int type, uint64_t len, uint64_t cookie);
+/* Flush every peer on the flush list. */
+void fold__tcp_flush_dirty(fold__tcp_tp *t);
+
+/* ---- tcp_recv.c ---- */
+/* Receive r was posted for p's RTS (len bytes, cookie): answer CTS, or NACK
+ * if r is too small. 0 or a negative code. */
+int fold__tcp_rdv_accept(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r, uint64_t len, uint64_t cookie);
+/* Read and deliver what p's socket holds (a bounded number of reads). */
+void fold__tcp_rx_drain(fold__tcp_tp *t, fold__tcp_peer *p);
+
+#endif /* FOLD_TCP_TP_H */
