@@ -6,6 +6,7 @@
 
 #include "comm/comm.h"
 #include "core/internal.h"
+#include "core/queue.h"
 #include "engine/engine.h"
 #include "select/select.h"
 #include "transport/transport.h"
@@ -66,8 +67,8 @@ void fold__comm_free(fold_comm *c) {
     fold__fam_free(c);
   /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
    * to their transport, which must release them before it is destroyed. */
-  fold__unexp *u = c->unexp_head;
-  c->unexp_head = c->unexp_tail = NULL;
+  fold__unexp *u;
+  FOLD__QUEUE_TAKE(c->unexp_head, c->unexp_tail, u);
   while (u) {
     fold__unexp *next = u->next;
     if (u->tp)

@@ -53,8 +53,8 @@ static struct fold__family *family_of(fold_comm *c) {
 
 /* Drop what a comm holds for its user and its queues (not its transports). */
 static void drop_queues(fold_comm *c) {
-  fold__unexp *u = c->unexp_head;
-  c->unexp_head = c->unexp_tail = NULL;
+  fold__unexp *u;
+  FOLD__QUEUE_TAKE(c->unexp_head, c->unexp_tail, u);
   while (u) {
     fold__unexp *next = u->next;
     fold__unexp_drop(u);

@@ -34,6 +34,15 @@
     (item)->next = NULL;                                                                                             \
   } while (0)
 
+/* Unlink item, which is the head (a consumer retiring the oldest item). */
+#define FOLD__QUEUE_POP_HEAD(head, tail, item)                                                                        \
+  do {                                                                                                               \
+    (head) = (item)->next;                                                                                           \
+    if ((head) == NULL)                                                                                              \
+      (tail) = NULL;                                                                                                 \
+    (item)->next = NULL;                                                                                             \
+  } while (0)
+
 /* Empty the queue, leaving its items chained from out (for a loop that
  * frees or hands them on). */
 #define FOLD__QUEUE_TAKE(head, tail, out)                                                                             \

@@ -104,8 +104,8 @@ static void drain_inbox_for_good(inproc_tp *t, int how) {
   inproc_slot *me = &t->w->slot[t->rank];
   pthread_mutex_lock(&me->lock);
   atomic_store(&me->gone, how);
-  fold__unexp *u = me->in_head;
-  me->in_head = me->in_tail = NULL;
+  fold__unexp *u;
+  FOLD__QUEUE_TAKE(me->in_head, me->in_tail, u);
   pthread_mutex_unlock(&me->lock);
   while (u) {
     fold__unexp *next = u->next;
@@ -292,8 +292,8 @@ static int inproc_poll(fold__tp *tp) {
       newly[p] = (uint8_t)atomic_load(&w->slot[p].gone);
   }
   pthread_mutex_lock(&me->lock);
-  fold__unexp *u = me->in_head;
-  me->in_head = me->in_tail = NULL;
+  fold__unexp *u;
+  FOLD__QUEUE_TAKE(me->in_head, me->in_tail, u);
   pthread_mutex_unlock(&me->lock);
   while (u) {
     fold__unexp *next = u->next;

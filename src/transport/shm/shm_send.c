@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/queue.h"
 #include "transport/shm/shm_tp.h"
 
 int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
@@ -47,10 +48,7 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
       }
     }
     if (!need) {
-      p->sq_head = r->next;
-      if (p->sq_head == NULL)
-        p->sq_tail = NULL;
-      r->next = NULL;
+      FOLD__QUEUE_POP_HEAD(p->sq_head, p->sq_tail, r);
       p->sq_hdr_done = 0;
       fold__req_complete(r, FOLD_OK);
       fold__req_unref(r);
@@ -78,13 +76,8 @@ int fold__shm_isend(fold__tp *tp, fold_request *r) {
                        c->rank, r->bytes, r->peer);
   fold__shm_peer *p = &t->peers[r->tpeer];
   fold__req_ref(r);
-  r->next = NULL;
   r->tp_off = 0;
-  if (p->sq_tail)
-    p->sq_tail->next = r;
-  else
-    p->sq_head = r;
-  p->sq_tail = r;
+  FOLD__QUEUE_PUSH(p->sq_head, p->sq_tail, r);
   if (!p->live) { /* the engine checks c->lost first; this is the backstop */
     fold__peer_lost(c, p->rank, 1, p->why);
     return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/queue.h"
 #include "transport/tcp/tcp_tp.h"
 
 static void rx_body_start(fold__tcp_peer *p, const fold__tcp_frame *f, void *dst) {
@@ -138,11 +139,7 @@ static int rx_answer(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *
   }
   fold__tcp_set_tx_state(r, TX_RDATA);
   r->tp_off = 0;
-  if (p->txq_tail)
-    p->txq_tail->next = r;
-  else
-    p->txq_head = r;
-  p->txq_tail = r;
+  FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
   fold__tcp_mark_dirty(t, p);
   return 0;
 }

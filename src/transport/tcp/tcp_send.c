@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/queue.h"
 #include "transport/tcp/tcp_tp.h"
 
 static uint64_t tx_frame_len(const fold_request *r) {
@@ -86,9 +87,7 @@ static void tx_account(fold__tcp_peer *p, fold__tcp_ctl **ctls, fold_request **r
         return;
       }
       n -= rest;
-      p->ctl_head = k->next;
-      if (p->ctl_head == NULL)
-        p->ctl_tail = NULL;
+      FOLD__QUEUE_POP_HEAD(p->ctl_head, p->ctl_tail, k);
       free(k);
     } else {
       fold_request *r = reqs[i];
@@ -99,10 +98,7 @@ static void tx_account(fold__tcp_peer *p, fold__tcp_ctl **ctls, fold_request **r
         return;
       }
       n -= (size_t)rest;
-      p->txq_head = r->next;
-      if (p->txq_head == NULL)
-        p->txq_tail = NULL;
-      r->next = NULL;
+      FOLD__QUEUE_POP_HEAD(p->txq_head, p->txq_tail, r);
       tx_done(p, r);
     }
     p->tx_cur = TX_CUR_NONE;
@@ -172,12 +168,7 @@ int fold__tcp_ctl_queue(fold__tcp_tp *t, fold__tcp_peer *p, int type, uint64_t l
   fold__tcp_frame f = {.type = type, .len = len, .cookie = cookie};
   fold__tcp_frame_encode(k->hdr, &f);
   k->off = 0;
-  k->next = NULL;
-  if (p->ctl_tail)
-    p->ctl_tail->next = k;
-  else
-    p->ctl_head = k;
-  p->ctl_tail = k;
+  FOLD__QUEUE_PUSH(p->ctl_head, p->ctl_tail, k);
   fold__tcp_mark_dirty(t, p);
   return 0;
 }
@@ -242,11 +233,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
     r->tp_data = (void *)++p->next_cookie;
   }
   fold__req_ref(r);
-  if (p->txq_tail)
-    p->txq_tail->next = r;
-  else
-    p->txq_head = r;
-  p->txq_tail = r;
+  FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
   if (hold)
     fold__tcp_mark_dirty(t, p);
   else
