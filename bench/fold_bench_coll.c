@@ -10,10 +10,10 @@
 
 const fb_coll_info fb_colls[FB_NCOLL] = {
   [FB_ALLREDUCE] = {"allreduce", 1, 0, 1,
-                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "shm"}},
+                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "shm", "ring_skip"}},
   [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline", "shm"}},
   [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner", "shm"}},
-  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm"}},
+  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm", "ring_skip"}},
   [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring", "shm"}},
   [FB_GATHER] = {"gather", 0, 1, 1, {"binomial", "linear", "shm"}},
   [FB_SCATTER] = {"scatter", 0, 1, 1, {"binomial", "linear", "shm"}},

@@ -9,6 +9,7 @@
 #include "fold.h"
 #include "sim_model.h"
 #include "sim_areduce.h"
+#include "sim_ringskip.h"
 
 #define MAX_POINTS 4096 /* values in one sweep (-n or -b) */
 #define MAX_SLOW 64
@@ -41,7 +42,9 @@ static void usage(FILE *f) {
           "  --png FILE          the plot's file\n"
           "Exit status: 0 done, 1 a simulation failed, 2 bad arguments.\n"
           "fold-sim areduce-full|areduce-partial [--csv FILE [--png FILE]]: the LuNA thesis'\n"
-          "asynchronous reduction experiments (figures 4.1-4.3) run by fold_areduce (docs/areduce.md).\n");
+          "asynchronous reduction experiments (figures 4.1-4.3) run by fold_areduce (docs/areduce.md).\n"
+          "fold-sim ring-skip [--allreduce] [--once] [--max-n N] [--csv FILE]: the slow-node ring paper's\n"
+          "sweep, ring against ring_skip (docs/straggler.md).\n");
 }
 
 static int bad(const char *fmt, const char *arg) {
@@ -281,6 +284,8 @@ static void fmt_ratio(char *buf, size_t cap, double s, double m) {
 int main(int argc, char **argv) {
   if (argc > 1 && (!strcmp(argv[1], "areduce-full") || !strcmp(argv[1], "areduce-partial")))
     return fold_sim_areduce_main(argc, argv); /* the thesis' experiments (docs/areduce.md) */
+  if (argc > 1 && !strcmp(argv[1], "ring-skip"))
+    return fold_sim_ringskip_main(argc, argv); /* the slow-node ring paper's sweep (docs/straggler.md) */
   config cf = {.coll = "allreduce", .algo = "auto"};
   fold_sim_params_default(&cf.p);
   static double ns[MAX_POINTS], bs[MAX_POINTS];

@@ -48,12 +48,14 @@
   X(allreduce, ring)                 \
   X(allreduce, ring_segmented)       \
   X(allreduce, direct)               \
-  X(allreduce, shm)
+  X(allreduce, shm)                  \
+  X(allreduce, ring_skip)
 #define FOLD__ALGOS_reduce_scatter(X)       \
   X(reduce_scatter, recursive_halving)      \
   X(reduce_scatter, ring)                   \
   X(reduce_scatter, pairwise)               \
-  X(reduce_scatter, shm)
+  X(reduce_scatter, shm)                    \
+  X(reduce_scatter, ring_skip)
 #define FOLD__ALGOS_allgather(X)   \
   X(allgather, recursive_doubling) \
   X(allgather, bruck)              \

@@ -12,11 +12,11 @@
 
 const char *coll_names[NCOLL] = {"broadcast", "reduce", "allreduce", "reduce_scatter", "allgather",
                                         "gather", "scatter", "alltoall", "barrier"};
-const char *algos[NCOLL][8] = {
+const char *algos[NCOLL][9] = {
   {"auto", "binomial", "scatter_allgather", "pipeline"},
   {"auto", "binomial", "rabenseifner"},
-  {"auto", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct"},
-  {"auto", "recursive_halving", "ring", "pairwise"},
+  {"auto", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "ring_skip"},
+  {"auto", "recursive_halving", "ring", "pairwise", "ring_skip"},
   {"auto", "recursive_doubling", "bruck", "ring"},
   {"auto", "binomial", "linear"},
   {"auto", "binomial", "linear"},
@@ -237,8 +237,8 @@ int run_case(fold_comm *c, const tcase *t, fold_op affine) {
   }
   /* A forced algorithm that cannot keep rank order must refuse the affine op. */
   int expect_refusal = t->op == REF_OP_AFFINE && t->algo != 0 &&
-                       ((t->coll == ALLREDUCE && (t->algo == 4 || t->algo == 5)) ||
-                        (t->coll == REDUCE_SCATTER && t->algo == 2));
+                       ((t->coll == ALLREDUCE && (t->algo == 4 || t->algo == 5 || t->algo == 7)) ||
+                        (t->coll == REDUCE_SCATTER && (t->algo == 2 || t->algo == 4)));
   int rc;
   fold_request *req = NULL;
   if (t->coll == BARRIER) atomic_fetch_add(&barrier_count, 1);

@@ -1,0 +1,628 @@
+/* ring_skip.c — the straggler-tolerant ring (issue 10): reduce-scatter partials that do not wait for a slow left neighbour.
+ *
+ * Block j of the vector belongs to rank j. Its partial sum starts at rank
+ * j+1 and travels right, each rank adding its own contribution, until it
+ * reaches rank j ("position" p of rank r in block j's chain: p = r-j-1 mod
+ * n; position 0 only sends, position n-1 owns the result). Rank r works
+ * its positions in order 0, 1, ..., n-1, as the plain ring does.
+ *
+ * The paper's rule, generalised: at a middle position (0 < p < n-1) rank r
+ * waits for its left neighbour's partial at most alpha*T + T_trans (an
+ * engine timer, the watchdog). If it fires, r sends what it has on (its
+ * own contribution, plus any part already received) and goes to its next
+ * position; the left neighbour was routed around. Whatever arrives later
+ * for a block whose contribution r already sent is passed on untouched.
+ * (The paper has the slow rank send straight to the rank after the one
+ * that skipped it; passing the late partial through r costs one more hop
+ * on a rank that is not slow, and keeps every message on the ring, which
+ * is what makes several slow ranks, adjacent ones included, simple.)
+ *
+ * Why every contribution is counted exactly once: a message carries the
+ * number of contributions in it (its coverage). A rank's own contribution
+ * enters exactly one message (own_sent), and messages are only merged or
+ * passed on, never copied. Contributions to block j that reach rank r
+ * come from the ranks before it in the chain: exactly p of them, so r
+ * knows it has seen everything of block j when the coverage it received
+ * sums to p, and the owner (p = n-1) waits for all n-1. Nothing depends
+ * on timing, so a late message racing the watchdog is harmless: it lands
+ * either before the skip (merged) or after it (passed on).
+ *
+ * allreduce then runs a ring allgather on the same message stream: a
+ * forward-only phase has no reduction a straggler could delay (its
+ * transfers go on while it waits, algorithms never block), so there is
+ * nothing to route around.
+ *
+ * T is estimated online per communicator (see t_sample); FOLD_SKIP_T,
+ * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
+ * plain ring's bit for bit; floating-point ones may differ in the last
+ * bits (the order of the additions depends on timing), so non-commutative
+ * ops are refused.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/ring_skip.h"
+#include "coll/shm_coll.h"
+#include "patterns/patterns.h"
+
+enum { HDR = 16, K_RS = 1, K_AG = 2, POOL_MAX = 16 };
+
+/* The default alpha: see docs/straggler.md (the simulator's sweep: small
+ * alphas skip on noise, large ones give the straggler's delay back). */
+#define ALPHA_DEFAULT 2.0
+
+typedef struct msg_hdr {
+  uint32_t kind, block, cov, pad;
+} msg_hdr;
+_Static_assert(sizeof(msg_hdr) == HDR, "header size");
+
+typedef struct out_msg {
+  fold_request *req;
+  char *buf;
+} out_msg;
+
+typedef struct rs_comm rs_comm;
+typedef struct rs_call rs_call;
+struct rs_call {
+  rs_comm *rc;
+  rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
+  fold__coll *co;
+  int n, r, left, right, allreduce;
+  size_t maxb;         /* bytes of the largest block */
+  char *acc;           /* n * maxb: received partials not passed on yet */
+  int *cov;            /* contributions received per block */
+  int *acc_cov;        /* of which held in acc */
+  unsigned char *own_sent;
+  int64_t *full_at;    /* when block j's partials were all here (for the lateness test) */
+  int pos;             /* next position to work; n: reduce-scatter done */
+  int ag_got;
+  int64_t ready_ns;    /* when the current position became workable */
+  fold__timer watchdog;
+  int fired;
+  int64_t threshold_ns; /* 0: no skipping (no T yet) */
+  fold_request *rreq;
+  char *rmsg;
+  out_msg *outs;
+  int nouts, outcap;
+  int skips;           /* positions at which the left neighbour was routed around */
+  int self_skips;      /* positions at which we routed our own late work around ourselves */
+  int sig_done;
+};
+
+/* Per communicator (an extension slot, not a field of fold_comm). */
+struct rs_comm {
+  double t_ns;      /* the estimate of T (0: none yet) */
+  size_t t_bytes;   /* the block size it was measured at */
+  int rejected;     /* samples in a row thrown out as slow */
+  double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
+  int last_tag;     /* the last ring_skip call, and whom it routed around */
+  int last_nskip, last_skip;
+  /* Calls started and not finished well: a call that failed, or was given
+   * up by a wait (FOLD_TIMEOUT) without a last step, stays here (its sends
+   * may still be in a transport's hands) until the communicator goes. */
+  rs_call *calls;
+  fold_comm *comm;
+  /* Message buffers and the accumulator, kept for the next call: a fresh
+   * allocation of a large block is fresh pages, and faulting them in cost
+   * as much as the transfer (measured on shm at 4 MiB). */
+  char *pool[POOL_MAX];
+  int npool;
+  size_t pool_sz;
+  char *acc_keep;
+  size_t acc_keep_sz;
+};
+
+static const char rs_key;
+
+/* A message buffer of HDR + the call's largest block. */
+static char *buf_get(rs_call *s) {
+  rs_comm *rc = s->rc;
+  size_t sz = HDR + s->maxb + 1;
+  if (rc->pool_sz != sz) {
+    while (rc->npool) free(rc->pool[--rc->npool]);
+    rc->pool_sz = sz;
+  }
+  return rc->npool ? rc->pool[--rc->npool] : malloc(sz);
+}
+
+static void buf_put(rs_call *s, char *b) {
+  rs_comm *rc = s->rc;
+  if (b == NULL) return;
+  if (rc->pool_sz == HDR + s->maxb + 1 && rc->npool < POOL_MAX)
+    rc->pool[rc->npool++] = b;
+  else
+    free(b);
+}
+
+static void call_free(fold_comm *c, rs_call *s) {
+  if (s == NULL) return;
+  fold__timer_cancel(c, &s->watchdog);
+  if (s->rreq) {
+    fold__unpost(c, s->rreq);
+    fold__req_unref(s->rreq);
+  }
+  for (int i = 0; i < s->nouts; i++) {
+    fold__req_unref(s->outs[i].req);
+    free(s->outs[i].buf); /* possibly still read by a transport: not back to the pool */
+  }
+  free(s->outs);
+  buf_put(s, s->rmsg);
+  if (s->rc->acc_keep == NULL) {
+    s->rc->acc_keep = s->acc;
+    s->rc->acc_keep_sz = (size_t)s->n * s->maxb + 1;
+  } else {
+    free(s->acc);
+  }
+  free(s->cov);
+  free(s->acc_cov);
+  free(s->own_sent);
+  free(s->full_at);
+  free(s);
+}
+
+static void rs_teardown(void *p) {
+  rs_comm *rc = p;
+  /* The communicator is going, its timers and posted receives with it
+   * (call_free takes ours off). */
+  while (rc->calls) {
+    rs_call *s = rc->calls;
+    rc->calls = s->next;
+    call_free(rc->comm, s);
+  }
+  while (rc->npool) free(rc->pool[--rc->npool]);
+  free(rc->acc_keep);
+  free(rc);
+}
+
+static double env_seconds(const char *name, double dflt) {
+  const char *e = getenv(name);
+  if (e == NULL || *e == 0) return dflt;
+  char *end;
+  double v = strtod(e, &end);
+  if (*end != 0 || !(v >= 0)) return dflt;
+  return v;
+}
+
+static rs_comm *comm_state(fold_comm *c) {
+  rs_comm *rc = fold__ext_get(c, &rs_key);
+  if (rc) return rc;
+  rc = calloc(1, sizeof *rc);
+  if (rc == NULL) return NULL;
+  rc->alpha = env_seconds("FOLD_SKIP_ALPHA", ALPHA_DEFAULT);
+  if (rc->alpha <= 1.0) {
+    FOLD__WARN(c, "FOLD_SKIP_ALPHA must be > 1; using %.1f", ALPHA_DEFAULT);
+    rc->alpha = ALPHA_DEFAULT;
+  }
+  rc->t_env_ns = env_seconds("FOLD_SKIP_T", 0) * 1e9;
+  rc->ttrans_ns = env_seconds("FOLD_SKIP_TTRANS", 0) * 1e9;
+  rc->last_tag = -1;
+  rc->comm = c;
+  if (fold__ext_attach(c, &rs_key, rc, rs_teardown) != FOLD_OK) {
+    free(rc);
+    return NULL;
+  }
+  return rc;
+}
+
+/* The estimator of T: an exponentially weighted mean (weight 1/4) of the
+ * steps this rank saw complete without a skip, for one block size (a new
+ * size starts afresh). A sample above 2x the estimate is what the
+ * watchdog is meant to detect and is thrown out; after 8 such samples in
+ * a row the regime changed (a busier machine) and the estimate restarts. */
+static void t_sample(rs_comm *rc, size_t bytes, double ns) {
+  if (rc->t_bytes != bytes) {
+    rc->t_bytes = bytes;
+    rc->t_ns = 0;
+    rc->rejected = 0;
+  }
+  if (rc->t_ns > 0 && ns > 2 * rc->t_ns) {
+    if (++rc->rejected < 8) return;
+    rc->t_ns = 0;
+  }
+  rc->rejected = 0;
+  rc->t_ns = rc->t_ns > 0 ? 0.75 * rc->t_ns + 0.25 * ns : ns;
+}
+
+static size_t blk_start(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? fold__block_start(co->count, s->n, j) : (size_t)j * co->count;
+}
+static size_t blk_len(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? fold__block_len(co->count, s->n, j) : co->count;
+}
+static int pos_of(const rs_call *s, int j) { return fold__mod(s->r - j - 1, s->n); }
+static int block_at(const rs_call *s, int p) { return fold__mod(s->r - p - 1, s->n); }
+
+static const char *own(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  const char *src = s->allreduce && co->in_place ? co->rbuf : co->sbuf;
+  return src + blk_start(s, j) * co->esize;
+}
+static char *out_of(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? (char *)co->rbuf + blk_start(s, j) * co->esize : co->rbuf;
+}
+
+static void watchdog_fired(fold_comm *c, fold__timer *t, void *arg) {
+  (void)c;
+  (void)t;
+  ((rs_call *)arg)->fired = 1;
+}
+
+int fold__ring_skip_init(fold__coll *co) {
+  fold_comm *c = co->comm;
+  if (!fold__op_commutative(c, co->op))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: ring_skip reorders the reduction: it needs a commutative op",
+                       fold__coll_name(co->kind), co->rank);
+  rs_comm *rc = comm_state(c);
+  rs_call *s = calloc(1, sizeof *s);
+  if (rc == NULL || s == NULL) {
+    free(s);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+  }
+  s->co = co;
+  s->n = co->size;
+  s->r = co->rank;
+  s->left = fold__ring_left(s->r, s->n);
+  s->right = fold__ring_right(s->r, s->n);
+  s->allreduce = co->kind == FOLD__COLL_ALLREDUCE;
+  s->maxb = (s->allreduce ? fold__block_len(co->count, s->n, 0) : co->count) * co->esize;
+  size_t nn = (size_t)s->n;
+  s->rc = rc;
+  if (rc->acc_keep && rc->acc_keep_sz == nn * s->maxb + 1) {
+    s->acc = rc->acc_keep;
+    rc->acc_keep = NULL;
+  } else {
+    s->acc = malloc(nn * s->maxb + 1);
+  }
+  s->cov = calloc(nn, sizeof *s->cov);
+  s->acc_cov = calloc(nn, sizeof *s->acc_cov);
+  s->own_sent = calloc(nn, 1);
+  s->full_at = calloc(nn, sizeof *s->full_at);
+  s->rmsg = buf_get(s);
+  fold__timer_init(&s->watchdog, watchdog_fired, s);
+  if (!s->acc || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
+    call_free(c, s);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+  }
+  double t = rc->t_env_ns > 0 ? rc->t_env_ns : (rc->t_bytes == s->maxb ? rc->t_ns : 0);
+  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + rc->ttrans_ns) : 0;
+  if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
+  co->u[7] = (size_t)(uintptr_t)s;
+  co->tmp_bytes = 0;
+  s->next = rc->calls;
+  rc->calls = s;
+  rc->last_tag = co->tag;
+  rc->last_nskip = 0;
+  rc->last_skip = -1;
+  /* the mismatch check of the round algorithms (coll.c), done here */
+  if (s->n > 1 && !c->no_sig_check) {
+    fold__shm_note_round_call(co);
+    int rcode = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, s->left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
+    if (rcode == FOLD_OK)
+      rcode = fold__isend_bytes(c, &co->sig, sizeof co->sig, s->right, FOLD__CTX_SIG, co->tag, &co->sig_send);
+    if (rcode != FOLD_OK) return rcode; /* s stays on rc->calls: the signature receive may be posted */
+  } else {
+    s->sig_done = 1;
+  }
+  return FOLD_OK;
+}
+
+static int sig_step(rs_call *s) {
+  fold__coll *co = s->co;
+  if (s->sig_done) return 1;
+  if (!fold__req_done(co->sig_recv)) return 0;
+  s->sig_done = 1;
+  int st = co->sig_recv->status;
+  if (st == FOLD_EPEER) return fold__fail_for_lost(co->comm, s->left, "receive from");
+  if (st < 0) return st;
+  if (co->sig_recv->got == sizeof co->left_sig && fold__coll_sig_equal(&co->sig, &co->left_sig)) return 1;
+  char mine[160], theirs[160], msg[FOLD__ERRLEN];
+  fold__coll_describe(&co->sig, mine, sizeof mine);
+  fold__coll_describe(&co->left_sig, theirs, sizeof theirs);
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, mine, s->left,
+           theirs);
+  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+}
+
+/* Send buf (HDR + payload bytes, malloc'd: ownership moves to the call). */
+static int send_msg(rs_call *s, char *buf, size_t payload) {
+  fold__coll *co = s->co;
+  if (s->nouts == s->outcap) {
+    int cap = s->outcap ? 2 * s->outcap : 8;
+    out_msg *o = realloc(s->outs, (size_t)cap * sizeof *o);
+    if (o == NULL) {
+      buf_put(s, buf);
+      return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+    }
+    s->outs = o;
+    s->outcap = cap;
+  }
+  fold_request *r = NULL;
+  int rc = fold__isend_bytes(co->comm, buf, HDR + payload, s->right, co->data_ctx, co->tag, &r);
+  if (rc != FOLD_OK) {
+    buf_put(s, buf);
+    return rc;
+  }
+  s->outs[s->nouts++] = (out_msg){r, buf};
+  return FOLD_OK;
+}
+
+static int sends_step(rs_call *s) {
+  int k = 0, st = FOLD_OK;
+  for (int i = 0; i < s->nouts; i++) {
+    fold_request *r = s->outs[i].req;
+    if (!fold__req_done(r)) {
+      s->outs[k++] = s->outs[i];
+      continue;
+    }
+    if (r->status == FOLD_EPEER && st == FOLD_OK)
+      st = fold__fail_for_lost(s->co->comm, s->right, "send to");
+    else if (r->status < 0 && st == FOLD_OK)
+      st = r->status;
+    fold__req_unref(r);
+    buf_put(s, s->outs[i].buf);
+  }
+  s->nouts = k;
+  return st;
+}
+
+/* Send our contribution to block j, merged with what we hold of it. */
+static int send_own(rs_call *s, int j) {
+  fold__coll *co = s->co;
+  size_t len = blk_len(s, j), bytes = len * co->esize;
+  char *buf = buf_get(s);
+  if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+  msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j] + 1u, 0};
+  memcpy(buf, &h, HDR);
+  if (s->acc_cov[j]) {
+    fold__op_reduce3(co->comm, co->op, co->dtype, buf + HDR, s->acc + (size_t)j * s->maxb, own(s, j), len);
+    fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
+  } else if (bytes) {
+    memcpy(buf + HDR, own(s, j), bytes);
+  }
+  s->acc_cov[j] = 0;
+  s->own_sent[j] = 1;
+  return send_msg(s, buf, bytes);
+}
+
+static int recv_expected(const rs_call *s) {
+  for (int j = 0; j < s->n; j++)
+    if (s->cov[j] < pos_of(s, j)) return 1;
+  return s->allreduce && s->ag_got < s->n - 1;
+}
+
+static int post_recv(rs_call *s) {
+  fold__coll *co = s->co;
+  if (s->rreq || !recv_expected(s)) return FOLD_OK;
+  return fold__irecv_bytes(co->comm, s->rmsg, HDR + s->maxb, s->left, co->data_ctx, co->tag, &s->rreq);
+}
+
+static int bad_msg(rs_call *s, const char *why) {
+  char mine[160], msg[FOLD__ERRLEN];
+  fold__coll_describe(&s->co->sig, mine, sizeof mine);
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d sent %s", s->co->tag, s->r, mine, s->left, why);
+  return fold__comm_fail_and_tell(s->co->comm, FOLD_EMISMATCH, msg);
+}
+
+/* Take one arrived message. */
+static int take(rs_call *s) {
+  fold__coll *co = s->co;
+  fold_request *r = s->rreq;
+  s->rreq = NULL;
+  int st = r->status;
+  size_t got = r->got;
+  fold__req_unref(r);
+  if (st == FOLD_EPEER) return fold__fail_for_lost(co->comm, s->left, "receive from");
+  if (st == FOLD_EMISMATCH) return bad_msg(s, "a message larger than a block");
+  if (st < 0) return st;
+  msg_hdr h;
+  if (got < HDR) return bad_msg(s, "a message shorter than its header");
+  memcpy(&h, s->rmsg, HDR);
+  if (h.block >= (uint32_t)s->n || got != HDR + blk_len(s, (int)h.block) * co->esize) return bad_msg(s, "a malformed message");
+  int j = (int)h.block;
+  size_t len = blk_len(s, j), bytes = len * co->esize;
+  if (h.kind == K_AG) {
+    if (!s->allreduce || s->ag_got >= s->n - 1 || j == s->r) return bad_msg(s, "an unexpected allgather message");
+    if (bytes) memcpy(out_of(s, j), s->rmsg + HDR, bytes);
+    s->ag_got++;
+    if (s->right == j) return FOLD_OK; /* the last rank of block j's allgather */
+  } else if (h.kind == K_RS && h.cov >= 1 && s->cov[j] + (int)h.cov <= pos_of(s, j)) {
+    s->cov[j] += (int)h.cov;
+    if (!s->own_sent[j]) { /* not passed yet: hold it */
+      char *a = s->acc + (size_t)j * s->maxb;
+      if (s->acc_cov[j] == 0) {
+        if (bytes) memcpy(a, s->rmsg + HDR, bytes);
+      } else {
+        fold__op_reduce3(co->comm, co->op, co->dtype, a, a, s->rmsg + HDR, len);
+        fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
+      }
+      s->acc_cov[j] += (int)h.cov;
+      if (s->acc_cov[j] == pos_of(s, j)) s->full_at[j] = fold__now(co->comm);
+      return FOLD_OK;
+    }
+  } else {
+    return bad_msg(s, "a partial with a wrong contribution count");
+  }
+  /* pass it on as it is: the buffer goes with the send */
+  char *buf = s->rmsg;
+  s->rmsg = buf_get(s);
+  if (s->rmsg == NULL) {
+    s->rmsg = buf;
+    return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+  }
+  return send_msg(s, buf, bytes);
+}
+
+static void position_done(rs_call *s, int skipped) {
+  fold__coll *co = s->co;
+  int64_t now = fold__now(co->comm);
+  rs_comm *rc = fold__ext_get(co->comm, &rs_key);
+  if (!skipped && s->pos > 0 && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
+  fold__timer_cancel(co->comm, &s->watchdog);
+  s->fired = 0;
+  s->pos++;
+  s->ready_ns = now;
+  if (s->pos > 0 && s->pos < s->n - 1 && s->threshold_ns > 0)
+    fold__timer_arm_in(co->comm, &s->watchdog, s->threshold_ns);
+}
+
+/* We are the late one: pass what we hold of block j on as it is, and our
+ * own contribution raw, without a reduction (two messages): the rank
+ * after us, or the owner, reduces them. */
+static int send_unreduced(rs_call *s, int j) {
+  fold__coll *co = s->co;
+  size_t bytes = blk_len(s, j) * co->esize;
+  int rc;
+  if (s->acc_cov[j]) {
+    char *buf = buf_get(s);
+    if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+    msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j], 0};
+    memcpy(buf, &h, HDR);
+    if (bytes) memcpy(buf + HDR, s->acc + (size_t)j * s->maxb, bytes);
+    if ((rc = send_msg(s, buf, bytes))) return rc;
+    s->acc_cov[j] = 0;
+  }
+  return send_own(s, j); /* nothing held now: a copy, no reduction */
+}
+
+/* Work positions while we can. 0: waiting; <0 error. */
+static int advance(rs_call *s) {
+  fold__coll *co = s->co;
+  int n = s->n, rc;
+  while (s->pos < n) {
+    int p = s->pos, j = block_at(s, p);
+    if (p == 0 && n > 1) {
+      if ((rc = send_own(s, j))) return rc;
+      position_done(s, 0);
+    } else if (p < n - 1) {
+      int full = s->acc_cov[j] == p;
+      if (!full && !s->fired) return 0;
+      /* The paper's rule from the slow rank's side: our left neighbour's
+       * partial has waited for us longer than the threshold, so we are the
+       * straggler. Our reduction would hold up everyone after us, so hand
+       * it on (only when no delay of ours is pending: a reduction we
+       * started waiting for is served). */
+      if (full && s->threshold_ns > 0 && co->straggle == 0 &&
+          fold__now(co->comm) - s->full_at[j] > s->threshold_ns) {
+        s->self_skips++;
+        if ((rc = send_unreduced(s, j))) return rc;
+        position_done(s, 1);
+        continue;
+      }
+      if (fold__coll_straggle(co, 1)) return 0;
+      if (!full) s->skips++;
+      if ((rc = send_own(s, j))) return rc;
+      position_done(s, !full);
+    } else {
+      if (s->acc_cov[j] != p) return 0;
+      if (fold__coll_straggle(co, 1)) return 0;
+      size_t len = blk_len(s, j);
+      if (p == 0 || len == 0) {
+        if (len && out_of(s, j) != own(s, j)) memcpy(out_of(s, j), own(s, j), len * co->esize);
+      } else {
+        fold__op_reduce3(co->comm, co->op, co->dtype, out_of(s, j), s->acc + (size_t)j * s->maxb, own(s, j), len);
+        fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, len * co->esize));
+      }
+      s->acc_cov[j] = 0;
+      position_done(s, 0);
+      if (s->allreduce && n > 1) { /* start our block's allgather */
+        size_t bytes = len * co->esize;
+        char *buf = buf_get(s);
+        if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+        msg_hdr h = {K_AG, (uint32_t)j, 0, 0};
+        memcpy(buf, &h, HDR);
+        if (bytes) memcpy(buf + HDR, out_of(s, j), bytes);
+        if ((rc = send_msg(s, buf, bytes))) return rc;
+      }
+    }
+  }
+  return 0;
+}
+
+static void call_end(rs_call *s, int status) {
+  fold__coll *co = s->co;
+  fold_comm *c = co->comm;
+  co->u[7] = 0;
+  rs_comm *rc = fold__ext_get(c, &rs_key);
+  if (status == 1 && rc && rc->last_tag == co->tag) {
+    rc->last_nskip = s->skips ? 1 : 0;
+    rc->last_skip = s->skips ? s->left : -1;
+    if (s->skips)
+      FOLD__INFO(c, "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3);
+    if (s->self_skips)
+      FOLD__INFO(c, "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
+  }
+  if (status == 1 && rc) {
+    for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
+      if (*pp == s) {
+        *pp = s->next;
+        break;
+      }
+    call_free(c, s);
+  } else { /* failed: sends may still be in a transport's hands; freed with the communicator */
+    fold__timer_cancel(c, &s->watchdog);
+  }
+}
+
+int fold__ring_skip_step(fold__coll *co) {
+  rs_call *s = (rs_call *)(uintptr_t)co->u[7];
+  if (s == NULL) return FOLD_EINTERNAL;
+  int rc = s->n > 1 ? sig_step(s) : 1;
+  if (rc < 0) goto fail;
+  for (;;) { /* take everything that arrived, work what it allows */
+    if ((rc = post_recv(s))) goto fail;
+    if (s->rreq && fold__req_done(s->rreq)) {
+      if ((rc = take(s))) goto fail;
+      continue;
+    }
+    int pos = s->pos;
+    if ((rc = advance(s)) < 0) goto fail;
+    if (s->pos == pos) break;
+  }
+  if ((rc = sends_step(s)) < 0) goto fail;
+  if (s->pos < s->n || s->rreq || recv_expected(s) || s->nouts || !s->sig_done) return 0;
+  if (co->sig_send && !fold__req_done(co->sig_send)) return 0;
+  if (co->op == FOLD_AVG) fold__op_finish(co->op, co->dtype, co->rbuf, co->count, s->n);
+  call_end(s, 1);
+  return 1;
+fail:
+  call_end(s, rc);
+  return rc;
+}
+
+int fold__ring_skip_describe(fold__coll *co, char *buf, size_t cap) {
+  rs_call *s = (rs_call *)(uintptr_t)co->u[7];
+  if (s == NULL) {
+    snprintf(buf, cap, "ring_skip: nothing");
+    return -1;
+  }
+  if (s->pos < s->n)
+    snprintf(buf, cap, "ring_skip: rank %d's partial of block %d (step %d of %d)", s->left, block_at(s, s->pos), s->pos,
+             s->n - 1);
+  else {
+    int j = 0;
+    while (j < s->n && s->cov[j] >= pos_of(s, j)) j++;
+    if (j < s->n) /* contributions routed around that have not come through yet */
+      snprintf(buf, cap, "ring_skip: rank %d to pass on late partials of block %d (%d of %d contributions seen)",
+               s->left, j, s->cov[j], pos_of(s, j));
+    else
+      snprintf(buf, cap, "ring_skip: rank %d's allgather blocks (%d of %d)", s->left, s->ag_got, s->n - 1);
+  }
+  return s->left;
+}
+
+int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max) {
+  if (comm == NULL || max < 0) return FOLD_EINVAL;
+  rs_comm *rc = fold__ext_get(comm, &rs_key);
+  /* "the last completed collective": a later call of another algorithm
+   * took a newer sequence number */
+  if (rc == NULL || rc->last_tag < 0 || (uint32_t)rc->last_tag != (uint32_t)((comm->coll_seq - 1) & 0x7fffffff)) return 0;
+  if (ranks && max > 0 && rc->last_nskip) ranks[0] = rc->last_skip;
+  return rc->last_nskip;
+}
