@@ -154,10 +154,12 @@ static int nranks;
 static int with_shm; /* procs on the shm transport: the shm algorithms join the lists (last entries) */
 static const char *const allreduce_algos[] = {"allreduce=reduce_bcast", "allreduce=recursive_doubling",
                                               "allreduce=rabenseifner", "allreduce=ring",
-                                              "allreduce=ring_segmented", "allreduce=direct", "allreduce=shm"};
+                                              "allreduce=ring_segmented", "allreduce=direct", "allreduce=ring_skip",
+                                              "allreduce=shm"};
 static const char *const reduce_algos[] = {"reduce=binomial", "reduce=rabenseifner", "reduce=shm"};
 static const char *const rs_algos[] = {"reduce_scatter=recursive_halving", "reduce_scatter=ring",
-                                       "reduce_scatter=pairwise", "reduce_scatter=shm"};
+                                       "reduce_scatter=pairwise", "reduce_scatter=ring_skip",
+                                       "reduce_scatter=shm"};
 
 /* gold: rank 0's allreduce result under the first algorithm; every other call must match it */
 static void compare(int r, int f32, const unsigned char *gold, const char *what, const void *got, size_t off,
