@@ -49,10 +49,11 @@ typedef struct row {
 /* fold-bench measures the numeric types and their ops: its inputs and
  * checks are numbers (the pair types and MINLOC/MAXLOC are not offered). */
 #define FB_NDTYPES (FOLD_FLOAT64 + 1)
-#define FB_NOPS (FOLD_BXOR + 1)
+#define FB_NOPS (FOLD_SUM_EXACT + 1) /* minloc/maxloc are named but refused (fb_op_valid) */
 static const char *const dtype_names[FB_NDTYPES] = {
   "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
-static const char *const op_names[FB_NOPS] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+static const char *const op_names[FB_NOPS] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor",
+                                               "minloc", "maxloc", "sum_exact"};
 
 const char *fb_op_name(fold_op op) { return (unsigned)op < FB_NOPS ? op_names[op] : "user"; }
 
@@ -68,7 +69,8 @@ static void usage(FILE *f) {
           "  -f FACTOR  size step factor, an integer >= 2 (default 2)\n"
           "  -d DTYPE   int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64\n"
           "             (default float32)\n"
-          "  -o OP      sum prod min max avg band bor bxor (default sum)\n"
+          "  -o OP      sum prod min max avg band bor bxor sum_exact (default sum; sum_exact also\n"
+          "             times sum per size and prints the ratio, float32/float64 only)\n"
           "  -a ALGO    an algorithm of the collective (docs/collectives.md), auto (default),\n"
           "             or all: one table section per algorithm\n"
           "  -n ITERS   timed iterations per size (default 20)\n"
@@ -224,7 +226,7 @@ static int parse_args(int argc, char **argv, options *o) {
     any_reduce |= fb_colls[c].reduces;
     any_algo |= o->algo == NULL || strcmp(o->algo, "all") == 0 || has_algo((fb_coll)c, o->algo);
   }
-  if (any_reduce && !fb_op_valid(o->op, o->dtype)) return bad("op %s needs an integer dtype", op_names[o->op]);
+  if (any_reduce && !fb_op_valid(o->op, o->dtype)) return bad("op %s does not take this dtype (bitwise ops: integers; sum_exact: float32, float64; no minloc/maxloc)", op_names[o->op]);
   if (!any_algo) return bad("no such algorithm \"%s\" for the collective (docs/collectives.md)", o->algo);
   return 0;
 }
@@ -406,6 +408,14 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
     if (b->rank == 0) {
       print_row(&b->o, &r);
       add_row(b, &r);
+    }
+    if (k.op == FOLD_SUM_EXACT && r.oop.ran) { /* what exactness costs: the same call with FOLD_SUM */
+      k.op = FOLD_SUM;
+      k.in_place = 0;
+      mode_result plain = measure(&k, &b->o, b->comm, b->t, b->tmax);
+      if (b->rank == 0 && plain.ran && plain.time_us > 0)
+        printf("# %zu B: sum_exact %.2f us, sum %.2f us, ratio %.2f\n", k.bytes, r.oop.time_us, plain.time_us,
+               r.oop.time_us / plain.time_us);
     }
   }
 }

@@ -66,6 +66,8 @@ double fb_bus_factor(fb_coll coll, int n) {
 
 int fb_op_valid(fold_op op, fold_dtype dtype) {
   int is_float = dtype == FOLD_FLOAT16 || dtype == FOLD_BFLOAT16 || dtype == FOLD_FLOAT32 || dtype == FOLD_FLOAT64;
+  if (op == FOLD_MINLOC || op == FOLD_MAXLOC) return 0;
+  if (op == FOLD_SUM_EXACT) return dtype == FOLD_FLOAT32 || dtype == FOLD_FLOAT64;
   return !(is_float && (op == FOLD_BAND || op == FOLD_BOR || op == FOLD_BXOR));
 }
 
@@ -270,6 +272,7 @@ static double input(const fb_call *k, int r, size_t i) {
   if (!fb_colls[k->coll].reduces) return (double)(((size_t)r * 31 + (i % 97) * 7) % 97);
   double lim = exact_limit(k->dtype);
   switch (k->op) {
+  case FOLD_SUM_EXACT: /* the same small integers as sum: exact either way, so the two time alike work */
   case FOLD_SUM: {
     int m = lim / n >= 4 ? 4 : (int)(lim / n);
     if (m < 1) return (i + (size_t)r) % (size_t)n == 0;
@@ -299,6 +302,7 @@ static double reduced(const fb_call *k, size_t i) {
     double v = input(k, r, i);
     switch (k->op) {
     case FOLD_SUM:
+    case FOLD_SUM_EXACT:
     case FOLD_AVG: acc += v; break;
     case FOLD_PROD: acc *= v; break;
     case FOLD_MIN: acc = v < acc ? v : acc; break;

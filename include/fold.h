@@ -502,7 +502,7 @@ FOLD_API int fold_progress(fold_comm *comm);
  * Errors: FOLD_EINVAL for bad arguments (NULL buffers with count > 0, root
  * out of range, bitwise ops on float types, FOLD_MINLOC/FOLD_MAXLOC on
  * anything but a pair type, another built-in op on a pair type, a built-in
- * op on a record type, a forced algorithm that cannot serve the call),
+ * op on a record type, FOLD_SUM_EXACT on anything but float32/float64, a forced algorithm that cannot serve the call),
  * otherwise as for point-to-point. A call fold cannot serve correctly is
  * refused, never answered wrongly. */
 
@@ -520,6 +520,17 @@ typedef enum fold_op {
                   unspecified pair */
   FOLD_MAXLOC, /* pair types only: the larger value with its index; of equal
                   values the lower index */
+  FOLD_SUM_EXACT, /* float32 and float64 only: the correctly rounded (to
+                     nearest, ties to even) sum of all inputs, bitwise the same
+                     whatever the algorithm, tree, order or rank count. NaN if
+                     any input is NaN or if both +inf and -inf occur, else an
+                     infinity if any input is one; a finite sum beyond the
+                     type's range rounds to an infinity; an exact zero is +0
+                     unless every input was -0. Cost: the collective carries a
+                     fixed-point accumulator per element (88 bytes for float32,
+                     544 for float64) instead of the element, and allocates
+                     one for the input (count elements; count * size for
+                     reduce_scatter); see docs/areduce.md. Also in fold_areduce. */
   FOLD_OP_BUILTIN_COUNT /* not an op; user ops from fold_op_create come after */
 } fold_op;
 

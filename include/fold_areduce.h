@@ -31,6 +31,9 @@ extern "C" {
  *    does not).
  * The op must be commutative (built-ins and commutative user ops): fragments
  * are combined in arrival order. FOLD_AVG averages over fragments.
+ * FOLD_SUM_EXACT (float32/float64) gives the same bits whatever the arrival
+ * order and tree: fragments travel as its accumulators (fold.h gives the
+ * sizes), converted on contribute and rounded when the target reads.
  * Several reductions may be live on one communicator at once; they
  * interleave with collectives and point-to-point. Progress happens in every
  * fold call on the communicator and in fold_progress: a rank that computes

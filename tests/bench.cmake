@@ -20,15 +20,21 @@ add_test(NAME bench_allreduce_algos COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_D
 # TCP and the JSON file.
 add_test(NAME bench_reduce_tcp_json COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 tcp 1
   -c reduce -r 1 -d float64 -o avg -f 8 ${FOLD_BENCH_SMALL} --json ${CMAKE_CURRENT_BINARY_DIR}/bench_reduce.json)
+# FOLD_SUM_EXACT, checked (each size also timed with sum for the ratio line).
+add_test(NAME bench_allreduce_sum_exact COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
+  -c allreduce -d float64 -o sum_exact -b 8 -e 4K -f 8 -n 2 -w 1 --check)
 set_tests_properties(bench_allreduce bench_reduce_scatter bench_allgather bench_alltoall bench_all
-  bench_allreduce_algos bench_reduce_tcp_json PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
+  bench_allreduce_algos bench_reduce_tcp_json bench_allreduce_sum_exact PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
 
 # Bad command lines: usage on stderr, exit 2.
 add_test(NAME bench_badopt_unknown COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt --bogus)
 add_test(NAME bench_badopt_size COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -e 12Q)
 add_test(NAME bench_badopt_float_band COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -o band)
 add_test(NAME bench_badopt_algo COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -c gather -a ring)
+add_test(NAME bench_badopt_int_sum_exact COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -d int32 -o sum_exact)
+add_test(NAME bench_badopt_minloc COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt -o minloc)
 set_tests_properties(bench_badopt_unknown bench_badopt_size bench_badopt_float_band bench_badopt_algo
+  bench_badopt_int_sum_exact bench_badopt_minloc
   PROPERTIES TIMEOUT 60)
 
 # bench/compare --quick: fold next to Open MPI, MPICH and Gloo, one setting per

@@ -50,7 +50,8 @@ struct fold_areduce {
   ar_reg *reg;
   fold_areduce *next; /* reg->live */
   uint32_t id;
-  size_t count, bytes;
+  size_t count, bytes; /* bytes: of the local result (FOLD_SUM_EXACT: accumulators, op/exact.c) */
+  void *exact_tmp;     /* FOLD_SUM_EXACT: a fragment converted to accumulators before it combines */
   fold_dtype dtype;
   fold_op op;
   int target, degree, mode;
@@ -343,6 +344,7 @@ static void ar_free(fold_areduce *ar) {
   free(ar->children);
   free(ar->child_done);
   free(ar->local);
+  free(ar->exact_tmp);
   free(ar);
 }
 
@@ -393,6 +395,9 @@ static int check_args(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, 
   int rc = fold__op_check(c, fn, op, dtype);
   if (rc)
     return rc;
+  if (op == FOLD_SUM_EXACT && count > SIZE_MAX / 2 / fold__exact_acc_size(dtype))
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large for sum_exact's accumulators", fn, c->rank,
+                       count);
   if (!fold__op_commutative(c, op))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: the op is not commutative (fragments combine in arrival order)",
                        fn, c->rank);
@@ -419,7 +424,9 @@ static fold_areduce *ar_new(fold_comm *c, ar_reg *reg, size_t count, fold_dtype 
   ar->count = count;
   ar->dtype = dtype;
   ar->op = op;
-  ar->bytes = count * fold_dtype_size(dtype);
+  /* FOLD_SUM_EXACT: the local result, and what travels, are accumulators;
+   * each fragment converts on contribute, the target rounds on reading */
+  ar->bytes = count * (op == FOLD_SUM_EXACT ? fold__exact_acc_size(dtype) : fold_dtype_size(dtype));
   ar->target = target;
   ar->degree = degree;
   ar->mode = mode;
@@ -430,8 +437,9 @@ static fold_areduce *ar_new(fold_comm *c, ar_reg *reg, size_t count, fold_dtype 
   ar->children = malloc((size_t)(maxch > 0 ? maxch : 1) * sizeof *ar->children);
   ar->child_done = calloc((size_t)(maxch > 0 ? maxch : 1), 1);
   ar->local = malloc(ar->bytes ? ar->bytes : 1);
+  if (op == FOLD_SUM_EXACT) ar->exact_tmp = malloc(ar->bytes ? ar->bytes : 1);
   ar->task.req = fold__req_new(c, FOLD__REQ_TASK);
-  if (!ar->children || !ar->child_done || !ar->local || !ar->task.req) {
+  if (!ar->children || !ar->child_done || !ar->local || !ar->task.req || (op == FOLD_SUM_EXACT && !ar->exact_tmp)) {
     ar_free(ar);
     return NULL;
   }
@@ -553,6 +561,10 @@ int fold_areduce_contribute(fold_areduce *ar, const void *fragment) {
   fold__enter(c);
   int rc = ar_status(ar);
   if (rc == FOLD_OK) {
+    if (ar->exact_tmp) {
+      fold__exact_load(ar->dtype, ar->exact_tmp, fragment, ar->count);
+      fragment = ar->exact_tmp;
+    }
     combine(ar, fragment, 1);
     rc = pass(ar);
   }
@@ -582,7 +594,9 @@ int fold_areduce_done(fold_areduce *ar) {
 static void copy_result(const fold_areduce *ar, void *out, uint64_t *nfragments) {
   if (nfragments)
     *nfragments = ar->parent < 0 ? ar->nfrag : ar->handed;
-  if (ar->parent < 0 && out && ar->nfrag && ar->bytes) {
+  if (ar->parent < 0 && out && ar->nfrag && ar->bytes && ar->exact_tmp) {
+    fold__exact_round(ar->dtype, out, ar->local, ar->count);
+  } else if (ar->parent < 0 && out && ar->nfrag && ar->bytes) {
     memcpy(out, ar->local, ar->bytes);
     fold__op_finish(ar->op, ar->dtype, out, ar->count, (int)(ar->nfrag > INT32_MAX ? INT32_MAX : ar->nfrag));
   }

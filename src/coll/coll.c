@@ -6,6 +6,7 @@
 #include "coll/coll.h"
 #include "coll/shm_coll.h"
 #include "engine/engine.h"
+#include "op/op.h"
 #include "select/select.h"
 
 /* ---- emitters ------------------------------------------------------------------- */
@@ -348,6 +349,10 @@ static int round_reduces(const fold__coll *co) {
 
 /* The result's last touch: FOLD_AVG divides by the rank count. */
 static void finish_result(fold__coll *co) {
+  if (co->exact_acc) { /* FOLD_SUM_EXACT: the one rounding, into the caller's buffer */
+    if (co->exact_out) fold__exact_round(co->dtype, co->exact_out, co->rbuf, co->count);
+    return;
+  }
   if (co->op != FOLD_AVG) return;
   if (co->kind == FOLD__COLL_ALLREDUCE || (co->kind == FOLD__COLL_REDUCE && co->rank == co->root))
     fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
@@ -364,8 +369,12 @@ static int finished(fold__coll *co, int sig_ok) {
 
 static int coll_step(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
-  if (co->algo->step) /* an algorithm with its own state machine (shm): no rounds, no signature messages */
-    return co->algo->step(co);
+  if (co->algo->step) { /* an algorithm with its own state machine (shm): no rounds, no signature messages */
+    int rc = co->algo->step(co);
+    /* it divides FOLD_AVG itself chunk by chunk; FOLD_SUM_EXACT rounds here, once */
+    if (rc > 0 && co->exact_acc) finish_result(co);
+    return rc;
+  }
   int sc = sig_check(co);
   if (sc < 0) return sc;
   if (co->round < 0) /* rounds done; waiting for the signatures */
@@ -468,6 +477,7 @@ static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
  * of two the one with the larger scratch stays. Freed with the comm. */
 
 static void coll_free(fold__coll *co) {
+  free(co->exact_acc);
   free(co->tmp_mem);
   free(co->ops);
   free(co->reqs);
@@ -545,6 +555,8 @@ static void coll_release(fold__task *t) {
   fold__req_unref(co->sig_send);
   fold__req_unref(co->sig_recv);
   fold__timer_cancel(co->comm, &co->straggle_timer);
+  free(co->exact_acc);
+  co->exact_acc = NULL;
   coll_cache *k = cache_of(co->comm);
   if (k == NULL) {
     coll_free(co);
@@ -635,7 +647,15 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   const fold__algo *algo = NULL;
   int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  if ((rc = fold__select(c, a->kind, a->count * esize, esize, commutative, &algo, opname))) return rc;
+  /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
+   * per element) and rounds once at the end: algorithms see a wider type. */
+  int exact = reduces && a->op == FOLD_SUM_EXACT;
+  size_t wsize = exact ? fold__exact_acc_size(dtype) : esize;
+  size_t in_n = a->kind == FOLD__COLL_REDUCE_SCATTER ? a->count * (size_t)c->size : a->count;
+  if (exact && in_n > SIZE_MAX / wsize)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
+                       c->rank, a->count);
+  if ((rc = fold__select(c, a->kind, a->count * wsize, wsize, commutative, &algo, opname))) return rc;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -656,9 +676,26 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->op = reduces ? a->op : FOLD_SUM;
   co->root = a->root;
   co->in_place = detect_in_place(a, c->rank, esize);
+  co->exact_acc = co->exact_out = NULL;
+  if (exact) {
+    co->exact_acc = malloc(in_n ? in_n * wsize : 1);
+    if (co->exact_acc == NULL) {
+      fold__req_unref(r); /* releases co */
+      return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu sum_exact accumulators", opname, c->rank,
+                         in_n);
+    }
+    fold__exact_load(dtype, co->exact_acc, a->sbuf, in_n);
+    /* in place on the accumulators: the input is consumed, the result
+     * rounded into the caller's recvbuf (NULL at a reduce's non-root) */
+    co->exact_out = a->kind == FOLD__COLL_REDUCE && c->rank != a->root ? NULL : a->rbuf;
+    co->sbuf = co->exact_acc;
+    co->rbuf = (char *)co->exact_acc + (a->kind == FOLD__COLL_REDUCE_SCATTER ? (size_t)c->rank * a->count * wsize : 0);
+    co->esize = wsize;
+    co->in_place = 1;
+  }
   co->tag = (int)(c->coll_seq++ & 0x7fffffff);
-  co->bufs[FOLD__B_SEND] = (void *)a->sbuf;
-  co->bufs[FOLD__B_RECV] = a->rbuf;
+  co->bufs[FOLD__B_SEND] = (void *)co->sbuf;
+  co->bufs[FOLD__B_RECV] = co->rbuf;
   co->task.step = coll_step;
   co->task.release = coll_release;
   co->task.describe = coll_describe_wait;
@@ -666,7 +703,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   r->task = &co->task;
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
-  co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)esize,
+  co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
                         .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);

@@ -52,6 +52,8 @@ struct fold__coll {
   int tag;           /* sequence number of this call */
   void *bufs[FOLD__B_COUNT];
   size_t tmp_bytes;  /* set by init */
+  void *exact_acc;   /* FOLD_SUM_EXACT: the accumulators the call runs on (op/exact.c), freed at release */
+  void *exact_out;   /* FOLD_SUM_EXACT: the caller's recvbuf, written by the final rounding */
   void *tmp_mem;     /* the scratch behind bufs[FOLD__B_TMP], tmp_cap bytes, kept across calls */
   size_t tmp_cap;
   size_t u[8];       /* algorithm's per-call numbers */

@@ -116,7 +116,8 @@ static const kernel_fn kernels[FOLD_DTYPE_COUNT][FOLD_OP_BUILTIN_COUNT] = {
   [FOLD_INT32_INT32] = ROW_LOC(i32i32), [FOLD_INT64_INT64] = ROW_LOC(i64i64),
 };
 
-static const char *const builtin_names[] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor", "minloc", "maxloc"};
+static const char *const builtin_names[] = {"sum", "prod",   "min",    "max",      "avg",      "band",
+                                            "bor", "bxor",   "minloc", "maxloc",   "sum_exact"};
 _Static_assert(sizeof builtin_names / sizeof *builtin_names == FOLD_OP_BUILTIN_COUNT, "a name per built-in op");
 
 const char *fold__op_name(unsigned op, char *tmp, size_t cap) {
@@ -189,6 +190,8 @@ int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype)
   if (pair && !loc)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %s on pair type %s: pair types take minloc, maxloc or a "
                        "user op", what, c->rank, name, dt);
+  if (op == FOLD_SUM_EXACT && fold__exact_acc_size(dtype) == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: op sum_exact needs float32 or float64, not %s", what, c->rank, dt);
   int is_float = dtype == FOLD_FLOAT16 || dtype == FOLD_BFLOAT16 || dtype == FOLD_FLOAT32 || dtype == FOLD_FLOAT64;
   if (is_float && (op == FOLD_BAND || op == FOLD_BOR || op == FOLD_BXOR))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: bitwise op %s on floating-point type %s", what, c->rank, name, dt);
@@ -228,6 +231,10 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, 
         u->fn((char *)out + i * es, tmp, m, dt, u->ctx);
       }
     }
+    return;
+  }
+  if (op == FOLD_SUM_EXACT) {
+    fold__exact_add(dt, out, a, b, count);
     return;
   }
   if (dt == FOLD_FLOAT16 || dt == FOLD_BFLOAT16) {

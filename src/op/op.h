@@ -34,6 +34,17 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dtype, void *ou
  * other ops do nothing. */
 void fold__op_finish(fold_op op, fold_dtype dtype, void *buf, size_t count, int n);
 
+/* FOLD_SUM_EXACT (exact.c): a collective runs on per-element fixed-point
+ * accumulators of fold__exact_acc_size(dt) bytes (0 unless dt is float32
+ * or float64): load converts count elements into accumulators, add sums two
+ * accumulator arrays exactly (out may alias a or b), round writes the
+ * correctly rounded elements. fold__op_reduce3 with FOLD_SUM_EXACT takes
+ * accumulator arrays, not elements. */
+size_t fold__exact_acc_size(fold_dtype dt);
+void fold__exact_load(fold_dtype dt, void *acc, const void *x, size_t count);
+void fold__exact_add(fold_dtype dt, void *out, const void *a, const void *b, size_t count);
+void fold__exact_round(fold_dtype dt, void *x, const void *acc, size_t count);
+
 /* Half-precision conversions (round to nearest even), exposed for tests. */
 float fold__f16_to_f32(uint16_t h);
 uint16_t fold__f32_to_f16(float f);

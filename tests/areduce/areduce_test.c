@@ -318,51 +318,94 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One measurement: every rank makes 100 fragments 10 us apart; between
+ * fragments a rank computes (spins without calling fold) for gap us before
+ * it calls fold_progress again (gap 0: it polls all the time), and after
+ * its last fragment and fold_areduce_done it computes gap us more before
+ * it waits; rank slow (if >= 0) uses slow_gap instead. Returns (rank 0) the mean over reps
+ * of final - the last fragment of any rank, in seconds. */
+static double bench_one(fold_comm *c, int d, double gap, int slow, double slow_gap, double *best_out) {
+  int n = fold_comm_size(c), r = fold_comm_rank(c), reps = 20;
+  double best = 1e9, sum = 0, g = r == slow ? slow_gap : gap;
+  for (int rep = 0; rep < reps; rep++) {
+    fold_areduce *ar;
+    fold_barrier(c);
+    fold_areduce_create(c, 1, FOLD_INT64, FOLD_SUM, 0, d, FOLD_AREDUCE_FULL, 0, &ar);
+    double t0 = now_s(), last = 0, next_poll = t0;
+    for (int j = 0; j < 100; j++) {
+      while (now_s() < t0 + j * 10e-6) {
+        if (now_s() >= next_poll) {
+          fold_progress(c);
+          next_poll = now_s() + g * 1e-6;
+        }
+      }
+      int64_t one = 1;
+      fold_areduce_contribute(ar, &one); /* makes a progress pass too */
+      last = now_s();
+      next_poll = last + g * 1e-6;
+    }
+    fold_areduce_done(ar);
+    while (now_s() < next_poll) { /* computing on after done, without calling fold */
+    }
+    double fin_t = 0;
+    if (r == 0) {
+      int64_t out;
+      uint64_t nf;
+      int fin = 0;
+      while (!fin) fold_areduce_result(ar, &out, &nf, &fin);
+      fin_t = now_s();
+    }
+    fold_areduce_wait(ar, NULL, NULL);
+    double lmax = 0;
+    fold_allreduce(&last, &lmax, 1, FOLD_FLOAT64, FOLD_MAX, c);
+    if (r == 0) {
+      double lat = fin_t - lmax;
+      sum += lat;
+      if (lat < best) best = lat;
+    }
+    fold_areduce_destroy(ar);
+  }
+  (void)n;
+  if (best_out) *best_out = best;
+  return sum / reps;
+}
+
+static int tree_depth(int n, int d) {
+  int depth = 0;
+  for (int x = 0; x < n; x++) { /* the tree's depth: its deepest rank's */
+    int dd = 0, y = x, pp, kk;
+    while (fold_areduce_tree(n, 0, d, y, &pp, NULL, &kk) == FOLD_OK && pp >= 0) y = pp, dd++;
+    if (dd > depth) depth = dd;
+  }
+  return depth;
+}
+
 static int run_bench(fold_comm *c) {
   int n = fold_comm_size(c), r = fold_comm_rank(c);
-  int degs[] = {1, 2, 4, 8, 31};
-  for (size_t i = 0; i < sizeof degs / sizeof degs[0]; i++) {
-    int d = degs[i] < n - 1 ? degs[i] : n - 1 > 0 ? n - 1 : 1;
-    if (i > 0 && d == (degs[i - 1] < n - 1 ? degs[i - 1] : n - 1)) continue;
-    double best = 1e9, sum = 0;
-    int reps = 20, depth = 0;
-    for (int x = 0; x < n; x++) { /* the tree's depth: its deepest rank's */
-      int dd = 0, y = x, pp, kk;
-      while (fold_areduce_tree(n, 0, d, y, &pp, NULL, &kk) == FOLD_OK && pp >= 0) y = pp, dd++;
-      if (dd > depth) depth = dd;
-    }
-    for (int rep = 0; rep < reps; rep++) {
-      fold_areduce *ar;
-      fold_barrier(c);
-      fold_areduce_create(c, 1, FOLD_INT64, FOLD_SUM, 0, d, FOLD_AREDUCE_FULL, 0, &ar);
-      double t0 = now_s(), last = 0;
-      for (int j = 0; j < 100; j++) {
-        while (now_s() < t0 + j * 10e-6) fold_progress(c);
-        int64_t one = 1;
-        fold_areduce_contribute(ar, &one);
-        last = now_s();
-      }
-      fold_areduce_done(ar);
-      double fin_t = 0;
-      if (r == 0) {
-        int64_t out;
-        uint64_t nf;
-        int fin = 0;
-        while (!fin) fold_areduce_result(ar, &out, &nf, &fin);
-        fin_t = now_s();
-      }
-      fold_areduce_wait(ar, NULL, NULL);
-      double lmax = 0;
-      fold_allreduce(&last, &lmax, 1, FOLD_FLOAT64, FOLD_MAX, c);
-      if (r == 0) {
-        double lat = fin_t - lmax;
-        sum += lat;
-        if (lat < best) best = lat;
-      }
-      fold_areduce_destroy(ar);
-    }
-    if (r == 0) printf("bench n %d degree %d depth %d: last fragment -> final: min %.1f us, mean %.1f us\n", n, d, depth,
-                       best * 1e6, sum / reps * 1e6);
+  /* T_res against every degree */
+  for (int d = 1; d <= (n > 1 ? n - 1 : 1); d++) {
+    double best, mean = bench_one(c, d, 0, -1, 0, &best);
+    if (r == 0) printf("bench n %d degree %d depth %d: last fragment -> final: min %.1f us, mean %.1f us\n", n, d,
+                       tree_depth(n, d), best * 1e6, mean * 1e6);
+  }
+  /* how often to call fold_progress: every rank computes gap us between calls */
+  static const double gaps[] = {0, 10, 30, 100, 300, 1000};
+  int d2 = n > 2 ? 2 : 1;
+  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) {
+    double best, mean = bench_one(c, d2, gaps[i], -1, 0, &best);
+    if (r == 0) printf("bench n %d degree %d every rank polls every %g us: min %.1f us, mean %.1f us\n", n, d2, gaps[i],
+                       best * 1e6, mean * 1e6);
+  }
+  /* one rank computes 1000 us between calls, the others poll: a leaf, an
+   * inner node, the target */
+  int inner = 1, leaf = n - 1;
+  int who[] = {leaf, inner, 0};
+  const char *what[] = {"a leaf", "an inner node", "the target"};
+  for (int k = 0; k < 3 && n > 2; k++) {
+    double best, mean = bench_one(c, d2, 0, who[k], 1000, &best);
+    if (r == 0)
+      printf("bench n %d degree %d rank %d (%s) polls every 1000 us, the others always: min %.1f us, mean %.1f us\n",
+             n, d2, who[k], what[k], best * 1e6, mean * 1e6);
   }
   return 0;
 }
