@@ -508,6 +508,97 @@ static void sim_case(int n, int degree, fold_areduce_mode mode) {
   free(s);
 }
 
+/* A rank that computes without calling fold delays only its own subtree
+ * (docs/areduce.md): in the simulator, every rank contributes one fragment
+ * and says done at t = 0; then one rank computes for 1 ms (fold_sim_compute:
+ * it neither sends nor reduces meanwhile). A leaf's data left with its done,
+ * so the final result comes exactly when it does with nobody slow; an inner
+ * node holds its children's data for the whole millisecond. Virtual time:
+ * exact, free of this machine's noise. */
+typedef struct watch {
+  fold_sim *sim;
+  fold_areduce *ar;
+  double t_final;
+} watch;
+static void sim_watch(void *p) {
+  watch *w = p;
+  int64_t out[1];
+  uint64_t nf = 0;
+  int fin = 0;
+  CHECK_RC(fold_areduce_result(w->ar, out, &nf, &fin), FOLD_OK, NULL);
+  if (fin) {
+    w->t_final = fold_sim_time(w->sim);
+    return;
+  }
+  double t = fold_sim_time(w->sim) + 1e-6; /* look every virtual microsecond, for 5 ms */
+  if (t < 5e-3) fold_sim_at(w->sim, t, sim_watch, w);
+}
+typedef struct slowrank {
+  fold_comm *c;
+  fold_areduce *ar;
+  int rank, slow;
+} slowrank;
+static void sim_slow_start(void *p) {
+  slowrank *s = p;
+  int64_t f[1] = {s->rank + 1};
+  CHECK_RC(fold_areduce_contribute(s->ar, f), FOLD_OK, s->c);
+  CHECK_RC(fold_areduce_done(s->ar), FOLD_OK, s->c);
+  if (s->rank == s->slow) CHECK_RC(fold_sim_compute(s->c, 1e-3), FOLD_OK, s->c);
+}
+/* The virtual time at which the target's result is final with rank `slow`
+ * computing for 1 ms after its done (-1: nobody slow). */
+static double sim_slow_final(int n, int degree, int target, int slow) {
+  fold_sim *sim;
+  fold_comm **c = calloc((size_t)n, sizeof *c);
+  slowrank *s = calloc((size_t)n, sizeof *s);
+  fold_sim_params prm;
+  fold_sim_params_default(&prm);
+  prm.latency = 10e-6;
+  CHECK_RC(fold_sim_create(n, &prm, &sim, c), FOLD_OK, NULL);
+  for (int r = 0; r < n; r++) {
+    s[r] = (slowrank){c[r], NULL, r, slow};
+    CHECK_RC(fold_areduce_create(c[r], 1, FOLD_INT64, FOLD_SUM, target, degree, FOLD_AREDUCE_FULL, 0, &s[r].ar), FOLD_OK, c[r]);
+    fold_sim_at(sim, 0, sim_slow_start, &s[r]);
+  }
+  watch w = {sim, s[target].ar, -1};
+  fold_sim_at(sim, 0, sim_watch, &w);
+  CHECK_RC(fold_sim_run(sim), FOLD_OK, NULL);
+  int64_t out[1] = {0};
+  uint64_t nf = 0;
+  CHECK_RC(fold_areduce_wait(s[target].ar, out, &nf), FOLD_OK, c[target]);
+  CHECK(out[0] == (int64_t)n * (n + 1) / 2 && nf == (uint64_t)n, "slow rank %d: sum %lld of %llu fragments", slow,
+        (long long)out[0], (unsigned long long)nf);
+  for (int r = 0; r < n; r++) {
+    if (r != target) CHECK_RC(fold_areduce_wait(s[r].ar, NULL, NULL), FOLD_OK, c[r]);
+    CHECK_RC(fold_areduce_destroy(s[r].ar), FOLD_OK, c[r]);
+  }
+  fold_sim_destroy(sim);
+  free(c);
+  free(s);
+  return w.t_final;
+}
+static void sim_slow_subtree(void) {
+  const int n = 15, degree = 2, target = 0;
+  int leaf = -1, inner = -1;
+  for (int r = 0; r < n; r++) {
+    int parent, children[16], nch;
+    CHECK_RC(fold_areduce_tree(n, target, degree, r, &parent, children, &nch), FOLD_OK, NULL);
+    if (nch == 0 && leaf < 0) leaf = r;
+    if (nch > 0 && parent >= 0 && parent != target && inner < 0) inner = r;
+  }
+  double base = sim_slow_final(n, degree, target, -1), t_leaf = sim_slow_final(n, degree, target, leaf),
+         t_inner = sim_slow_final(n, degree, target, inner), t_target = sim_slow_final(n, degree, target, target);
+  printf("final result at: nobody slow %.1f us, leaf %d slow %.1f us, inner node %d slow %.1f us, target slow %.1f us\n",
+         base * 1e6, leaf, t_leaf * 1e6, inner, t_inner * 1e6, t_target * 1e6);
+  CHECK(base > 0 && base < 1e-4, "nobody slow: final at %g s", base);
+  CHECK(t_leaf == base, "a slow leaf delayed the result: %g s against %g s", t_leaf, base);
+  CHECK(t_inner >= 1e-3 && t_inner < 1e-3 + base + 1e-4, "a slow inner node: final at %g s", t_inner);
+  /* the target sends nothing: its result is complete when the last data
+   * arrives (the simulator delays a busy rank's sends and charged work, not
+   * its arrivals); its computing only delays when it looks at the result */
+  CHECK(t_target == base, "a slow target: final at %g s against %g s", t_target, base);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "tree";
   if (strcmp(what, "tree") == 0) {
@@ -526,6 +617,7 @@ int main(int argc, char **argv) {
         sim_case(ns[i], d, FOLD_AREDUCE_FULL);
         sim_case(ns[i], d, FOLD_AREDUCE_PARTIAL);
       }
+    sim_slow_subtree();
   } else {
     return run_procs(what);
   }
