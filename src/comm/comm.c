@@ -8,6 +8,7 @@
 #include "core/internal.h"
 #include "core/queue.h"
 #include "engine/engine.h"
+#include "engine/family.h"
 #include "select/select.h"
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
@@ -60,21 +61,14 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
   return FOLD_OK;
 }
 
-void fold__comm_free(fold_comm *c) {
-  if (c == NULL)
-    return;
-  if (c->fam)
-    fold__fam_free(c);
+void fold__comm_drop_queues(fold_comm *c) {
   /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
    * to their transport, which must release them before it is destroyed. */
   fold__unexp *u;
   FOLD__QUEUE_TAKE(c->unexp_head, c->unexp_tail, u);
   while (u) {
     fold__unexp *next = u->next;
-    if (u->tp)
-      u->tp->ops->pull(u->tp, u, NULL);
-    else
-      free(u);
+    fold__unexp_drop(u);
     u = next;
   }
   /* The queues hold no references; the user's requests still pending can
@@ -87,6 +81,14 @@ void fold__comm_free(fold_comm *c) {
     fold__req_user_done(r);
     fold__req_unref(r);
   }
+}
+
+void fold__comm_free(fold_comm *c) {
+  if (c == NULL)
+    return;
+  if (c->fam)
+    fold__fam_free(c);
+  fold__comm_drop_queues(c);
   /* layers' state (the collective cache, selection rules, extensions),
    * newest first, while the transports are still there */
   fold__ext_teardown(c);

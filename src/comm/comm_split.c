@@ -51,26 +51,9 @@ static struct fold__family *family_of(fold_comm *c) {
 
 /* ---- children --------------------------------------------------------------------- */
 
-/* Drop what a comm holds for its user and its queues (not its transports). */
-static void drop_queues(fold_comm *c) {
-  fold__unexp *u;
-  FOLD__QUEUE_TAKE(c->unexp_head, c->unexp_tail, u);
-  while (u) {
-    fold__unexp *next = u->next;
-    fold__unexp_drop(u);
-    u = next;
-  }
-  c->posted_head = c->posted_tail = NULL;
-  c->tasks = NULL;
-  while (c->user_reqs) {
-    fold_request *r = c->user_reqs;
-    fold__req_user_done(r);
-    fold__req_unref(r);
-  }
-}
 
 static void kid_free(fold_comm *k) {
-  drop_queues(k);
+  fold__comm_drop_queues(k);
   free(k->peer_tp);
   free(k->lost);
   free(k->to_root);
@@ -464,7 +447,7 @@ static int fam_destroy(fold_comm *c) {
      * the root stays allocated, without its user's state, until the last
      * child goes. */
     f->root_gone = 1;
-    drop_queues(root);
+    fold__comm_drop_queues(root);
   }
   if (!f->root_gone || f->nkids > 0) return FOLD_OK;
   root->fam = NULL;
