@@ -425,6 +425,18 @@ FOLD_API int fold_wait(fold_request *req);
 FOLD_API int fold_test_status(fold_request *req, int *done, fold_status *st);
 FOLD_API int fold_wait_status(fold_request *req, fold_status *st);
 
+/* fold_wait_status for at most `seconds` (wall time): once req completed,
+ * *done = 1, req is freed and the operation's status returned (*st filled,
+ * may be NULL); if `seconds` pass first, FOLD_OK with *done = 0 and req still
+ * pending (call it again, fold_test or fold_wait). Waits as fold_wait does
+ * (spins briefly, then sleeps until traffic arrives). FOLD_TIMEOUT counts
+ * from the first fold_wait_for on req, so a loop of short waits (a language
+ * binding that looks for Ctrl-C between them, python/) times out as one
+ * fold_wait would, with the same message. On a simulated communicator it
+ * runs the simulator until req completes, as fold_wait. Returns FOLD_EINVAL
+ * for a NULL req or done, or seconds negative or NaN (req untouched). */
+FOLD_API int fold_wait_for(fold_request *req, double seconds, int *done, fold_status *st);
+
 /* Is a message matching (peer, tag) here? Does not consume it and does not
  * block: looks at the arrived messages, moves traffic once (fold_progress)
  * and looks again. *found = 1 and *st (may be NULL) = the earliest matching

@@ -11,3 +11,8 @@ if(TARGET fold_python)
     endforeach()
   endforeach()
 endif()
+
+# fold_wait_for, the sliced wait under every blocking Python call (plain C: runs in the sanitizer builds too).
+fold_add_test_exe(wait_for_test ${FOLD_TEST_DIR}/python/wait_for_test.c ${FOLD_TEST_DIR}/check.c)
+add_test(NAME python_wait_for COMMAND wait_for_test)
+set_tests_properties(python_wait_for PROPERTIES TIMEOUT 30)
