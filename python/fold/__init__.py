@@ -22,6 +22,8 @@ from ._fold import (  # noqa: F401
     Mismatch,
     OutOfMemory,
     PeerLost,
+    Request,
+    Status,
     SystemError,
     Timeout,
     init,

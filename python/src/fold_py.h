@@ -58,6 +58,36 @@ PyObject *fpy_comm_new(fold_comm *c, PyObject *keep, int simulated);
 fold_comm *fpy_comm_get(fpy_comm *self);
 int fpy_comm_init_type(PyObject *m);
 
+/* One call's arguments, resolved: what keeps its buffers alive until it
+ * completes (a Request owns it while the call runs). */
+enum fpy_kind {
+  FPY_ALLREDUCE, FPY_REDUCE, FPY_BROADCAST, FPY_REDUCE_SCATTER, FPY_ALLGATHER, FPY_GATHER, FPY_SCATTER,
+  FPY_ALLTOALL, FPY_BARRIER, FPY_SEND, FPY_RECV
+};
+typedef struct fpy_call {
+  int kind;
+  fpy_buf in, out;   /* in: buf; out: out= (released only if held) */
+  int has_in, has_out;
+  void *tmp;         /* a private copy (alltoall in place), freed at the end */
+  const void *sendp;
+  void *recvp;
+  size_t count;
+  fold_dtype dtype;
+  fold_op op;
+  int root, peer, tag;
+  PyObject *result;  /* borrowed from in or out: what the call returns (NULL: None) */
+} fpy_call;
+void fpy_call_release(fpy_call *a);
+
+extern PyTypeObject fpy_request_type;
+/* A fold.Request that owns a (moved in: *a is zeroed) and req, keeping comm alive. */
+PyObject *fpy_request_new(fpy_comm *comm, fold_request *req, fpy_call *a);
+/* fold.Status(source, tag, count) from st. */
+PyObject *fpy_status_new(const fold_status *st);
+int fpy_request_init_types(PyObject *m);
+/* The Comm methods of the collectives and point-to-point calls (coll.c). */
+extern PyMethodDef fpy_coll_methods[];
+
 /* Wait for req with the GIL released; *rc = its fold status and 0, or -1
  * with the Python exception set (KeyboardInterrupt: then c is aborted and
  * req freed). req is freed either way. */
