@@ -1,15 +1,32 @@
 # tests/python.cmake — the Python package `fold` (python/): every call against numpy, errors, signals, a killed rank.
-# Python cannot load a sanitizer-built libfold without LD_PRELOAD: every test here is labelled nosan.
+# Python cannot load a sanitizer-built libfold without LD_PRELOAD: the Python tests are labelled nosan.
 if(TARGET fold_python)
-  set(FOLD_PY_ENV "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
-  set(FOLD_PY_RUN ${CMAKE_COMMAND} -E env ${FOLD_PY_ENV} FOLD_TIMEOUT=30)
+  set(FOLD_PY /usr/bin/python3)
+  set(FOLD_PY_RUN ${CMAKE_COMMAND} -E env PYTHONPATH=${CMAKE_BINARY_DIR}/python)
   foreach(t shm tcp)
-    foreach(n 1 3)
-      add_test(NAME python_smoke_${t}_${n}
-        COMMAND ${FOLD_PY_RUN} FOLD_TRANSPORT=${t} $<TARGET_FILE:foldrun> -n ${n} /usr/bin/python3 ${FOLD_TEST_DIR}/python/smoke.py)
-      set_tests_properties(python_smoke_${t}_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
+    # every call, every numpy dtype, in place and not, blocking and i*, n = 1..4
+    foreach(n 1 2 3 4)
+      add_test(NAME python_calls_${t}_${n} COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30
+        $<TARGET_FILE:foldrun> -n ${n} --transport ${t} ${FOLD_PY} ${FOLD_TEST_DIR}/python/calls.py)
+      set_tests_properties(python_calls_${t}_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
     endforeach()
+    # bad input, Mismatch, Timeout (FOLD_TIMEOUT=2), Aborted: the right class and message
+    foreach(n 1 3)
+      add_test(NAME python_errors_${t}_${n} COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=2
+        $<TARGET_FILE:foldrun> -n ${n} --transport ${t} ${FOLD_PY} ${FOLD_TEST_DIR}/python/errors.py)
+      set_tests_properties(python_errors_${t}_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
+    endforeach()
+    # a SIGKILLed rank: PeerLost within 5 s on the others; SIGINT in a blocked recv: KeyboardInterrupt within 1 s
+    add_test(NAME python_kill_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/driver.py kill 3 ${t} ${CMAKE_BINARY_DIR}/python)
+    add_test(NAME python_sigint_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/driver.py sigint 2 ${t} ${CMAKE_BINARY_DIR}/python)
+    set_tests_properties(python_kill_${t} python_sigint_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
   endforeach()
+  # torch CPU tensors (float16, bfloat16 included): importing torch takes seconds, so two runs only
+  add_test(NAME python_tensors_shm_2 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=60
+    $<TARGET_FILE:foldrun> -n 2 --transport shm ${FOLD_PY} ${FOLD_TEST_DIR}/python/tensors.py)
+  add_test(NAME python_tensors_tcp_3 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=60
+    $<TARGET_FILE:foldrun> -n 3 --transport tcp ${FOLD_PY} ${FOLD_TEST_DIR}/python/tensors.py)
+  set_tests_properties(python_tensors_shm_2 python_tensors_tcp_3 PROPERTIES TIMEOUT 120 LABELS nosan)
 endif()
 
 # fold_wait_for, the sliced wait under every blocking Python call (plain C: runs in the sanitizer builds too).
