@@ -2,10 +2,18 @@
 #include "fold_py.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const names[] = {"allreduce", "reduce", "broadcast", "reduce_scatter", "allgather",
                                     "gather", "scatter", "alltoall", "barrier", "send", "recv"};
+/* the argument names in messages, spelled out: no formatting on the fast path */
+static const char *const buf_what[] = {"allreduce: buf", "reduce: buf", "broadcast: buf", "reduce_scatter: buf",
+                                       "allgather: buf", "gather: buf", "scatter: buf", "alltoall: buf",
+                                       "barrier: buf", "send: buf", "recv: buf"};
+static const char *const out_what[] = {"allreduce: out", "reduce: out", "broadcast: out", "reduce_scatter: out",
+                                       "allgather: out", "gather: out", "scatter: out", "alltoall: out",
+                                       "barrier: out", "send: out", "recv: out"};
 
 void fpy_call_release(fpy_call *a) {
   if (a->has_out) fpy_buf_release(&a->out);
@@ -47,7 +55,6 @@ static int resolve(fold_comm *c, fpy_call *a, PyObject *bufo, PyObject *outo) {
   int n = fold_comm_size(c), r = fold_comm_rank(c);
   int inplace = outo == NULL || outo == Py_None;
   int isroot = r == a->root;
-  char what[48];
   if (a->kind == FPY_BARRIER) return 0;
   /* which buffers this rank uses, and whether buf is written */
   int need_in = 1, in_w = 0, need_out = !inplace;
@@ -59,15 +66,13 @@ static int resolve(fold_comm *c, fpy_call *a, PyObject *bufo, PyObject *outo) {
   case FPY_SEND: break;
   case FPY_RECV: in_w = 1; break;
   }
-  snprintf(what, sizeof what, "%s: buf", name);
   if (need_in) {
-    if (fpy_buf_get(bufo, in_w, what, &a->in) < 0) return -1;
+    if (fpy_buf_get(bufo, in_w, buf_what[a->kind], &a->in) < 0) return -1;
     a->has_in = 1;
     a->dtype = a->in.dtype;
   }
   if (need_out) {
-    snprintf(what, sizeof what, "%s: out", name);
-    if (fpy_buf_get(outo, 1, what, &a->out) < 0) return -1;
+    if (fpy_buf_get(outo, 1, out_what[a->kind], &a->out) < 0) return -1;
     a->has_out = 1;
     if (!need_in) a->in.dtype = a->out.dtype;
   }
@@ -236,90 +241,124 @@ static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, 
   return res;
 }
 
-/* One parser for all: buf, out, op, root, peer, tag, algo as the call takes them. */
-static PyObject *call(fpy_comm *self, PyObject *args, PyObject *kw, int kind, int nonblocking) {
-  PyObject *bufo = NULL, *outo = Py_None, *opo = Py_None, *algo = Py_None;
+/* The parameters of each call, in order (METH_FASTCALL: no tuple, no dict). */
+enum { P_BUF, P_OUT, P_OP, P_ROOT, P_PEER, P_TAG, P_ALGO, P_N };
+static const struct {
+  int nreq;          /* required leading parameters */
+  int np;
+  int p[5];          /* P_* in positional order */
+  const char *n[5];  /* their keyword names */
+} sigs[] = {
+    [FPY_ALLREDUCE] = {1, 4, {P_BUF, P_OUT, P_OP, P_ALGO}, {"buf", "out", "op", "algo"}},
+    [FPY_REDUCE] = {1, 5, {P_BUF, P_OUT, P_OP, P_ROOT, P_ALGO}, {"buf", "out", "op", "root", "algo"}},
+    [FPY_BROADCAST] = {1, 3, {P_BUF, P_ROOT, P_ALGO}, {"buf", "root", "algo"}},
+    [FPY_REDUCE_SCATTER] = {1, 4, {P_BUF, P_OUT, P_OP, P_ALGO}, {"buf", "out", "op", "algo"}},
+    [FPY_ALLGATHER] = {1, 3, {P_BUF, P_OUT, P_ALGO}, {"buf", "out", "algo"}},
+    [FPY_GATHER] = {1, 4, {P_BUF, P_OUT, P_ROOT, P_ALGO}, {"buf", "out", "root", "algo"}},
+    [FPY_SCATTER] = {1, 4, {P_BUF, P_OUT, P_ROOT, P_ALGO}, {"buf", "out", "root", "algo"}},
+    [FPY_ALLTOALL] = {1, 3, {P_BUF, P_OUT, P_ALGO}, {"buf", "out", "algo"}},
+    [FPY_BARRIER] = {0, 1, {P_ALGO}, {"algo"}},
+    [FPY_SEND] = {2, 3, {P_BUF, P_PEER, P_TAG}, {"buf", "dest", "tag"}},
+    [FPY_RECV] = {1, 3, {P_BUF, P_PEER, P_TAG}, {"buf", "source", "tag"}},
+};
+
+/* Fill v[P_*] (borrowed, NULL when not given) from positional and keyword arguments. */
+static int parse(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **v) {
+  const char *fn = names[kind];
+  int np = sigs[kind].np;
+  if (nargs > np) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", fn, np, nargs);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < nargs; i++) v[sigs[kind].p[i]] = args[i];
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; k++) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    int j = 0;
+    while (j < np && PyUnicode_CompareWithASCIIString(key, sigs[kind].n[j]) != 0) j++;
+    if (j == np) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn, key);
+      return -1;
+    }
+    if (v[sigs[kind].p[j]]) {
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, sigs[kind].n[j]);
+      return -1;
+    }
+    v[sigs[kind].p[j]] = args[nargs + k];
+  }
+  for (int j = 0; j < sigs[kind].nreq; j++)
+    if (!v[sigs[kind].p[j]]) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, sigs[kind].n[j]);
+      return -1;
+    }
+  return 0;
+}
+
+/* An int argument (root, dest, source, tag): def when not given. */
+static int int_arg(PyObject *o, int def, const char *fn, const char *what, int *out) {
+  if (!o) {
+    *out = def;
+    return 0;
+  }
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s(): %s must be an int, not %s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  int overflow = 0;
+  long x = PyLong_AsLongAndOverflow(o, &overflow);
+  if (overflow || x < INT32_MIN || x > INT32_MAX) {
+    fpy_invalid("%s: %s %R is out of range", fn, what, o);
+    return -1;
+  }
+  if (x == -1 && PyErr_Occurred()) return -1;
+  *out = (int)x;
+  return 0;
+}
+
+static PyObject *call(fpy_comm *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int kind,
+                      int nonblocking) {
+  PyObject *v[P_N] = {NULL};
+  if (parse(kind, args, nargs, kwnames, v) < 0) return NULL;
   fpy_call a;
   memset(&a, 0, sizeof a);
   a.kind = kind;
-  a.root = 0;
-  a.tag = 0;
-  int ok;
-  switch (kind) {
-  case FPY_ALLREDUCE:
-  case FPY_REDUCE_SCATTER: {
-    static char *kl[] = {"buf", "out", "op", "algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|OOO", kl, &bufo, &outo, &opo, &algo);
-    break;
-  }
-  case FPY_REDUCE: {
-    static char *kl[] = {"buf", "out", "op", "root", "algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|OOiO", kl, &bufo, &outo, &opo, &a.root, &algo);
-    break;
-  }
-  case FPY_BROADCAST: {
-    static char *kl[] = {"buf", "root", "algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|iO", kl, &bufo, &a.root, &algo);
-    break;
-  }
-  case FPY_ALLGATHER:
-  case FPY_ALLTOALL: {
-    static char *kl[] = {"buf", "out", "algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|OO", kl, &bufo, &outo, &algo);
-    break;
-  }
-  case FPY_GATHER:
-  case FPY_SCATTER: {
-    static char *kl[] = {"buf", "out", "root", "algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|OiO", kl, &bufo, &outo, &a.root, &algo);
-    break;
-  }
-  case FPY_BARRIER: {
-    static char *kl[] = {"algo", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "|O", kl, &algo);
-    break;
-  }
-  case FPY_SEND: {
-    static char *kl[] = {"buf", "dest", "tag", NULL};
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "Oi|i", kl, &bufo, &a.peer, &a.tag);
-    break;
-  }
-  default: {
-    static char *kl[] = {"buf", "source", "tag", NULL};
-    a.peer = FOLD_ANY_SOURCE;
-    a.tag = FOLD_ANY_TAG;
-    ok = PyArg_ParseTupleAndKeywords(args, kw, "O|ii", kl, &bufo, &a.peer, &a.tag);
-    break;
-  }
-  }
-  if (!ok) return NULL;
+  int recv = kind == FPY_RECV;
+  if (int_arg(v[P_ROOT], 0, names[kind], "root", &a.root) < 0 ||
+      int_arg(v[P_PEER], recv ? FOLD_ANY_SOURCE : 0, names[kind], recv ? "source" : "dest", &a.peer) < 0 ||
+      int_arg(v[P_TAG], recv ? FOLD_ANY_TAG : 0, names[kind], "tag", &a.tag) < 0)
+    return NULL;
   fold_comm *c = fpy_comm_get(self);
   if (!c) return NULL;
-  if ((kind == FPY_ALLREDUCE || kind == FPY_REDUCE || kind == FPY_REDUCE_SCATTER) && fpy_op_from_name(opo, &a.op) < 0)
+  if ((kind == FPY_ALLREDUCE || kind == FPY_REDUCE || kind == FPY_REDUCE_SCATTER) &&
+      fpy_op_from_name(v[P_OP], &a.op) < 0)
     return NULL;
-  if (resolve(c, &a, bufo, outo) < 0) {
+  if (resolve(c, &a, v[P_BUF], v[P_OUT]) < 0) {
     fpy_call_release(&a);
     return NULL;
   }
-  return run(self, c, &a, algo, nonblocking);
+  return run(self, c, &a, v[P_ALGO], nonblocking);
 }
 
-#define PAIR(name, KIND, sig, doc)                                                                            \
-  static PyObject *m_##name(fpy_comm *s, PyObject *a, PyObject *k) { return call(s, a, k, KIND, 0); }        \
-  static PyObject *m_i##name(fpy_comm *s, PyObject *a, PyObject *k) { return call(s, a, k, KIND, 1); }
-PAIR(allreduce, FPY_ALLREDUCE, , )
-PAIR(reduce, FPY_REDUCE, , )
-PAIR(broadcast, FPY_BROADCAST, , )
-PAIR(reduce_scatter, FPY_REDUCE_SCATTER, , )
-PAIR(allgather, FPY_ALLGATHER, , )
-PAIR(gather, FPY_GATHER, , )
-PAIR(scatter, FPY_SCATTER, , )
-PAIR(alltoall, FPY_ALLTOALL, , )
-PAIR(barrier, FPY_BARRIER, , )
-PAIR(send, FPY_SEND, , )
-PAIR(recv, FPY_RECV, , )
+#define PAIR(name, KIND)                                                                           \
+  static PyObject *m_##name(fpy_comm *s, PyObject *const *a, Py_ssize_t n, PyObject *k) {                  \
+    return call(s, a, n, k, KIND, 0);                                                                        \
+  }                                                                                                          \
+  static PyObject *m_i##name(fpy_comm *s, PyObject *const *a, Py_ssize_t n, PyObject *k) {                 \
+    return call(s, a, n, k, KIND, 1);                                                                        \
+  }
+PAIR(allreduce, FPY_ALLREDUCE)
+PAIR(reduce, FPY_REDUCE)
+PAIR(broadcast, FPY_BROADCAST)
+PAIR(reduce_scatter, FPY_REDUCE_SCATTER)
+PAIR(allgather, FPY_ALLGATHER)
+PAIR(gather, FPY_GATHER)
+PAIR(scatter, FPY_SCATTER)
+PAIR(alltoall, FPY_ALLTOALL)
+PAIR(barrier, FPY_BARRIER)
+PAIR(send, FPY_SEND)
+PAIR(recv, FPY_RECV)
 
-#define KW METH_VARARGS | METH_KEYWORDS
+#define KW METH_FASTCALL | METH_KEYWORDS
 #define M(name, sig, doc)                                                                                    \
   {#name, (PyCFunction)(void (*)(void))m_##name, KW, #name sig ": " doc " Blocks (GIL released)."},         \
       {"i" #name, (PyCFunction)(void (*)(void))m_i##name, KW,                                                \

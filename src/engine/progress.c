@@ -232,17 +232,18 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 
-/* Drive r until it completes, comm fails, FOLD_TIMEOUT passes since `start`
- * or the clock reaches `stop`: then FOLD__WAIT_STOPPED with r untouched. */
-static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t start, int64_t stop) {
+/* Drive r until it completes, comm fails, FOLD_TIMEOUT passes since *start
+ * (0: set to now at the first clock read) or `slice` ns pass: then
+ * FOLD__WAIT_STOPPED with r untouched. The clock is read only after a first
+ * progress pass: an operation that completes at once pays no clock read. */
+static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *start, int64_t slice) {
   if (c->sim_drive) {
     int rc = c->sim_drive(c, r);
     if (rc < 0 && !fold__req_done(r))
       fold__req_complete(r, rc);
     return rc < 0 ? rc : FOLD_OK;
   }
-  int64_t deadline = start + c->timeout_ns;
-  int64_t spin_from = fold__now(c);
+  int64_t spin_from = 0, deadline = 0, stop = 0;
   for (;;) {
     int st = fold__progress(c);
     if (fold__req_done(r))
@@ -254,6 +255,12 @@ static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t sta
       return st;
     }
     int64_t now = fold__now(c);
+    if (!spin_from) {
+      spin_from = now;
+      if (!*start) *start = now;
+      deadline = *start + c->timeout_ns;
+      stop = slice > INT64_MAX - now ? INT64_MAX : now + slice;
+    }
     if (now >= deadline) {
       st = timed_out(c, r, op);
       fold__req_complete(r, st);
@@ -276,13 +283,12 @@ static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t sta
 }
 
 int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
-  return wait_until(c, r, op, fold__now(c), INT64_MAX);
+  int64_t start = 0;
+  return wait_until(c, r, op, &start, INT64_MAX);
 }
 
+/* FOLD_TIMEOUT counts from the first slice (r->wait_start): a loop of short
+ * waits times out as one long wait would */
 int fold__wait_req_for(fold_comm *c, fold_request *r, const char *op, int64_t ns) {
-  int64_t now = fold__now(c);
-  /* FOLD_TIMEOUT counts from the first slice: a loop of short waits times
-   * out as one long wait would */
-  if (!r->wait_start) r->wait_start = now;
-  return wait_until(c, r, op, r->wait_start, ns > INT64_MAX - now ? INT64_MAX : now + ns);
+  return wait_until(c, r, op, &r->wait_start, ns);
 }
