@@ -23,6 +23,7 @@ from ._fold import (  # noqa: F401
     OutOfMemory,
     PeerLost,
     Request,
+    Sim,
     Status,
     SystemError,
     Timeout,

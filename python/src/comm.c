@@ -14,6 +14,7 @@ PyObject *fpy_comm_new(fold_comm *c, PyObject *keep, int simulated) {
   o->keep = keep;
   Py_XINCREF(keep);
   o->simulated = simulated;
+  o->sim = NULL;
   return (PyObject *)o;
 }
 
@@ -74,8 +75,13 @@ static PyObject *make_child(fpy_comm *self, int how, int color, int key) {
   Py_END_ALLOW_THREADS
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
   if (!nc) Py_RETURN_NONE; /* FOLD_UNDEFINED */
-  /* the child keeps its parent (and so a simulator) alive */
-  return fpy_comm_new(nc, (PyObject *)self, self->simulated);
+  /* the child keeps its parent alive; a simulated one belongs to its Sim */
+  PyObject *child = fpy_comm_new(nc, (PyObject *)self, self->simulated);
+  if (child && self->simulated) {
+    ((fpy_comm *)child)->sim = self->sim;
+    if (fpy_sim_adopt(self->sim, child) < 0) Py_CLEAR(child);
+  }
+  return child;
 }
 
 static PyObject *comm_split(fpy_comm *self, PyObject *args, PyObject *kw) {

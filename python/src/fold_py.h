@@ -44,11 +44,14 @@ int fpy_op_from_name(PyObject *name, fold_op *op);
 /* fold.Comm: one fold communicator. keep is what must outlive it: the
  * parent Comm of a split/dup, or the fold.Sim of a simulated rank (whose
  * communicators fold_sim_destroy frees: they are never destroyed here). */
+struct fpy_sim;
 typedef struct fpy_comm {
   PyObject_HEAD
   fold_comm *c;
   PyObject *keep;
   int simulated;
+  struct fpy_sim *sim; /* simulated: the fold.Sim that owns c (borrowed; it
+                          outlives c and clears c and sim when destroyed) */
 } fpy_comm;
 
 extern PyTypeObject fpy_comm_type;
@@ -87,6 +90,11 @@ PyObject *fpy_status_new(const fold_status *st);
 int fpy_request_init_types(PyObject *m);
 /* The Comm methods of the collectives and point-to-point calls (coll.c). */
 extern PyMethodDef fpy_coll_methods[];
+
+/* fold.Sim (sim.c). */
+int fpy_sim_init_type(PyObject *m);
+/* Register a Comm made from a simulated one with its Sim (cleared with it). */
+int fpy_sim_adopt(struct fpy_sim *sim, PyObject *comm);
 
 /* Wait for req with the GIL released; *rc = its fold status and 0, or -1
  * with the Python exception set (KeyboardInterrupt: then c is aborted and
