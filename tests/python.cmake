@@ -27,6 +27,12 @@ if(TARGET fold_python)
   add_test(NAME python_tensors_tcp_3 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=60
     $<TARGET_FILE:foldrun> -n 3 --transport tcp ${FOLD_PY} ${FOLD_TEST_DIR}/python/tensors.py)
   set_tests_properties(python_tensors_shm_2 python_tensors_tcp_3 PROPERTIES TIMEOUT 120 LABELS nosan)
+  # fold.AsyncReduce (full, partial), fold.KMeans and fold.LogisticRegression against numpy
+  foreach(n 1 3)
+    add_test(NAME python_areduce_ml_${n} COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30
+      $<TARGET_FILE:foldrun> -n ${n} ${FOLD_PY} ${FOLD_TEST_DIR}/python/areduce_ml.py)
+    set_tests_properties(python_areduce_ml_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
+  endforeach()
   # fold.Sim: simulated ranks in one process, virtual time against the model
   add_test(NAME python_sim COMMAND ${FOLD_PY_RUN} ${FOLD_PY} ${FOLD_TEST_DIR}/python/sim.py)
   set_tests_properties(python_sim PROPERTIES TIMEOUT 60 LABELS nosan)

@@ -14,6 +14,7 @@ from ._fold import (  # noqa: F401
     ANY_TAG,
     UNDEFINED,
     Aborted,
+    AsyncReduce,
     AuthError,
     Comm,
     Error,
@@ -27,8 +28,17 @@ from ._fold import (  # noqa: F401
     Status,
     SystemError,
     Timeout,
+    areduce_tree,
     init,
     library_version,
 )
 
 __version__ = library_version()
+
+
+def __getattr__(name):
+    # fold.KMeans and fold.LogisticRegression need numpy: loaded on first use
+    if name in ("KMeans", "LogisticRegression"):
+        from . import ml
+        return getattr(ml, name)
+    raise AttributeError(f"module 'fold' has no attribute '{name}'")

@@ -96,6 +96,13 @@ int fpy_sim_init_type(PyObject *m);
 /* Register a Comm made from a simulated one with its Sim (cleared with it). */
 int fpy_sim_adopt(struct fpy_sim *sim, PyObject *comm);
 
+/* fold.AsyncReduce and fold.areduce_tree (areduce.c); fold's ML on the
+ * iterative queue (ml.c: _fold.kmeans, _fold.logreg). */
+int fpy_areduce_init_type(PyObject *m);
+int fpy_ml_init(PyObject *m);
+/* A dtype from a name, a numpy dtype or scalar type, or a torch dtype. */
+int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
+
 /* Wait for req with the GIL released; *rc = its fold status and 0, or -1
  * with the Python exception set (KeyboardInterrupt: then c is aborted and
  * req freed). req is freed either way. */
