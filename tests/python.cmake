@@ -33,6 +33,9 @@ if(TARGET fold_python)
       $<TARGET_FILE:foldrun> -n ${n} ${FOLD_PY} ${FOLD_TEST_DIR}/python/areduce_ml.py)
     set_tests_properties(python_areduce_ml_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
   endforeach()
+  # cmake --install: the package lands in the interpreter's layout and finds libfold by $ORIGIN
+  add_test(NAME python_install COMMAND ${FOLD_TEST_DIR}/python/install_test.sh ${CMAKE_BINARY_DIR} ${FOLD_PYTHON_INSTALL_DIR})
+  set_tests_properties(python_install PROPERTIES TIMEOUT 120 LABELS nosan)
   # fold.Sim: simulated ranks in one process, virtual time against the model
   add_test(NAME python_sim COMMAND ${FOLD_PY_RUN} ${FOLD_PY} ${FOLD_TEST_DIR}/python/sim.py)
   set_tests_properties(python_sim PROPERTIES TIMEOUT 60 LABELS nosan)
