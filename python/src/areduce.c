@@ -51,7 +51,7 @@ static PyObject *ar_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                                    &opo, &target, &degree, &mode, &t_wait))
     return NULL;
   fpy_comm *comm = (fpy_comm *)commo;
-  fold_comm *c = fpy_comm_get(comm);
+  fold_comm *c = fpy_comm_use(comm);
   fold_dtype dt = FOLD_FLOAT64;
   fold_op op;
   if (!c || (dto && dto != Py_None && fpy_dtype_from_obj(dto, &dt) < 0) || fpy_op_from_name(opo, &op) < 0)
@@ -66,9 +66,11 @@ static PyObject *ar_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   int rc;
   fold_areduce *ar = NULL;
   /* collective: blocks like a small allreduce */
+  *comm->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_areduce_create(c, (size_t)count, dt, op, target, degree, m, t_wait, &ar);
   Py_END_ALLOW_THREADS
+  *comm->busy = 0;
   if (rc) {
     Py_DECREF(self);
     return fpy_raise(rc, fold_comm_last_error(c));
@@ -87,7 +89,7 @@ static fold_areduce *ar_get(fpy_areduce *self) {
     fpy_invalid("AsyncReduce: destroyed (or its communicator was)");
     return NULL;
   }
-  return self->ar;
+  return fpy_comm_use(self->comm) ? self->ar : NULL;
 }
 
 /* A buffer of exactly count elements of the reduction's dtype. */
@@ -147,9 +149,11 @@ static PyObject *ar_wait(fpy_areduce *self, PyObject *args, PyObject *kw) {
   uint64_t nf = 0;
   int rc;
   void *p = has ? b.ptr : NULL;
+  *self->comm->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_areduce_wait(ar, p, &nf);
   Py_END_ALLOW_THREADS
+  *self->comm->busy = 0;
   if (has) fpy_buf_release(&b);
   if (rc) return fpy_raise(rc, fold_comm_last_error(self->comm->c));
   return PyLong_FromUnsignedLongLong(nf);
@@ -158,11 +162,14 @@ static PyObject *ar_wait(fpy_areduce *self, PyObject *args, PyObject *kw) {
 static PyObject *ar_destroy(fpy_areduce *self, PyObject *unused) {
   int rc = FOLD_OK;
   if (self->ar && self->comm->c) {
+    if (*self->comm->busy && !fpy_comm_use(self->comm)) return NULL;
     fold_areduce *ar = self->ar;
     self->ar = NULL;
+    *self->comm->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     rc = fold_areduce_destroy(ar);
     Py_END_ALLOW_THREADS
+    *self->comm->busy = 0;
   }
   self->ar = NULL;
   if (rc) return fpy_raise(rc, fold_comm_last_error(self->comm->c));

@@ -229,7 +229,7 @@ static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, 
   if (nonblocking) return fpy_request_new(self, req, a);
   fold_status st;
   PyObject *res = NULL;
-  if (fpy_wait(c, req, &st, &rc) == 0) {
+  if (fpy_wait(self, req, &st, &rc) == 0) {
     if (rc) fpy_raise(rc, fold_comm_last_error(c));
     else if (a->kind == FPY_RECV) res = fpy_status_new(&st);
     else {
@@ -327,7 +327,7 @@ static PyObject *call(fpy_comm *self, PyObject *const *args, Py_ssize_t nargs, P
       int_arg(v[P_PEER], recv ? FOLD_ANY_SOURCE : 0, names[kind], recv ? "source" : "dest", &a.peer) < 0 ||
       int_arg(v[P_TAG], recv ? FOLD_ANY_TAG : 0, names[kind], "tag", &a.tag) < 0)
     return NULL;
-  fold_comm *c = fpy_comm_get(self);
+  fold_comm *c = fpy_comm_use(self);
   if (!c) return NULL;
   if ((kind == FPY_ALLREDUCE || kind == FPY_REDUCE || kind == FPY_REDUCE_SCATTER) &&
       fpy_op_from_name(v[P_OP], &a.op) < 0)

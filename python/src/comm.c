@@ -15,12 +15,23 @@ PyObject *fpy_comm_new(fold_comm *c, PyObject *keep, int simulated) {
   Py_XINCREF(keep);
   o->simulated = simulated;
   o->sim = NULL;
+  o->busy_own = 0;
+  o->busy = &o->busy_own;
   return (PyObject *)o;
 }
 
 fold_comm *fpy_comm_get(fpy_comm *self) {
   if (!self->c) fpy_invalid("the communicator was destroyed");
   return self->c;
+}
+
+fold_comm *fpy_comm_use(fpy_comm *self) {
+  if (self->c && *self->busy) {
+    fpy_invalid("rank %d: another thread is inside a call on this communicator or one of its family (a "
+                "communicator and its sub-communicators are used by one thread at a time)", fold_comm_rank(self->c));
+    return NULL;
+  }
+  return fpy_comm_get(self);
 }
 
 static void comm_dealloc(fpy_comm *self) {
@@ -65,18 +76,21 @@ static PyObject *comm_destroyed(fpy_comm *self, void *unused) { return PyBool_Fr
 /* The three ways to make a child communicator (collective over self). */
 enum { SPLIT, DUP, SPLIT_HOST };
 static PyObject *make_child(fpy_comm *self, int how, int color, int key) {
-  fold_comm *c = fpy_comm_get(self), *nc = NULL;
+  fold_comm *c = fpy_comm_use(self), *nc = NULL;
   if (!c) return NULL;
   int rc;
   /* blocks until every rank joined (no Ctrl-C here: fold has no nonblocking split) */
+  *self->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = how == SPLIT ? fold_comm_split(c, color, key, &nc) : how == DUP ? fold_comm_dup(c, &nc)
                                                                         : fold_comm_split_host(c, &nc);
   Py_END_ALLOW_THREADS
+  *self->busy = 0;
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
   if (!nc) Py_RETURN_NONE; /* FOLD_UNDEFINED */
   /* the child keeps its parent alive; a simulated one belongs to its Sim */
   PyObject *child = fpy_comm_new(nc, (PyObject *)self, self->simulated);
+  if (child) ((fpy_comm *)child)->busy = self->busy; /* one family */
   if (child && self->simulated) {
     ((fpy_comm *)child)->sim = self->sim;
     if (fpy_sim_adopt(self->sim, child) < 0) Py_CLEAR(child);
@@ -94,13 +108,14 @@ static PyObject *comm_dup(fpy_comm *self, PyObject *unused) { return make_child(
 static PyObject *comm_split_host(fpy_comm *self, PyObject *unused) { return make_child(self, SPLIT_HOST, 0, 0); }
 
 static PyObject *comm_abort(fpy_comm *self, PyObject *unused) {
-  fold_comm *c = fpy_comm_get(self);
+  fold_comm *c = fpy_comm_use(self);
   if (!c) return NULL;
   fold_comm_abort(c);
   Py_RETURN_NONE;
 }
 
 static PyObject *comm_destroy(fpy_comm *self, PyObject *unused) {
+  if (self->c && *self->busy && !fpy_comm_use(self)) return NULL;
   if (self->c && !self->simulated) {
     fold_comm *c = self->c;
     self->c = NULL;
@@ -119,7 +134,7 @@ static PyObject *comm_enter(fpy_comm *self, PyObject *unused) {
 static PyObject *comm_exit(fpy_comm *self, PyObject *args) { return comm_destroy(self, NULL); }
 
 static PyObject *comm_set_algo(fpy_comm *self, PyObject *arg) {
-  fold_comm *c = fpy_comm_get(self);
+  fold_comm *c = fpy_comm_use(self);
   if (!c) return NULL;
   if (!PyUnicode_Check(arg)) return fpy_invalid("set_algo: spec must be a str like \"allreduce=ring\"");
   int rc = fold_comm_set_algo(c, PyUnicode_AsUTF8(arg));
@@ -131,7 +146,7 @@ static PyObject *comm_iprobe(fpy_comm *self, PyObject *args, PyObject *kw) {
   static char *kl[] = {"source", "tag", NULL};
   int src = FOLD_ANY_SOURCE, tag = FOLD_ANY_TAG;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|ii:iprobe", kl, &src, &tag)) return NULL;
-  fold_comm *c = fpy_comm_get(self);
+  fold_comm *c = fpy_comm_use(self);
   if (!c) return NULL;
   int found = 0;
   fold_status st;

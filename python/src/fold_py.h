@@ -52,6 +52,13 @@ typedef struct fpy_comm {
   int simulated;
   struct fpy_sim *sim; /* simulated: the fold.Sim that owns c (borrowed; it
                           outlives c and clears c and sim when destroyed) */
+  /* Set while a thread waits with the GIL released in a call on this
+   * communicator's family (a world and its children, or a simulator's
+   * ranks): fold's rule is one thread at a time per family, so a call from
+   * another thread meanwhile is refused instead of racing. busy points to
+   * the family's flag: busy_own of the world, or the Sim's. */
+  int *busy;
+  int busy_own;
 } fpy_comm;
 
 extern PyTypeObject fpy_comm_type;
@@ -59,6 +66,9 @@ extern PyTypeObject fpy_comm_type;
 PyObject *fpy_comm_new(fold_comm *c, PyObject *keep, int simulated);
 /* The communicator of a Comm, or NULL with InvalidArgument if destroyed. */
 fold_comm *fpy_comm_get(fpy_comm *self);
+/* The same for a call that uses it: also refused while another thread is
+ * inside a call on its family. */
+fold_comm *fpy_comm_use(fpy_comm *self);
 int fpy_comm_init_type(PyObject *m);
 
 /* One call's arguments, resolved: what keeps its buffers alive until it
@@ -103,9 +113,9 @@ int fpy_ml_init(PyObject *m);
 /* A dtype from a name, a numpy dtype or scalar type, or a torch dtype. */
 int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
 
-/* Wait for req with the GIL released; *rc = its fold status and 0, or -1
- * with the Python exception set (KeyboardInterrupt: then c is aborted and
- * req freed). req is freed either way. */
-int fpy_wait(fold_comm *c, fold_request *req, fold_status *st, int *rc);
+/* Wait for req (on o's communicator) with the GIL released; *rc = its fold
+ * status and 0, or -1 with the Python exception set (KeyboardInterrupt:
+ * then the communicator is aborted and req freed). req is freed either way. */
+int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc);
 
 #endif

@@ -26,7 +26,7 @@ static PyObject *mod_kmeans(PyObject *m, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OnnOOi|idOK:kmeans", kl, &fpy_comm_type, &commo, &xo, &n_local,
                                    &dim, &co, &lo, &p.k, &p.max_iter, &p.tol, &inito, &seed))
     return NULL;
-  fold_comm *c = fpy_comm_get((fpy_comm *)commo);
+  fold_comm *c = fpy_comm_use((fpy_comm *)commo);
   if (!c) return NULL;
   if (n_local < 0 || dim < 1 || p.k < 1) return fpy_invalid("kmeans: rank %d: bad shape or k", fold_comm_rank(c));
   p.seed = seed;
@@ -39,9 +39,11 @@ static PyObject *mod_kmeans(PyObject *m, PyObject *args, PyObject *kw) {
   p.init = hi ? ini.ptr : NULL;
   double inertia = 0;
   int n_iter = 0, rc;
+  *((fpy_comm *)commo)->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_kmeans(c, x.ptr, (size_t)n_local, (size_t)dim, &p, cen.ptr, hl ? lab.ptr : NULL, &inertia, &n_iter);
   Py_END_ALLOW_THREADS
+  *((fpy_comm *)commo)->busy = 0;
   if (hi) fpy_buf_release(&ini);
   if (hl) fpy_buf_release(&lab);
   fpy_buf_release(&cen);
@@ -67,7 +69,7 @@ static PyObject *mod_logreg(PyObject *m, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOnnO|dpidi:logreg", kl, &fpy_comm_type, &commo, &xo, &yo, &n_local,
                                    &dim, &co, &p.C, &p.fit_intercept, &p.max_iter, &p.gtol, &p.history))
     return NULL;
-  fold_comm *c = fpy_comm_get((fpy_comm *)commo);
+  fold_comm *c = fpy_comm_use((fpy_comm *)commo);
   if (!c) return NULL;
   if (n_local < 0 || dim < 1) return fpy_invalid("logreg: rank %d: bad shape", fold_comm_rank(c));
   fpy_buf x, y, coef;
@@ -83,9 +85,11 @@ static PyObject *mod_logreg(PyObject *m, PyObject *args, PyObject *kw) {
   }
   double icpt = 0;
   int n_iter = 0, rc;
+  *((fpy_comm *)commo)->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_logreg(c, x.ptr, y.ptr, (size_t)n_local, (size_t)dim, &p, coef.ptr, &icpt, &n_iter);
   Py_END_ALLOW_THREADS
+  *((fpy_comm *)commo)->busy = 0;
   fpy_buf_release(&coef);
   fpy_buf_release(&y);
   fpy_buf_release(&x);

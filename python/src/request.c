@@ -41,7 +41,7 @@ PyObject *fpy_request_new(fpy_comm *comm, fold_request *req, fpy_call *a) {
   if (!o) {
     /* cannot own it: finish it here so that nothing dangles */
     int rc;
-    if (fpy_wait(comm->c, req, NULL, &rc) == 0) PyErr_NoMemory();
+    if (fpy_wait(comm, req, NULL, &rc) == 0) PyErr_NoMemory();
     fpy_call_release(a);
     return NULL;
   }
@@ -80,9 +80,9 @@ static PyObject *outcome(fpy_request *self) {
 
 static PyObject *req_wait(fpy_request *self, PyObject *unused) {
   if (!self->done) {
-    if (!self->comm->c) return fpy_invalid("Request.wait: the communicator was destroyed");
+    if (!fpy_comm_use(self->comm)) return NULL;
     int rc;
-    if (fpy_wait(self->comm->c, self->req, &self->st, &rc) < 0) {
+    if (fpy_wait(self->comm, self->req, &self->st, &rc) < 0) {
       /* KeyboardInterrupt: fpy_wait aborted the communicator and freed req */
       finished(self, FOLD_EABORTED);
       return NULL;
@@ -94,7 +94,7 @@ static PyObject *req_wait(fpy_request *self, PyObject *unused) {
 
 static PyObject *req_test(fpy_request *self, PyObject *unused) {
   if (!self->done) {
-    if (!self->comm->c) return fpy_invalid("Request.test: the communicator was destroyed");
+    if (!fpy_comm_use(self->comm)) return NULL;
     int done = 0;
     int rc = fold_test_status(self->req, &done, &self->st);
     if (!done) {
@@ -110,7 +110,7 @@ static PyObject *req_test(fpy_request *self, PyObject *unused) {
 static PyObject *req_done(fpy_request *self, void *unused) { return PyBool_FromLong(self->done); }
 
 static void req_dealloc(fpy_request *self) {
-  if (!self->done && self->comm->c) {
+  if (!self->done && self->comm->c && !*self->comm->busy) {
     int done = 0;
     int rc = fold_test_status(self->req, &done, &self->st);
     if (done) finished(self, rc);

@@ -10,6 +10,7 @@ typedef struct fpy_sim {
   int n;
   PyObject *comms;   /* list: every Comm of this simulator, ranks first, then children */
   PyObject *pending; /* the first exception a callback raised, for run() to raise */
+  int busy;          /* the family flag of every Comm of this simulator (fpy_comm.busy) */
   PyObject *cbs;     /* list: callbacks not yet run (kept alive until the Sim goes) */
 } fpy_sim;
 
@@ -69,6 +70,7 @@ static PyObject *sim_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *c = fpy_comm_new(cs[i], NULL, 1);
     if (!c) break;
     ((fpy_comm *)c)->sim = self;
+    ((fpy_comm *)c)->busy = &self->busy;
     PyList_SET_ITEM(self->comms, i, c);
   }
   PyMem_Free(cs);
@@ -104,7 +106,8 @@ static void sim_dealloc(fpy_sim *self) {
 
 static int live(fpy_sim *self) {
   if (!self->s) fpy_invalid("fold.Sim: the simulator was destroyed");
-  return self->s != NULL;
+  else if (self->busy) fpy_invalid("fold.Sim: another thread is inside a call on one of its ranks");
+  return self->s != NULL && !self->busy;
 }
 
 static PyObject *raise_pending(fpy_sim *self) {
@@ -176,7 +179,12 @@ static void trampoline(void *arg) {
   at_cb *cb = arg;
   /* a wait may run the simulator with the GIL released */
   PyGILState_STATE g = PyGILState_Ensure();
+  /* inside a wait of this thread (the family is busy): fn is this thread's
+   * own code and may start calls on the simulated ranks */
+  int was = cb->sim->busy;
+  cb->sim->busy = 0;
   PyObject *r = PyObject_CallNoArgs(cb->fn);
+  cb->sim->busy = was;
   if (r) Py_DECREF(r);
   else if (!cb->sim->pending) {
     PyObject *t, *v, *tb;

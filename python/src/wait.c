@@ -12,7 +12,8 @@
  * would cost every small call (measured: docs/python.md). */
 #define FAST_TESTS 32
 
-int fpy_wait(fold_comm *c, fold_request *req, fold_status *st, int *rc) {
+int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc) {
+  fold_comm *c = o->c;
   for (int i = 0; i < FAST_TESTS; i++) {
     int done = 0;
     int r = fold_test_status(req, &done, st);
@@ -23,9 +24,11 @@ int fpy_wait(fold_comm *c, fold_request *req, fold_status *st, int *rc) {
   }
   for (;;) {
     int done = 0, r;
+    *o->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     r = fold_wait_for(req, SLICE_S, &done, st);
     Py_END_ALLOW_THREADS
+    *o->busy = 0;
     if (done || r != FOLD_OK) {
       *rc = r;
       return 0;

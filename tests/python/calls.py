@@ -11,6 +11,7 @@ import fold
 
 comm = fold.init()
 n, r = comm.size, comm.rank
+assert fold.init() is comm, "fold.init() twice: the same world"
 failures = []
 
 

@@ -95,6 +95,22 @@ except fold.Aborted:
     pass
 d.destroy()
 
+# one thread at a time per family: while a thread waits (GIL released) in a call on a dup, a call from
+# another thread on any communicator of the family is refused, not raced; the waiting call times out
+import threading
+d = comm.dup()
+caught = []
+th = threading.Thread(target=lambda: caught.append(raises(fold.Timeout, lambda: d.recv(np.zeros(1), source=r, tag=5))))
+th.start()
+time.sleep(0.3)
+raises(fold.InvalidArgument, lambda: comm.barrier(), "another thread")
+raises(fold.InvalidArgument, lambda: d.destroy(), "another thread")
+raises(fold.InvalidArgument, lambda: comm.irecv(np.zeros(1)), "another thread")
+check(comm.rank == r, "rank readable meanwhile")
+th.join()
+check(len(caught) == 1, "the waiting thread finished")
+d.destroy()
+
 comm.barrier()
 y = np.ones(3)
 comm.allreduce(y)
