@@ -199,7 +199,7 @@ static int start(fold_comm *c, fpy_call *a, fold_request **req) {
 }
 
 /* Start the call with algo forced for it alone (None: automatic selection). */
-static int start_with_algo(fold_comm *c, fpy_call *a, PyObject *algo, fold_request **req) {
+static int start_with_algo(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, fold_request **req) {
   if (!algo || algo == Py_None || a->kind >= FPY_SEND) return start(c, a, req);
   if (!PyUnicode_Check(algo)) {
     fpy_invalid("%s: algo must be a str naming an algorithm, not %s", names[a->kind], Py_TYPE(algo)->tp_name);
@@ -210,8 +210,14 @@ static int start_with_algo(fold_comm *c, fpy_call *a, PyObject *algo, fold_reque
   int rc = fold_comm_set_algo(c, spec);
   if (rc == FOLD_OK) {
     rc = start(c, a, req);
-    snprintf(spec, sizeof spec, "%s=auto", names[a->kind]);
-    fold_comm_set_algo(c, spec);
+    /* back to what was forced before (set_algo, FOLD_ALGO) or automatic */
+    char prior[96];
+    fpy_comm_prior_algo(self, names[a->kind], prior, sizeof prior);
+    snprintf(spec, sizeof spec, "%s=%s", names[a->kind], prior);
+    if (fold_comm_set_algo(c, spec) != FOLD_OK) {
+      snprintf(spec, sizeof spec, "%s=auto", names[a->kind]);
+      fold_comm_set_algo(c, spec);
+    }
   }
   if (rc) fpy_raise(rc, fold_comm_last_error(c));
   return rc ? 1 : 0;
@@ -220,7 +226,7 @@ static int start_with_algo(fold_comm *c, fpy_call *a, PyObject *algo, fold_reque
 /* Run a resolved call: blocking (return its result) or not (return a Request owning it). */
 static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, int nonblocking) {
   fold_request *req = NULL;
-  int rc = start_with_algo(c, a, algo, &req);
+  int rc = start_with_algo(self, c, a, algo, &req);
   if (rc) {
     if (rc < 0) fpy_raise(rc, fold_comm_last_error(c));
     fpy_call_release(a);

@@ -152,6 +152,16 @@ comm.allreduce(np.zeros(0, np.float32))
 x = np.ones(4, np.float64)
 comm.allreduce(x, algo="ring")
 check(np.all(x == n), "allreduce algo=ring")
+# a per-call algo= restores what set_algo forced before, not automatic selection: rank 0 forces ring per
+# call, the others by set_algo; then a plain call must pick ring on rank 0 too (else Mismatch, which names
+# both algorithms)
+d = comm.dup()
+d.set_algo("allreduce=ring")
+x = np.ones(1, np.float64)
+d.allreduce(x, algo="ring") if r == 0 else d.allreduce(x)
+d.allreduce(x)
+check(x[0] == n * n, f"algo restored: {x}")
+d.destroy()
 comm.barrier()
 run(False, "barrier")
 
