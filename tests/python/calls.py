@@ -135,6 +135,22 @@ for dt in (np.float32, np.float64, np.int32):
     want = (tot / n).astype(dt) if dt != np.int32 else (tot // n).astype(dt)
     check(np.allclose(x, want), f"allreduce avg {np.dtype(dt).name}: {x} want {want}")
 
+# minloc / maxloc on numpy structured (value, index) pairs: fold's pair types
+for vt, it, align in ((np.float32, np.int32, False), (np.float64, np.int32, True), (np.int32, np.int32, False),
+                      (np.int64, np.int64, False)):
+    pt = np.dtype([("value", vt), ("index", it)], align=align)
+    vals = [(np.arange(K) * 7 + 3 * k) % 5 for k in range(n)]  # ties: the lower index wins
+    x = np.zeros(K, pt)
+    x["value"], x["index"] = vals[r], r
+    mn, mx = x.copy(), x.copy()
+    comm.allreduce(mn, op="minloc")
+    comm.allreduce(mx, op="maxloc")
+    st = np.stack(vals)
+    check(np.array_equal(mn["value"], st.min(0)) and np.array_equal(mn["index"], st.argmin(0)),
+          f"minloc {pt}: {mn}")
+    check(np.array_equal(mx["value"], st.max(0)) and np.array_equal(mx["index"], st.argmax(0)),
+          f"maxloc {pt}: {mx}")
+
 # bytearray and memoryview work too (uint8 / their format)
 ba = bytearray([r + 1] * 4)
 comm.allreduce(ba, op="max")
