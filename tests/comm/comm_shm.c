@@ -80,6 +80,29 @@ static void interleave(fold_comm *w, fold_comm *k) {
         (long long)sk);
 }
 
+/* Ranks that disagree on a child's first call: rank 0 runs a round
+ * algorithm (its note makes its area), the others shm; then a count that
+ * differs between shm-running ranks. FOLD_EMISMATCH on every rank, no hang;
+ * only that child fails. */
+static void mismatches(fold_comm *w) {
+  int me = fold_comm_rank(w);
+  int64_t in[4] = {1, 2, 3, 4}, out[4];
+  for (int round = 0; round < 2; round++) {
+    fold_comm *d = NULL;
+    CHECK_OK(fold_comm_dup(w, &d), w);
+    if (round == 0)
+      CHECK_OK(fold_comm_set_algo(d, me == 0 ? "allreduce=ring" : "allreduce=shm"), d);
+    else
+      CHECK_OK(fold_comm_set_algo(d, "allreduce=shm"), d);
+    size_t count = round == 1 && me == 1 ? 3 : 4;
+    CHECK_RC(fold_allreduce(in, out, count, FOLD_INT64, FOLD_SUM, d), FOLD_EMISMATCH, d);
+    CHECK(strstr(fold_comm_last_error(d), round == 0 ? "ring" : "count") != NULL, "child mismatch %d: %s", round,
+          fold_comm_last_error(d));
+    CHECK_OK(fold_comm_destroy(d), NULL);
+  }
+  CHECK_OK(fold_barrier(w), w); /* the world is unharmed */
+}
+
 static int one_host(fold_comm *w) {
   int me = fold_comm_rank(w), n = fold_comm_size(w), total = 0;
   fold_comm *par = NULL, *dup = NULL, *nest = NULL, *host = NULL;
@@ -112,6 +135,8 @@ static int one_host(fold_comm *w) {
   CHECK_OK(fold_comm_destroy(nest), NULL);
   CHECK_OK(fold_comm_destroy(dup), NULL);
   CHECK(linked_kid_areas() == 0, "a child's area is still linked after destroy");
+  mismatches(w);
+  CHECK(linked_kid_areas() == 0, "a failed child's area is still linked after destroy");
   return total;
 }
 
