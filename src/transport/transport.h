@@ -206,8 +206,11 @@ int fold__card_encode(const fold__card *card, char *buf, size_t cap);
 int fold__card_decode(fold__card *card, const char *buf, size_t len);
 
 /* ---- inproc: ranks are threads ----------------------------------------------- */
-/* Create n communicators sharing one in-process world. */
-int fold__inproc_create(int n, fold_comm **comms);
+/* The transports of an in-process world of n ranks: tps[i] for rank i, not
+ * attached to a communicator yet (the communicator layer makes the
+ * communicators and attaches them: comm/comm_local.c). Returns 0 or
+ * FOLD_ENOMEM (nothing is left allocated). */
+int fold__inproc_create(int n, fold__tp **tps);
 
 /* ---- shm: processes on one host ------------------------------------------------ */
 /* Phase 1 (before publishing the card): create this rank's segment (sized
