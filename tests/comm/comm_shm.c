@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -103,6 +104,41 @@ static void mismatches(fold_comm *w) {
   CHECK_OK(fold_barrier(w), w); /* the world is unharmed */
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Not a check, numbers for docs/comm.md (the largest over the ranks): a
+ * fresh dup's first shm allreduce (it makes the areas), then 8-byte shm
+ * allreduces on the world and on the dup. */
+static void timing(fold_comm *w) {
+  fold_comm *d = NULL;
+  int64_t v = 1, s = 0;
+  CHECK_OK(fold_comm_set_algo(w, "allreduce=shm"), w);
+  CHECK_OK(fold_comm_dup(w, &d), w);
+  CHECK_OK(fold_comm_set_algo(d, "allreduce=shm"), d);
+  CHECK_OK(fold_barrier(w), w);
+  double t0 = now_s();
+  CHECK_OK(fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, d), d);
+  double t[3] = {now_s() - t0, 0, 0}, mx[3];
+  const int reps = 2000;
+  for (int k = 0; k < 2; k++) {
+    fold_comm *c = k ? d : w;
+    CHECK_OK(fold_barrier(w), w);
+    t0 = now_s();
+    for (int i = 0; i < reps; i++) fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, c);
+    t[1 + k] = (now_s() - t0) / reps;
+  }
+  CHECK_OK(fold_comm_set_algo(w, "allreduce=auto"), w);
+  CHECK_OK(fold_allreduce(t, mx, 3, FOLD_FLOAT64, FOLD_MAX, w), w);
+  if (fold_comm_rank(w) == 0)
+    printf("shm allreduce of 8 B, %d processes: first call on a dup %.1f us; then world %.2f us, dup %.2f us\n",
+           fold_comm_size(w), mx[0] * 1e6, mx[1] * 1e6, mx[2] * 1e6);
+  CHECK_OK(fold_comm_destroy(d), NULL);
+}
+
 static int one_host(fold_comm *w) {
   int me = fold_comm_rank(w), n = fold_comm_size(w), total = 0;
   fold_comm *par = NULL, *dup = NULL, *nest = NULL, *host = NULL;
@@ -137,6 +173,7 @@ static int one_host(fold_comm *w) {
   CHECK(linked_kid_areas() == 0, "a child's area is still linked after destroy");
   mismatches(w);
   CHECK(linked_kid_areas() == 0, "a failed child's area is still linked after destroy");
+  timing(w);
   return total;
 }
 
