@@ -120,8 +120,8 @@ fold__area *fold__shm_coll(fold__tp *tp, fold_comm *c) {
   return fold__shm_kid_area(t, c);
 }
 
-/* The sum of the counters of a's peers that are mapped. */
-static uint64_t area_sum(const fold__shm_area *a) {
+/* The sum of the counters of a's peers (a child's: those mapped). */
+static uint64_t kid_sum(const fold__shm_area *a) {
   uint64_t sum = 0;
   for (int p = 0; p < a->pub.size; p++) {
     const fold__shm_ctl *x = a->ctl[p];
@@ -133,8 +133,18 @@ static uint64_t area_sum(const fold__shm_area *a) {
 }
 
 uint64_t fold__shm_area_sum(const fold__shm_tp *t) {
-  uint64_t sum = t->area ? area_sum(t->area) : 0;
-  for (const fold__shm_area *k = t->kids; k; k = k->next) sum += area_sum(k);
+  /* Every poll of a waiting rank runs this: the world's loop stays as lean
+   * as it was (every peer's area is mapped there); folding it into the
+   * children's NULL-checked loop cost ~4% of an 8-byte allreduce at n = 2. */
+  uint64_t sum = 0;
+  const fold__shm_area *a = t->area;
+  for (int p = 0; a && p < a->pub.size; p++) {
+    if (p == a->pub.rank) continue;
+    const fold__shm_ctl *x = a->ctl[p];
+    sum += atomic_load_explicit(&x->arrive, memory_order_seq_cst) + atomic_load_explicit(&x->mid, memory_order_seq_cst) +
+           atomic_load_explicit(&x->done, memory_order_seq_cst);
+  }
+  for (const fold__shm_area *k = t->kids; k; k = k->next) sum += kid_sum(k);
   return sum;
 }
 
