@@ -18,6 +18,10 @@ foreach(t shm tcp)
   add_test(NAME comm_kill_${t} COMMAND comm_kill ${t})
   set_tests_properties(comm_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
 endforeach()
+# ... and a rank killed before B's first call: over shm, before it made its
+# collective area of B, for which B's first shm allreduce waits.
+add_test(NAME comm_kill_shm_early COMMAND comm_kill shm early)
+set_tests_properties(comm_kill_shm_early PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
 # split_host: each rank on its own network namespace is its own host; all
 # ranks of foldrun share one.
 add_test(NAME comm_procs_netns COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh netns 3 ${CMAKE_BINARY_DIR} $<TARGET_FILE:comm_procs> 100 1)
