@@ -37,3 +37,6 @@ add_test(NAME comm_shm_5 COMMAND $<TARGET_FILE:foldrun> -n 5 --transport shm -- 
 add_test(NAME comm_shm_hosts COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOSTS=3 $<TARGET_FILE:foldrun> -n 5 -- $<TARGET_FILE:comm_shm> hosts)
 set_tests_properties(comm_shm_3 comm_shm_5 comm_shm_hosts PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE ENVIRONMENT FOLD_TIMEOUT=20)
 set_tests_properties(comm_shm_3 PROPERTIES ENVIRONMENT "FOLD_TIMEOUT=20;FOLD_SHM_COLL_BYTES=4096;FOLD_SHM_SMALL_BYTES=64")
+# ... with FOLD_PROGRESS_THREAD=1: the helper steps the children's first calls (mapping areas) and sleeps over them
+add_test(NAME comm_shm_pthread COMMAND $<TARGET_FILE:foldrun> -n 3 --transport shm -- $<TARGET_FILE:comm_shm>)
+set_tests_properties(comm_shm_pthread PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE ENVIRONMENT "FOLD_TIMEOUT=20;FOLD_PROGRESS_THREAD=1")
