@@ -16,6 +16,12 @@ foreach(x full partial)
   add_test(NAME areduce_fold_sim_${x} COMMAND fold-sim areduce-${x})
   set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
 endforeach()
+# ... with --op sum_exact: every run (every degree, both modes, float64 and
+# float32) gives the same bits, math.fsum's; FOLD_SUM's bits vary; bad options.
+foreach(x exact-full exact-partial-f32 rounded badargs)
+  add_test(NAME areduce_fold_sim_op_${x} COMMAND ${FOLD_TEST_DIR}/areduce/fold_sim_op.sh $<TARGET_FILE:fold-sim> ${FOLD_TEST_DIR} ${x})
+  set_tests_properties(areduce_fold_sim_op_${x} PROPERTIES TIMEOUT 60)
+endforeach()
 # The Monte Carlo pi example: the target stops the run at a standard error of 1e-3 and checks the estimate.
 add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<TARGET_FILE:areduce_pi> 1e-3)
 set_tests_properties(areduce_pi PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
