@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "engine/engine.h" /* fold__timer: the engine's timer service makes the fragments */
@@ -36,6 +38,17 @@ static void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&ts, &ts) != 0) {
   }
+}
+
+/* More ranks than cores (this machine: 4 ranks on 2 cores, shared): after
+ * each poll a rank hands its core on (sched_yield), as fold's own waits
+ * and the shm transport's poll do then. A rank that polls without
+ * yielding keeps its core for a whole time slice, and a message to a rank
+ * queued behind it waits milliseconds (measured: tcp hops of 10-30 ms). */
+static int oversub;
+static void poll_pause(void) {
+  if (oversub)
+    sched_yield();
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -82,40 +95,53 @@ static void gen_fire(fold_comm *c, fold__timer *t, void *arg) {
 }
 
 /* One scenario: the tree's degree; every rank lets fold run only every
- * gap_us (0: all the time) while it makes fragments and computes gap_us
- * more after its done; rank `slow` (-1: none) makes one fragment only,
- * calls done and then sleeps slow_s, calling no fold: it went on to other
- * work, and only then do the others make theirs (they wait for its word,
- * so that its children's parts surely arrive while it computes). */
+ * gap_us (0: all the time), before and after its done, until the target
+ * has the final result (then the target tells everyone: the ranks keep
+ * computing and polling, as in the thesis, instead of sleeping in a
+ * blocking wait). Rank `late` (-1: none) makes its fragments 1 ms after
+ * the others, so that its last one is surely the last of all and the
+ * others' parts wait in the tree: the time to the final result is then
+ * its path's hops. Rank `slow` (-1: none) makes one fragment only, calls
+ * done and sleeps slow_s without calling fold: it went on to other work,
+ * and only then do the others make theirs (they wait for its word, so
+ * that its children's parts surely arrive while it computes). */
 typedef struct scen {
   int degree;
   double gap_us;
   int slow;
   double slow_s;
+  int late;
 } scen;
 
-/* One repetition: rank 0 returns the time from the last fragment of any
- * rank to the final result at the target (rank 0), in seconds. */
-static double one_rep(fold_comm *c, const scen *s) {
+/* One repetition. Rank 0 gets *lat, the time from the last fragment of
+ * any rank to the final result at the target (rank 0), and *tres, from
+ * the start of the rank that started last to the final result (the
+ * thesis' T_res; from the last start, since the ranks of this
+ * oversubscribed machine leave create up to milliseconds apart), both in
+ * seconds. */
+static void one_rep(fold_comm *c, const scen *s, double *lat, double *tres) {
   int n = fold_comm_size(c), r = fold_comm_rank(c);
   fold_areduce *ar = NULL;
+  *lat = *tres = NAN;
   CHECK_OK(fold_barrier(c), c);
   CHECK_OK(fold_areduce_create(c, 1, FOLD_INT64, FOLD_SUM, 0, s->degree, FOLD_AREDUCE_FULL, 0, &ar), c);
   if (ar == NULL)
-    return NAN;
+    return;
   int slow = s->slow >= 0 && s->slow < n ? s->slow : -1;
   int64_t tok = 0;
   if (slow >= 0 && r != slow) /* start when the slow rank has stopped calling fold (below) */
     CHECK_OK(fold_recv(&tok, 1, FOLD_INT64, slow, 9, c), c);
   gen g = {.ar = ar, .nf = r == slow ? 1 : NF};
   fold__timer_init(&g.t, gen_fire, &g);
-  g.t0 = fold__now(c);
+  g.t0 = fold__now(c) + (r == s->late ? 1000000 : 0);
+  double first = now_s() + (r == s->late ? 1e-3 : 0);
   CHECK_OK(fold__timer_arm(c, &g.t, g.t0), c);
   double gap = s->gap_us * 1e-6;
   while (!g.finished) { /* the rank computes; the engine's timer makes its fragments */
     if (gap > 0)
       spin_s(gap);
     CHECK_OK(fold_progress(c), c);
+    poll_pause();
   }
   CHECK(g.rc == FOLD_OK, "rank %d: the generator failed: %d: %s", r, g.rc, fold_comm_last_error(c));
   if (r == slow) {
@@ -126,38 +152,55 @@ static double one_rep(fold_comm *c, const scen *s) {
       if (p != r) CHECK_OK(fold_send(&tok, 1, FOLD_INT64, p, 9, c), c);
     sleep_s(s->slow_s);
   }
-  else if (gap > 0)
-    spin_s(gap);
   double fin_t = 0;
   int64_t out = 0;
   uint64_t nf = 0;
-  if (r == 0) {
+  if (r == 0) { /* the target polls its result, then stops the others */
     int fin = 0;
     while (!fin && fold_areduce_result(ar, &out, &nf, &fin) == FOLD_OK) {
+      poll_pause();
+      if (gap > 0) spin_s(gap);
     }
     fin_t = now_s();
+    for (int p = 1; p < n; p++) CHECK_OK(fold_send(&tok, 1, FOLD_INT64, p, 10, c), c);
+  } else { /* the others compute on, calling fold every gap, until then */
+    int found = 0;
+    while (!found && fold_iprobe(0, 10, c, &found, NULL) == FOLD_OK) {
+      poll_pause();
+      if (!found && gap > 0) spin_s(gap);
+    }
+    CHECK_OK(fold_recv(&tok, 1, FOLD_INT64, 0, 10, c), c);
   }
   CHECK_OK(fold_areduce_wait(ar, r == 0 ? &out : NULL, r == 0 ? &nf : NULL), c);
-  int want = s->slow >= 0 && s->slow < n ? (n - 1) * NF + 1 : n * NF;
+  int want = slow >= 0 ? (n - 1) * NF + 1 : n * NF;
   if (r == 0)
     CHECK(out == want && nf == (uint64_t)want, "degree %d: %lld (%llu fragments), want %d", s->degree, (long long)out,
           (unsigned long long)nf, want);
-  double lmax = 0;
+  double lmax = 0, fmax = 0;
   CHECK_OK(fold_allreduce(&g.last, &lmax, 1, FOLD_FLOAT64, FOLD_MAX, c), c);
+  CHECK_OK(fold_allreduce(&first, &fmax, 1, FOLD_FLOAT64, FOLD_MAX, c), c);
   fold_areduce_destroy(ar);
-  return fin_t - lmax;
+  *lat = fin_t - lmax;
+  *tres = fin_t - fmax;
 }
 
-/* reps repetitions: rank 0 gets the median (and the minimum, the
- * 90th percentile) in microseconds. */
-static double measure(fold_comm *c, const scen *s, int reps, double *mn, double *p90) {
-  double *v = calloc((size_t)reps, sizeof *v);
-  for (int i = 0; i < reps; i++) v[i] = one_rep(c, s) * 1e6;
-  double m = median(v, reps);
-  if (mn) *mn = v[0];
-  if (p90) *p90 = v[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1];
+/* reps repetitions: rank 0 gets the median of the latency (last fragment
+ * -> final) and its minimum and 90th percentile, and the median T_res,
+ * in microseconds. */
+typedef struct stats {
+  double med, min, p90, tres;
+} stats;
+
+static stats measure(fold_comm *c, const scen *s, int reps) {
+  double *v = calloc((size_t)reps, sizeof *v), *w = calloc((size_t)reps, sizeof *w);
+  for (int i = 0; i < reps; i++) {
+    one_rep(c, s, &v[i], &w[i]);
+    v[i] *= 1e6, w[i] *= 1e6;
+  }
+  stats st = {median(v, reps), v[0], v[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1], median(w, reps)};
   free(v);
-  return m;
+  free(w);
+  return st;
 }
 
 /* One hop: half a ping-pong of one int64 between ranks 1 and 0 (both
@@ -209,41 +252,48 @@ static void pick(int n, int d, int *leaf, int *inner) {
 /* ---- foldrun -n N ... areduce_real bench [reps] (docs/areduce.md) ---------- */
 static void bench(fold_comm *c, int reps) {
   int n = fold_comm_size(c), r = fold_comm_rank(c);
-  double hop = n > 1 ? hop_us(c) : 0, mn, p90;
+  double hop = n > 1 ? hop_us(c) : 0;
   if (r == 0)
-    printf("bench n %d: one hop (half a ping-pong of 8 B, median of 400): %.2f us; %d repetitions per line\n", n, hop,
-           reps);
-  for (int d = 1; d <= (n > 1 ? n - 1 : 1); d++) { /* T_res against the degree */
-    scen s = {d, 0, -1, 0};
-    double m = measure(c, &s, reps, &mn, &p90);
-    int depth = tree_depth(n, d);
+    printf("bench n %d: one hop (half a ping-pong of 8 B, median of 400): %.2f us; %d repetitions per line, "
+           "medians (min, p90) in us\n", n, hop, reps);
+  for (int d = 1; d <= (n > 1 ? n - 1 : 1); d++) { /* the thesis' workload: T_res against the degree */
+    scen s = {d, 0, -1, 0, -1};
+    stats st = measure(c, &s, reps);
     if (r == 0)
-      printf("bench n %d degree %d depth %d: last fragment -> final: median %.1f us (min %.1f, p90 %.1f); "
-             "depth x hop %.1f us\n",
-             n, d, depth, m, mn, p90, depth * hop);
+      printf("bench n %d degree %d depth %d: T_res (last rank's start -> final) %.1f; last fragment -> final %.1f "
+             "(%.1f, %.1f)\n", n, d, tree_depth(n, d), st.tres, st.med, st.min, st.p90);
+  }
+  for (int d = 1; d <= (n > 1 ? n - 1 : 1); d++) { /* the deepest leaf's fragments come last: its path's hops */
+    int leaf, inner;
+    pick(n, d, &leaf, &inner);
+    int depth = 0, y = leaf, p, k;
+    while (leaf > 0 && fold_areduce_tree(n, 0, d, y, &p, NULL, &k) == FOLD_OK && p >= 0) y = p, depth++;
+    scen s = {d, 0, -1, 0, leaf};
+    stats st = measure(c, &s, reps);
+    if (r == 0)
+      printf("bench n %d degree %d: leaf %d at depth %d last: last fragment -> final %.1f (%.1f, %.1f); "
+             "depth x hop %.1f\n", n, d, leaf, depth, st.med, st.min, st.p90, depth * hop);
   }
   static const double gaps[] = {0, 10, 30, 100, 300, 1000};
-  int d2 = n > 2 ? 2 : 1;
-  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) { /* how often to call fold_progress */
-    scen s = {d2, gaps[i], -1, 0};
-    double m = measure(c, &s, reps, &mn, &p90);
-    if (r == 0)
-      printf("bench n %d degree %d every rank calls fold every %g us: median %.1f us (min %.1f, p90 %.1f)\n", n, d2,
-             gaps[i], m, mn, p90);
-  }
-  int leaf, inner;
+  int d2 = n > 2 ? 2 : 1, leaf, inner;
   pick(n, d2, &leaf, &inner);
+  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) { /* how often to call fold_progress */
+    scen s = {d2, gaps[i], -1, 0, leaf};
+    stats st = measure(c, &s, reps);
+    if (r == 0)
+      printf("bench n %d degree %d every rank calls fold every %g us, leaf %d last: last fragment -> final %.1f "
+             "(%.1f, %.1f)\n", n, d2, gaps[i], leaf, st.med, st.min, st.p90);
+  }
   const int who[] = {-1, leaf, inner};
   const char *what[] = {"nobody", "a leaf", "an inner node"};
   for (int k = 0; k < 3; k++) { /* one rank makes one fragment, then computes 20 ms without calling fold */
     if (k > 0 && who[k] < 0)
       continue;
-    scen s = {d2, 0, who[k], 0.02};
-    double m = measure(c, &s, reps, &mn, &p90);
+    scen s = {d2, 0, who[k], 0.02, -1};
+    stats st = measure(c, &s, reps);
     if (r == 0)
       printf("bench n %d degree %d slow rank %d (%s) computes 20 ms after one fragment and done, without fold: "
-             "median %.1f us (min %.1f, p90 %.1f)\n",
-             n, d2, who[k], what[k], m, mn, p90);
+             "last fragment -> final %.1f (%.1f, %.1f)\n", n, d2, who[k], what[k], st.med, st.min, st.p90);
   }
 }
 
@@ -265,8 +315,8 @@ static void slow_test(fold_comm *c) {
         inner);
   if (n != 4)
     return;
-  scen sl = {2, 0, leaf, T}, si = {2, 0, inner, T};
-  double ml = measure(c, &sl, 5, NULL, NULL), mi = measure(c, &si, 5, NULL, NULL);
+  scen sl = {2, 0, leaf, T, -1}, si = {2, 0, inner, T, -1};
+  double ml = measure(c, &sl, 5).med, mi = measure(c, &si, 5).med;
   if (r == 0) {
     printf("slow: last fragment -> final: leaf %d computing %.0f ms: median %.1f us; inner node %d: median %.1f us\n",
            leaf, T * 1e3, ml, inner, mi);
@@ -314,6 +364,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
     return 2;
   }
+  oversub = fold_comm_size(c) > (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (strcmp(what, "bench") == 0)
     bench(c, argc > 2 ? atoi(argv[2]) > 0 ? atoi(argv[2]) : 1 : 21);
   else
