@@ -27,8 +27,9 @@ foreach(x full partial)
   set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
 endforeach()
 # ... with --op sum_exact: every run (every degree, both modes, float64 and
-# float32) gives the same bits, math.fsum's; FOLD_SUM's bits vary; bad options.
-foreach(x exact-full exact-partial-f32 rounded badargs)
+# float32) gives the same bits, math.fsum's; FOLD_SUM's bits vary; the CSV
+# and both plots of the full sweep; bad options.
+foreach(x exact-full exact-partial-f32 rounded csv badargs)
   add_test(NAME areduce_fold_sim_op_${x} COMMAND ${FOLD_TEST_DIR}/areduce/fold_sim_op.sh $<TARGET_FILE:fold-sim> ${FOLD_TEST_DIR} ${x})
   set_tests_properties(areduce_fold_sim_op_${x} PROPERTIES TIMEOUT 60)
 endforeach()

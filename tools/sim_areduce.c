@@ -305,7 +305,7 @@ static int full(xcfg *x, const char *csv, const char *png) {
   printf("# areduce-full: N = %d, T_op = T_bth = 10, N_F = 100, T_G in [10, 11] (us); op %s, dtype %s\n", n,
          x->op == FOLD_SUM_EXACT ? "sum_exact" : "sum", dtype_name(x->dtype));
   printf("%8s %10s %12s\n", "T_lat", "best_deg", "T_res_best");
-  int rc = 0;
+  int rc = 0, bestdeg[8] = {0};
   for (int l = 0; l < nl; l++) {
     double best = INFINITY;
     int bestd = 0;
@@ -324,6 +324,7 @@ static int full(xcfg *x, const char *csv, const char *png) {
       if (t < best) best = t, bestd = d;
     }
     printf("%8g %10d %12.1f\n", lats[l], bestd, best / US);
+    bestdeg[l] = bestd;
   }
   if (f && fclose(f) != 0) rc = 1;
   if (f && png) {
@@ -337,6 +338,24 @@ static int full(xcfg *x, const char *csv, const char *png) {
              png, csv);
     if (gnuplot(s)) fprintf(stderr, "fold-sim: gnuplot failed: no PNG\n");
     else printf("# plot: %s\n", png);
+    /* figure 4.2: the optimal degree against the latency, next to the
+     * first plot (NAME.png -> NAME-optimal.png) */
+    char png2[4200];
+    size_t len = strlen(png);
+    snprintf(png2, sizeof png2, "%.*s-optimal.png", (int)(len > 4 && !strcmp(png + len - 4, ".png") ? len - 4 : len),
+             png);
+    int k = snprintf(s, sizeof s,
+                     "set terminal png size 700,450 noenhanced\nset output '%s'\n"
+                     "set title 'areduce-full: optimal degree against T_lat (N = 31)'\nset logscale x\n"
+                     "set xlabel 'T_lat (us)'\nset ylabel 'optimal degree'\nset yrange [0:31]\nset key off\n"
+                     "$opt << EOD\n",
+                     png2);
+    for (int l = 0; l < nl && k > 0 && (size_t)k < sizeof s; l++)
+      k += snprintf(s + k, sizeof s - (size_t)k, "%g %d\n", lats[l], bestdeg[l]);
+    if (k > 0 && (size_t)k < sizeof s)
+      snprintf(s + k, sizeof s - (size_t)k, "EOD\nplot $opt using 1:2 with linespoints pt 7\n");
+    if (gnuplot(s)) fprintf(stderr, "fold-sim: gnuplot failed: no PNG\n");
+    else printf("# plot: %s\n", png2);
   }
   return rc | x_report(x, n, 100);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fold_sim_op.sh — fold-sim's areduce experiments with --op/--dtype: FOLD_SUM_EXACT gives the same bits at every degree (and math.fsum's), a rounded sum does not, bad options exit 2.
-# Usage: fold_sim_op.sh FOLD_SIM TEST_DIR exact-full|exact-partial-f32|rounded|badargs
+# Usage: fold_sim_op.sh FOLD_SIM TEST_DIR exact-full|exact-partial-f32|rounded|csv|badargs
 set -uo pipefail
 F=$1 D=$2 what=$3
 T=$(mktemp -d)
@@ -34,6 +34,15 @@ rounded)
   /usr/bin/python3 "$D/op/exact_fsum.py" cat "$T/o" > "$T/o2" && fail "fsum agreed with a rounded sum"
   grep -q '^exact_fsum: 1 sums checked, 1 wrong' "$T/o2" || fail "fsum check did not run"
   echo "ok: FOLD_SUM: $k distinct results over 240 runs"
+  ;;
+csv)
+  # figures 4.1 and 4.2: the CSV (240 points) and, with gnuplot, both plots
+  "$F" areduce-full --csv "$T/full.csv" > "$T/o" || fail "fold-sim failed"
+  [ "$(grep -c '^[0-9]' "$T/full.csv")" -eq 240 ] || fail "want 240 CSV rows"
+  if command -v gnuplot > /dev/null; then
+    for f in full.png full-optimal.png; do [ -s "$T/$f" ] || fail "no $f"; done
+    grep -q "^# plot: $T/full-optimal.png" "$T/o" || fail "the optimal-degree plot is not announced"
+  fi
   ;;
 badargs)
   for a in "--op prod" "--op sum_exact --dtype int64" "--dtype int8" "--terms" "--op" "--bogus"; do
