@@ -70,8 +70,21 @@ if mode == "sigint":
             d = comm.dup()
             buf = np.zeros(4)
             c0 = count[0]
-            with open(os.path.join(tmp, f"ready{step}"), "w") as f:
-                f.write(str(os.getpid()))
+            def announce(step=step, d=d):
+                # tell the driver once this rank is inside its wait: the family is busy then, which a
+                # call from this second thread sees (iprobe is local and safe to poll)
+                end = time.monotonic() + 20
+                while time.monotonic() < end:
+                    try:
+                        d.iprobe()
+                        time.sleep(0.005)
+                    except fold.InvalidArgument:
+                        break
+                with open(os.path.join(tmp, f"ready{step}"), "w") as f:
+                    f.write(str(os.getpid()))
+
+            watcher = threading.Thread(target=announce)
+            watcher.start()
             try:
                 if how == "recv":
                     d.recv(buf, source=1 % n, tag=42)
@@ -83,6 +96,7 @@ if mode == "sigint":
                 sent = float(open(os.path.join(tmp, f"sent{step}")).read())
                 print(f"rank 0: {how}: KeyboardInterrupt {t - sent:.3f} s after SIGINT", flush=True)
                 check(t - sent < 1.0, f"{how}: KeyboardInterrupt {t - sent:.2f} s after SIGINT")
+            watcher.join()
             check(count[0] - c0 > 1000, f"{how}: the GIL was held while blocked ({count[0] - c0} thread turns)")
             try:
                 d.barrier()
