@@ -1,6 +1,6 @@
 # tests/python.cmake — the Python package `fold` (python/): every call against numpy, errors, signals, a killed rank.
 # Python cannot load a sanitizer-built libfold without LD_PRELOAD: the Python tests are labelled nosan, and
-# the ASan build runs four of them again with ASan and UBSan preloaded (python_asan_*, below).
+# the ASan build runs six of them again with ASan and UBSan preloaded (python_asan_*, below).
 if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE _asan OUTPUT_STRIP_TRAILING_WHITESPACE)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so OUTPUT_VARIABLE _ubsan OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -15,8 +15,14 @@ if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
     add_test(NAME python_asan_areduce_ml COMMAND ${_run} $<TARGET_FILE:foldrun> -n 3
       /usr/bin/python3 ${FOLD_TEST_DIR}/python/areduce_ml.py)
     add_test(NAME python_asan_sim COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/sim.py)
+    # Ctrl-C (the abort from the wakeup-fd guard's thread included) and a killed peer
+    add_test(NAME python_asan_sigint COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py sigint 2 shm
+      ${CMAKE_BINARY_DIR}/python)
+    add_test(NAME python_asan_kill COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py kill 3 tcp
+      ${CMAKE_BINARY_DIR}/python)
     set_tests_properties(python_asan_calls python_asan_errors python_asan_areduce_ml python_asan_sim
-      PROPERTIES TIMEOUT 120)
+      python_asan_sigint python_asan_kill PROPERTIES TIMEOUT 120)
+    set_tests_properties(python_asan_sigint python_asan_kill PROPERTIES RUN_SERIAL TRUE)
   endif()
 elseif(TARGET fold_python)
   set(FOLD_PY /usr/bin/python3)

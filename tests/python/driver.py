@@ -28,7 +28,7 @@ def wait_file(name, limit=30):
 
 ok = True
 if mode == "sigint":
-    for step in range(2):
+    for step in range(4):
         if not wait_file(f"ready{step}"):
             print(f"driver: rank 0 never got ready for step {step}")
             ok = False
