@@ -45,6 +45,10 @@ elseif(TARGET fold_python)
     add_test(NAME python_sigint_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/driver.py sigint 2 ${t} ${CMAKE_BINARY_DIR}/python)
     set_tests_properties(python_kill_${t} python_sigint_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
   endforeach()
+  # the same with the progress thread driving the communicator between calls
+  add_test(NAME python_calls_pthread_shm_3 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30 FOLD_PROGRESS_THREAD=1
+    $<TARGET_FILE:foldrun> -n 3 --transport shm ${FOLD_PY} ${FOLD_TEST_DIR}/python/calls.py)
+  set_tests_properties(python_calls_pthread_shm_3 PROPERTIES TIMEOUT 60 LABELS nosan)
   # torch CPU tensors (float16, bfloat16 included): importing torch takes seconds, so two runs only
   add_test(NAME python_tensors_shm_2 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=60
     $<TARGET_FILE:foldrun> -n 2 --transport shm ${FOLD_PY} ${FOLD_TEST_DIR}/python/tensors.py)
