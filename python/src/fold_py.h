@@ -116,6 +116,7 @@ int fpy_sim_adopt(struct fpy_sim *sim, PyObject *comm);
  * iterative queue (ml.c: _fold.kmeans, _fold.logreg). */
 int fpy_areduce_init_type(PyObject *m);
 int fpy_ml_init(PyObject *m);
+int fpy_iterq_init_type(PyObject *m);
 /* A dtype from a name, a numpy dtype or scalar type, or a torch dtype. */
 int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
 
