@@ -296,6 +296,18 @@ static PyObject *iq_set_max_iter(fpy_iterq *self, PyObject *arg) {
   return q ? done_or_raise(self, fold_iterq_set_max_iter(q, (int)m)) : NULL;
 }
 
+static PyObject *iq_set_checkpoint(fpy_iterq *self, PyObject *args, PyObject *kw) {
+  static char *kl[] = {"dir", "every", NULL};
+  PyObject *dir;
+  int every = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|i:set_checkpoint", kl, PyUnicode_FSConverter, &dir, &every))
+    return NULL;
+  fold_iterq *q = live(self);
+  PyObject *r = q ? done_or_raise(self, fold_iterq_set_checkpoint(q, PyBytes_AS_STRING(dir), every)) : NULL;
+  Py_DECREF(dir);
+  return r;
+}
+
 static PyObject *iq_run(fpy_iterq *self, PyObject *unused) {
   fold_iterq *q = live(self);
   if (!q || !fpy_comm_use(self->comm)) return NULL;
@@ -343,6 +355,9 @@ static PyMethodDef iq_methods[] = {
     {"set_stop", (PyCFunction)iq_set_stop, METH_O,
      "set_stop(fn): fn(queue) -> bool runs on rank 0 after each superstep; True stops."},
     {"set_max_iter", (PyCFunction)iq_set_max_iter, METH_O, "set_max_iter(n): at most n supersteps (default 100)."},
+    {"set_checkpoint", (PyCFunction)(void (*)(void))iq_set_checkpoint, METH_VARARGS | METH_KEYWORDS,
+     "set_checkpoint(dir, every=1): save the session every `every` supersteps and resume from dir "
+     "(fold_iterq_set_checkpoint)."},
     {"close_with", (PyCFunction)iq_close_with, METH_O, "close_with(fn): fn(queue) runs once after the last superstep."},
     {"run", (PyCFunction)iq_run, METH_NOARGS,
      "run(): run the queue (blocks; Ctrl-C aborts the communicator). A step's exception is raised on its rank, "

@@ -1,5 +1,7 @@
 """iterq.py — fold.IterQueue with Python steps: a distributed gradient descent to the mean of every rank's data
 (allreduce and broadcast steps, stop on rank 0, close), zero-copy session views, a step that raises."""
+import os
+import shutil
 import sys
 
 import numpy as np
@@ -53,7 +55,16 @@ q.add_broadcast("w", root=0)
 q.set_stop(stop)
 q.set_max_iter(1000)
 q.close_with(close)
+ckpt = f"/tmp/fold-pyiterq-{os.getppid()}"  # the launcher's pid: the same directory on every rank
+if r == 0:
+    shutil.rmtree(ckpt, ignore_errors=True)  # a stale one from a crashed run would be resumed
+comm.barrier()
+q.set_checkpoint(ckpt, every=5)
 q.run()
+check(os.path.isdir(ckpt) and len(os.listdir(ckpt)) >= n, f"checkpoints in {ckpt}: {os.listdir(ckpt)}")
+comm.barrier()
+if r == 0:
+    shutil.rmtree(ckpt)
 want = sum(np.arange(4, dtype=np.float64) * (k + 1) for k in range(n)) / n
 w = np.asarray(q.get("w"))
 check(np.allclose(w, want, rtol=0, atol=1e-9), f"iterq gradient descent: {w} want {want}")
