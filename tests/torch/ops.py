@@ -5,6 +5,7 @@ every result is exact in every dtype and fold's must equal gloo's and the refere
 (and says what differed) on any mismatch; prints "ops: all checks passed" on rank 0.
 """
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -192,6 +193,23 @@ w = dist.all_reduce(data(R, 10, torch.float64), async_op=True)
 fut = w.get_future()
 fut.wait()
 same(fut.value()[0], ref_reduce(10, torch.float64, "sum"), "get_future().value()")
+
+# async work runs in the background: the call returns at once (rank 1 joins 0.5 s late) and the work
+# completes without wait() (the worker thread drives it while this thread only sleeps)
+t = data(R, 100000, torch.float32)
+dist.barrier()
+if R == 1:
+    time.sleep(0.5)
+t0 = time.monotonic()
+w = dist.all_reduce(t, async_op=True)
+issued = time.monotonic() - t0
+if R == 0:
+    check(issued < 0.2 and not w.is_completed(), f"async all_reduce returned after {issued:.3f} s, completed {w.is_completed()}")
+while not w.is_completed() and time.monotonic() - t0 < 20:
+    time.sleep(0.005)
+check(w.is_completed(), "async all_reduce completed in the background")
+w.wait()
+same(t, ref_reduce(100000, torch.float32, "sum"), "background all_reduce result")
 
 # bad input: clear errors, nothing sent (the group stays usable)
 def raises(fn, text, what):
