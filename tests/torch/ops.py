@@ -211,6 +211,15 @@ check(w.is_completed(), "async all_reduce completed in the background")
 w.wait()
 same(t, ref_reduce(100000, torch.float32, "sum"), "background all_reduce result")
 
+# subgroups (new_group with the default backend): each is its own fold communicator at its own store prefix
+evens, odds = list(range(0, N, 2)), list(range(1, N, 2))
+g_even, g_odd = dist.new_group(evens), dist.new_group(odds)
+mine = evens if R % 2 == 0 else odds
+t = torch.full((5,), float(R))
+dist.all_reduce(t, group=g_even if R % 2 == 0 else g_odd)
+same(t, torch.full((5,), float(sum(mine))), f"all_reduce in the subgroup {mine}")
+check(dist.get_backend(g_even if R % 2 == 0 else g_odd).lower() == "fold", "the subgroup's backend is fold")
+
 # bad input: clear errors, nothing sent (the group stays usable)
 def raises(fn, text, what):
     try:
