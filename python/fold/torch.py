@@ -28,21 +28,24 @@ BACKEND = "fold"
 def _foldrun_env():
     """Under foldrun (FOLD_RANK/FOLD_SIZE/FOLD_STORE), give env:// what it reads.
 
-    foldrun starts every rank on this host and serves a fold store, not a
-    torch TCPStore; torch's store then lives at 127.0.0.1 on a port below the
-    kernel's ephemeral range that every rank derives alike from the job's
-    token and store (no outgoing connection takes it; MASTER_PORT overrides).
+    foldrun serves a fold store, not a torch TCPStore: torch's store then
+    lives on the fold store's host (MASTER_ADDR, 127.0.0.1 under foldrun) at
+    a port below the kernel's ephemeral range that every rank derives alike
+    from the job's token and store (no outgoing connection takes it). Values
+    already set win.
     """
     e = os.environ
     if "FOLD_RANK" not in e or "FOLD_SIZE" not in e:
         return
     e.setdefault("RANK", e["FOLD_RANK"])
     e.setdefault("WORLD_SIZE", e["FOLD_SIZE"])
-    e.setdefault("LOCAL_RANK", e["FOLD_RANK"])
-    e.setdefault("LOCAL_WORLD_SIZE", e["FOLD_SIZE"])
-    e.setdefault("MASTER_ADDR", "127.0.0.1")
+    store = e.get("FOLD_STORE", "")
+    host = "127.0.0.1"
+    if store.startswith("tcp://") and ":" in store[6:]:
+        host = store[6:].rsplit(":", 1)[0].strip("[]")
+    e.setdefault("MASTER_ADDR", host)
     if "MASTER_PORT" not in e:
-        seed = (e.get("FOLD_JOB_TOKEN", "") + "|" + e.get("FOLD_STORE", "")).encode()
+        seed = (e.get("FOLD_JOB_TOKEN", "") + "|" + store).encode()
         e["MASTER_PORT"] = str(20000 + int.from_bytes(hashlib.sha256(seed).digest()[:4], "little") % 10000)
 
 
