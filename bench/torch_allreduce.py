@@ -13,8 +13,10 @@ import torch
 import torch.distributed as dist
 
 import fold.torch  # noqa: F401
+from torch_common import gloo_iface
 
 torch.set_num_threads(1)
+gloo_iface()
 dist.init_process_group("fold")
 R, N = dist.get_rank(), dist.get_world_size()
 groups = {"fold": None, "gloo": dist.new_group(backend="gloo")}

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import fold.torch  # noqa: F401
+from torch_common import gloo_iface
 
 
 class Digits(nn.Module):
@@ -59,6 +60,7 @@ def step_time(make, shape, group, steps):
 
 def main():
     torch.set_num_threads(1)
+    gloo_iface()
     dist.init_process_group("fold")
     r, n = dist.get_rank(), dist.get_world_size()
     gloo = dist.new_group(backend="gloo")
