@@ -3,10 +3,49 @@
 
 #include <string.h>
 
+/* One field code of a struct format ("f", "<i", "=q"): 'f' float32, 'd'
+ * float64, '4' a 4-byte integer, '8' an 8-byte one, 0 otherwise. */
+static char field_kind(const char *t, size_t len) {
+  if (len == 2 && (t[0] == '<' || t[0] == '=' || t[0] == '@')) t++, len--;
+  if (len != 1) return 0;
+  switch (*t) {
+  case 'f': return 'f';
+  case 'd': return 'd';
+  case 'i': return '4';
+  case 'l': case 'q': return '8';
+  default: return 0;
+  }
+}
+
+/* A numpy structured element of two fields (value, index): fold's pair
+ * types for minloc/maxloc ("T{f:value:i:index:}"), by field types and the
+ * element's size (padding is implied by it). -1 for any other struct. */
+static int dtype_from_struct(const char *fmt, Py_ssize_t itemsize) {
+  char kinds[3] = {0};
+  int nf = 0, field = 1; /* tokens alternate: type, name, type, name */
+  const char *p = fmt + 2;
+  while (*p && *p != '}') {
+    const char *e = strchr(p, ':');
+    if (!e) return -1;
+    if (field) {
+      if (nf == 2 || !(kinds[nf++] = field_kind(p, (size_t)(e - p)))) return -1;
+    }
+    field = !field;
+    p = e + 1;
+  }
+  if (nf != 2 || strcmp(p, "}") != 0) return -1;
+  if (kinds[0] == 'f' && kinds[1] == '4' && itemsize == 8) return FOLD_FLOAT32_INT32;
+  if (kinds[0] == 'd' && kinds[1] == '4' && itemsize == 16) return FOLD_FLOAT64_INT32;
+  if (kinds[0] == '4' && kinds[1] == '4' && itemsize == 8) return FOLD_INT32_INT32;
+  if (kinds[0] == '8' && kinds[1] == '8' && itemsize == 16) return FOLD_INT64_INT64;
+  return -1;
+}
+
 /* The fold dtype of a struct-module format character with its item size;
- * -1 if fold has no such type (int16, complex, structs, ...). */
+ * -1 if fold has no such type (int16, complex, other structs, ...). */
 static int dtype_from_format(const char *fmt, Py_ssize_t itemsize) {
   if (!fmt) return FOLD_UINT8; /* no format: plain bytes */
+  if (fmt[0] == 'T' && fmt[1] == '{') return dtype_from_struct(fmt, itemsize);
   /* '@' and '=' are native order; '<' is native on the little-endian hosts
    * fold runs on; '>' and '!' would need byte swapping: refused unless one byte */
   if (*fmt == '@' || *fmt == '=' || *fmt == '<') fmt++;
@@ -140,7 +179,9 @@ int fpy_buf_get(PyObject *obj, int writable, const char *what, fpy_buf *b) {
     int dt = dtype_from_format(b->view.format, b->view.itemsize);
     if (dt < 0) {
       fpy_invalid("%s: element format '%s' (%zd bytes) is not a type fold knows (float16/32/64, int8/32/64, "
-                  "uint8/32/64)", what, b->view.format ? b->view.format : "B", b->view.itemsize);
+                  "uint8/32/64, or a (value, index) pair for minloc/maxloc: (float32, int32), (float64, int32) "
+                  "aligned, (int32, int32), (int64, int64))", what, b->view.format ? b->view.format : "B",
+                  b->view.itemsize);
       fpy_buf_release(b);
       return -1;
     }

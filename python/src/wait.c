@@ -1,45 +1,41 @@
-/* wait.c — waiting for a fold request with the GIL released, Ctrl-C honoured within 100 ms. */
+/* wait.c — waiting for a fold request with the GIL released, Ctrl-C honoured within 50 ms. */
 #include "fold_py.h"
 
-#include <sched.h>
-#include <time.h>
+/* How long each wait slice lasts before the GIL is taken back to look for
+ * signals (Ctrl-C). The first slice spins like fold_wait, so a fast
+ * operation pays nothing for the slicing. */
+#define SLICE_S 0.05
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* How many fold_test passes a wait makes before it releases the GIL: a
+ * few microseconds, in which small operations usually complete; holding the
+ * GIL that long costs other threads less than the release and reacquire
+ * would cost every small call (measured: docs/python.md). */
+#define FAST_TESTS 32
 
-/* How often a wait takes the GIL back to look for signals (Ctrl-C). */
-#define SIGNAL_CHECK_NS 50000000
-
-int fpy_wait(fold_comm *c, fold_request *req, fold_status *st, int *rc) {
-  int done = 0;
-  for (;;) {
-    int r = 0;
-    Py_BEGIN_ALLOW_THREADS
-    int64_t start = now_ns();
-    int spins = 0;
-    for (;;) {
-      r = fold_test_status(req, &done, st);
-      if (done || r != FOLD_OK) break;
-      int64_t el = now_ns() - start;
-      if (el > SIGNAL_CHECK_NS) break;
-      if (++spins > 64) {
-        if (el < 1000000) sched_yield();
-        else {
-          struct timespec ts = {0, 200000};
-          nanosleep(&ts, NULL);
-        }
-      }
+int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc) {
+  fold_comm *c = o->c;
+  for (int i = 0; i < FAST_TESTS; i++) {
+    int done = 0;
+    int r = fold_test_status(req, &done, st);
+    if (done || r != FOLD_OK) {
+      *rc = r;
+      return 0;
     }
+  }
+  for (;;) {
+    int done = 0, r;
+    *o->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    r = fold_wait_for(req, SLICE_S, &done, st);
     Py_END_ALLOW_THREADS
+    *o->busy = 0;
     if (done || r != FOLD_OK) {
       *rc = r;
       return 0;
     }
     if (PyErr_CheckSignals() < 0) {
-      /* the operation cannot be left half done: fail it everywhere here */
+      /* the operation cannot be left half done: fail the communicator
+       * (peers see this rank lost once it goes), then free req */
       fold_comm_abort(c);
       (void)fold_wait(req);
       return -1;
