@@ -231,8 +231,12 @@ class ProcessGroupFold : public c10d::ProcessGroup {
       throw std::runtime_error("fold: " + msg);
     }
     worker_ = std::thread([this] { run(); });
+    init(); // c10d's per-group setup (logging), as its own backends do
   }
 
+  // Runs the queue to its end first: work already queued completes or
+  // fails (a failed communicator fails it at once; a peer that is merely
+  // absent is waited for up to FOLD_TIMEOUT, as Gloo waits too).
   ~ProcessGroupFold() override {
     {
       std::lock_guard<std::mutex> g(mu_);
