@@ -220,6 +220,25 @@ dist.all_reduce(t, group=g_even if R % 2 == 0 else g_odd)
 same(t, torch.full((5,), float(sum(mine))), f"all_reduce in the subgroup {mine}")
 check(dist.get_backend(g_even if R % 2 == 0 else g_odd).lower() == "fold", "the subgroup's backend is fold")
 
+# DDP with a Python communication hook (fp16 compression: all_reduce(async_op=True).get_future().then(...)):
+# the weights stay identical on every rank
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+torch.manual_seed(0)
+m = DDP(torch.nn.Sequential(torch.nn.Linear(20, 50), torch.nn.ReLU(), torch.nn.Linear(50, 3)))
+m.register_comm_hook(None, default_hooks.fp16_compress_hook)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(5):
+    g = torch.Generator().manual_seed(100 + 7 * i + R)
+    x, y = torch.randn(16, 20, generator=g), torch.randint(0, 3, (16,), generator=g)
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(m(x), y).backward()
+    opt.step()
+w = torch.cat([p.detach().flatten() for p in m.parameters()])
+w0 = w.clone()
+dist.broadcast(w0, 0)
+same(w, w0, "DDP with fp16_compress_hook: weights equal to rank 0's")
+
 # bad input: clear errors, nothing sent (the group stays usable)
 def raises(fn, text, what):
     try:
