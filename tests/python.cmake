@@ -1,6 +1,6 @@
 # tests/python.cmake — the Python package `fold` (python/): every call against numpy, errors, signals, a killed rank.
 # Python cannot load a sanitizer-built libfold without LD_PRELOAD: the Python tests are labelled nosan, and
-# the ASan build runs four of them again with ASan and UBSan preloaded (python_asan_*, below).
+# the ASan build runs seven of them again with ASan and UBSan preloaded (python_asan_*, below).
 if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE _asan OUTPUT_STRIP_TRAILING_WHITESPACE)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so OUTPUT_VARIABLE _ubsan OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -15,8 +15,16 @@ if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
     add_test(NAME python_asan_areduce_ml COMMAND ${_run} $<TARGET_FILE:foldrun> -n 3
       /usr/bin/python3 ${FOLD_TEST_DIR}/python/areduce_ml.py)
     add_test(NAME python_asan_sim COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/sim.py)
+    add_test(NAME python_asan_iterq COMMAND ${_run} $<TARGET_FILE:foldrun> -n 3
+      /usr/bin/python3 ${FOLD_TEST_DIR}/python/iterq.py)
+    # Ctrl-C (the abort from the wakeup-fd guard's thread included) and a killed peer
+    add_test(NAME python_asan_sigint COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py sigint 2 shm
+      ${CMAKE_BINARY_DIR}/python)
+    add_test(NAME python_asan_kill COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py kill 3 tcp
+      ${CMAKE_BINARY_DIR}/python)
     set_tests_properties(python_asan_calls python_asan_errors python_asan_areduce_ml python_asan_sim
-      PROPERTIES TIMEOUT 120)
+      python_asan_iterq python_asan_sigint python_asan_kill PROPERTIES TIMEOUT 120)
+    set_tests_properties(python_asan_sigint python_asan_kill PROPERTIES RUN_SERIAL TRUE)
   endif()
 elseif(TARGET fold_python)
   set(FOLD_PY /usr/bin/python3)
@@ -39,6 +47,10 @@ elseif(TARGET fold_python)
     add_test(NAME python_sigint_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/driver.py sigint 2 ${t} ${CMAKE_BINARY_DIR}/python)
     set_tests_properties(python_kill_${t} python_sigint_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
   endforeach()
+  # the same with the progress thread driving the communicator between calls
+  add_test(NAME python_calls_pthread_shm_3 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30 FOLD_PROGRESS_THREAD=1
+    $<TARGET_FILE:foldrun> -n 3 --transport shm ${FOLD_PY} ${FOLD_TEST_DIR}/python/calls.py)
+  set_tests_properties(python_calls_pthread_shm_3 PROPERTIES TIMEOUT 60 LABELS nosan)
   # torch CPU tensors (float16, bfloat16 included): importing torch takes seconds, so two runs only
   add_test(NAME python_tensors_shm_2 COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=60
     $<TARGET_FILE:foldrun> -n 2 --transport shm ${FOLD_PY} ${FOLD_TEST_DIR}/python/tensors.py)
@@ -54,6 +66,12 @@ elseif(TARGET fold_python)
   # cmake --install: the package lands in the interpreter's layout and finds libfold by $ORIGIN
   add_test(NAME python_install COMMAND ${FOLD_TEST_DIR}/python/install_test.sh ${CMAKE_BINARY_DIR} ${FOLD_PYTHON_INSTALL_DIR})
   set_tests_properties(python_install PROPERTIES TIMEOUT 120 LABELS nosan)
+  # fold.IterQueue with Python steps: gradient descent to the mean, views, a raising step
+  foreach(n 1 3)
+    add_test(NAME python_iterq_${n} COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30
+      $<TARGET_FILE:foldrun> -n ${n} ${FOLD_PY} ${FOLD_TEST_DIR}/python/iterq.py)
+    set_tests_properties(python_iterq_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
+  endforeach()
   # fold.Sim: simulated ranks in one process, virtual time against the model
   add_test(NAME python_sim COMMAND ${FOLD_PY_RUN} ${FOLD_PY} ${FOLD_TEST_DIR}/python/sim.py)
   set_tests_properties(python_sim PROPERTIES TIMEOUT 60 LABELS nosan)

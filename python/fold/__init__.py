@@ -21,6 +21,7 @@ from ._fold import (  # noqa: F401
     Error,
     InternalError,
     InvalidArgument,
+    IterQueue,
     Mismatch,
     OutOfMemory,
     PeerLost,

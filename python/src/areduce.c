@@ -65,12 +65,20 @@ static PyObject *ar_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   if (!self) return NULL;
   int rc;
   fold_areduce *ar = NULL;
-  /* collective: blocks like a small allreduce */
+  /* collective: blocks like a small allreduce (Ctrl-C: the guard aborts c) */
+  fpy_guard g;
+  fpy_guard_begin(&g, comm->simulated ? NULL : c);
   *comm->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_areduce_create(c, (size_t)count, dt, op, target, degree, m, t_wait, &ar);
   Py_END_ALLOW_THREADS
   *comm->busy = 0;
+  fpy_guard_end(&g);
+  if (PyErr_CheckSignals() < 0) {
+    if (ar) fold_areduce_destroy(ar);
+    Py_DECREF(self);
+    return NULL;
+  }
   if (rc) {
     Py_DECREF(self);
     return fpy_raise(rc, fold_comm_last_error(c));
@@ -149,12 +157,16 @@ static PyObject *ar_wait(fpy_areduce *self, PyObject *args, PyObject *kw) {
   uint64_t nf = 0;
   int rc;
   void *p = has ? b.ptr : NULL;
+  fpy_guard g;
+  fpy_guard_begin(&g, self->comm->simulated ? NULL : self->comm->c);
   *self->comm->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_areduce_wait(ar, p, &nf);
   Py_END_ALLOW_THREADS
   *self->comm->busy = 0;
+  fpy_guard_end(&g);
   if (has) fpy_buf_release(&b);
+  if (PyErr_CheckSignals() < 0) return NULL;
   if (rc) return fpy_raise(rc, fold_comm_last_error(self->comm->c));
   return PyLong_FromUnsignedLongLong(nf);
 }

@@ -82,13 +82,21 @@ static PyObject *make_child(fpy_comm *self, int how, int color, int key) {
   fold_comm *c = fpy_comm_use(self), *nc = NULL;
   if (!c) return NULL;
   int rc;
-  /* blocks until every rank joined (no Ctrl-C here: fold has no nonblocking split) */
+  /* blocks until every rank joined; fold has no nonblocking split, so
+   * Ctrl-C comes through the guard (an abort of c) */
+  fpy_guard g;
+  fpy_guard_begin(&g, self->simulated ? NULL : c);
   *self->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = how == SPLIT ? fold_comm_split(c, color, key, &nc) : how == DUP ? fold_comm_dup(c, &nc)
                                                                         : fold_comm_split_host(c, &nc);
   Py_END_ALLOW_THREADS
   *self->busy = 0;
+  fpy_guard_end(&g);
+  if (PyErr_CheckSignals() < 0) {
+    if (nc && !self->simulated) fold_comm_destroy(nc);
+    return NULL;
+  }
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
   if (!nc) Py_RETURN_NONE; /* FOLD_UNDEFINED */
   /* the child keeps its parent alive; a simulated one belongs to its Sim */

@@ -116,6 +116,7 @@ int fpy_sim_adopt(struct fpy_sim *sim, PyObject *comm);
  * iterative queue (ml.c: _fold.kmeans, _fold.logreg). */
 int fpy_areduce_init_type(PyObject *m);
 int fpy_ml_init(PyObject *m);
+int fpy_iterq_init_type(PyObject *m);
 /* A dtype from a name, a numpy dtype or scalar type, or a torch dtype. */
 int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
 
@@ -123,5 +124,20 @@ int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
  * status and 0, or -1 with the Python exception set (KeyboardInterrupt:
  * then the communicator is aborted and req freed). req is freed either way. */
 int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc);
+
+/* Ctrl-C for a call that blocks inside fold (split, AsyncReduce, ML fits):
+ * between begin and end (GIL held at both; the call in between releases
+ * it), a signal with a Python handler aborts c, so the call returns
+ * FOLD_EABORTED; then PyErr_CheckSignals raises KeyboardInterrupt. */
+#include <pthread.h>
+typedef struct fpy_guard {
+  int active;
+  fold_comm *c;
+  int sig[2], stop[2];
+  int old_fd;
+  pthread_t th;
+} fpy_guard;
+void fpy_guard_begin(fpy_guard *g, fold_comm *c);
+void fpy_guard_end(fpy_guard *g);
 
 #endif

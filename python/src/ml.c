@@ -39,15 +39,19 @@ static PyObject *mod_kmeans(PyObject *m, PyObject *args, PyObject *kw) {
   p.init = hi ? ini.ptr : NULL;
   double inertia = 0;
   int n_iter = 0, rc;
+  fpy_guard g;
+  fpy_guard_begin(&g, ((fpy_comm *)commo)->simulated ? NULL : c);
   *((fpy_comm *)commo)->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_kmeans(c, x.ptr, (size_t)n_local, (size_t)dim, &p, cen.ptr, hl ? lab.ptr : NULL, &inertia, &n_iter);
   Py_END_ALLOW_THREADS
   *((fpy_comm *)commo)->busy = 0;
+  fpy_guard_end(&g);
   if (hi) fpy_buf_release(&ini);
   if (hl) fpy_buf_release(&lab);
   fpy_buf_release(&cen);
   fpy_buf_release(&x);
+  if (PyErr_CheckSignals() < 0) return NULL;
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
   return Py_BuildValue("(di)", inertia, n_iter);
 e3:
@@ -85,14 +89,18 @@ static PyObject *mod_logreg(PyObject *m, PyObject *args, PyObject *kw) {
   }
   double icpt = 0;
   int n_iter = 0, rc;
+  fpy_guard g;
+  fpy_guard_begin(&g, ((fpy_comm *)commo)->simulated ? NULL : c);
   *((fpy_comm *)commo)->busy = 1;
   Py_BEGIN_ALLOW_THREADS
   rc = fold_logreg(c, x.ptr, y.ptr, (size_t)n_local, (size_t)dim, &p, coef.ptr, &icpt, &n_iter);
   Py_END_ALLOW_THREADS
   *((fpy_comm *)commo)->busy = 0;
+  fpy_guard_end(&g);
   fpy_buf_release(&coef);
   fpy_buf_release(&y);
   fpy_buf_release(&x);
+  if (PyErr_CheckSignals() < 0) return NULL;
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
   return Py_BuildValue("(di)", icpt, n_iter);
 }

@@ -28,12 +28,12 @@ def wait_file(name, limit=30):
 
 ok = True
 if mode == "sigint":
-    for step in range(2):
+    for step in range(4):
         if not wait_file(f"ready{step}"):
             print(f"driver: rank 0 never got ready for step {step}")
             ok = False
             break
-        time.sleep(0.4)  # let it fall past the spin into the sleeping part of its wait
+        time.sleep(0.2)  # inside its wait (signals.py says so): let it fall past the spin into the sleeps
         with open(os.path.join(tmp, f"sent{step}.tmp"), "w") as f:
             f.write(repr(time.monotonic()))
         os.rename(os.path.join(tmp, f"sent{step}.tmp"), os.path.join(tmp, f"sent{step}"))

@@ -106,7 +106,15 @@ d = comm.dup()
 caught = []
 th = threading.Thread(target=lambda: caught.append(raises(fold.Timeout, lambda: d.recv(np.zeros(1), source=r, tag=5))))
 th.start()
-time.sleep(0.3)
+inside = False  # iprobe is local: poll with it until the thread is inside its wait
+end = time.monotonic() + 10
+while not inside and time.monotonic() < end:
+    try:
+        comm.iprobe()
+        time.sleep(0.01)
+    except fold.InvalidArgument as e:
+        inside = "another thread" in str(e)
+check(inside, "the second thread never seen inside its call")
 raises(fold.InvalidArgument, lambda: comm.barrier(), "another thread")
 raises(fold.InvalidArgument, lambda: d.destroy(), "another thread")
 raises(fold.InvalidArgument, lambda: comm.irecv(np.zeros(1)), "another thread")

@@ -66,23 +66,44 @@ if mode == "sigint":
 
         th = threading.Thread(target=spin)
         th.start()
-        for step, how in enumerate(("recv", "irecv.wait")):
+        for step, how in enumerate(("recv", "irecv.wait", "split", "AsyncReduce.wait")):
             d = comm.dup()
+            comm_ar = d
             buf = np.zeros(4)
             c0 = count[0]
-            with open(os.path.join(tmp, f"ready{step}"), "w") as f:
-                f.write(str(os.getpid()))
+            def announce(step=step, d=d):
+                # tell the driver once this rank is inside its wait: the family is busy then, which a
+                # call from this second thread sees (iprobe is local and safe to poll)
+                end = time.monotonic() + 20
+                while time.monotonic() < end:
+                    try:
+                        d.iprobe()
+                        time.sleep(0.005)
+                    except fold.InvalidArgument:
+                        break
+                with open(os.path.join(tmp, f"ready{step}"), "w") as f:
+                    f.write(str(os.getpid()))
+
+            watcher = threading.Thread(target=announce)
+            watcher.start()
             try:
                 if how == "recv":
                     d.recv(buf, source=1 % n, tag=42)
-                else:
+                elif how == "irecv.wait":
                     d.irecv(buf, source=1 % n, tag=42).wait()
+                elif how == "split":  # blocks inside fold: Ctrl-C through the wakeup-fd guard
+                    d.split(0)
+                else:
+                    ar = fold.AsyncReduce(comm_ar, 1, target=0)
+                    ar.done()
+                    ar.wait(out=np.zeros(1))
                 check(False, f"{how} returned")
             except KeyboardInterrupt:
                 t = time.monotonic()
                 sent = float(open(os.path.join(tmp, f"sent{step}")).read())
                 print(f"rank 0: {how}: KeyboardInterrupt {t - sent:.3f} s after SIGINT", flush=True)
                 check(t - sent < 1.0, f"{how}: KeyboardInterrupt {t - sent:.2f} s after SIGINT")
+            watcher.join()
             check(count[0] - c0 > 1000, f"{how}: the GIL was held while blocked ({count[0] - c0} thread turns)")
             try:
                 d.barrier()
@@ -93,8 +114,15 @@ if mode == "sigint":
         stop.set()
         th.join()
     else:
-        for step in range(2):
-            comm.dup().destroy()  # the dup is collective; rank 0 aborts its own copy
+        for step in range(4):
+            d = comm.dup()  # the dup is collective; rank 0 aborts its own copy
+            if step == 3:  # rank 0's AsyncReduce waits for this rank, which never says done
+                fold.AsyncReduce(d, 1, target=0)
+                ready = os.path.join(tmp, "ready3")
+                while not os.path.exists(ready):
+                    time.sleep(0.01)
+                time.sleep(2)
+            d.destroy()
     comm.barrier()
     x = np.ones(2)
     comm.allreduce(x)
