@@ -221,6 +221,9 @@ FOLD_API int fold_init(fold_comm **comm);
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
+/* fold_comm_init_store: the same rendezvous at an external store given as
+ * callbacks (e.g. torch's c10d::Store): include/fold_store.h. */
+
 /* Create n ranks in this process (transport inproc): comms[i] is rank i and
  * must be used by one thread (typically thread i). Does not block.
  * Returns FOLD_EINVAL if n < 1 or comms is NULL. */
@@ -772,4 +775,5 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #endif
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
+#include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
 #endif /* FOLD_H */
