@@ -4,7 +4,7 @@ add_test(NAME tcp_unit COMMAND tcp_unit)
 set_tests_properties(tcp_unit PROPERTIES TIMEOUT 30)
 
 fold_add_test_exe(tcp_p2p tcp/tcp_p2p.c tcp/tcp_harness.c p2p/p2p_suite.c p2p/p2p_wild.c check.c)
-foreach(t matrix unexpected mismatch peer_close strangers flood batch timeout ifname ipv6)
+foreach(t matrix unexpected mismatch peer_close strangers flood batch idle timeout ifname ipv6)
   add_test(NAME tcp_${t} COMMAND tcp_p2p ${t})
   set_tests_properties(tcp_${t} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -175,8 +175,14 @@ int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *c
  * p outside [0, size) means a receive from FOLD_ANY_SOURCE that no rank is
  * left to answer: the message then names every lost rank. */
 int fold__fail_for_lost(fold_comm *c, int p, const char *what);
-/* Poll every transport once (no task steps), marking that we are inside. */
+/* Poll every transport once (no task steps), marking that we are inside.
+ * When every transport found nothing to do for a couple of microseconds
+ * running and the rank may share its CPU (c->own_cpu unset), gives the CPU
+ * away (sched_yield; engine/progress.c, fold__idle_pause). */
 void fold__poll_transports(fold_comm *c);
+/* The poll pass just made was idle (idle != 0) or not: yield as
+ * fold__poll_transports says. Never on virtual time. */
+void fold__idle_pause(fold_comm *c, int idle);
 
 /* ---- sub-communicators (engine/family.c routes, comm/comm_split.c creates) --------------------------------
  * Transports deliver to their root comm (tp->comm) with the cid of the
@@ -194,8 +200,9 @@ int fold__fam_deliver(fold_comm *root, struct fold__unexp *u);
  * (fold__peer_lost in its numbering). Returns 1 if the root itself was
  * destroyed (nothing more to do), else 0. */
 int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why);
-/* Poll the family's transports once, every member marked as in a poll. */
-void fold__fam_poll(fold_comm *c);
+/* Poll the family's transports once, every member marked as in a poll.
+ * Returns 1 if every transport found nothing to do (FOLD__POLL_IDLE). */
+int fold__fam_poll(fold_comm *c);
 /* fold__progress for a comm of a family: poll once, then every member's
  * failure checks and task steps. */
 int fold__fam_progress(fold_comm *c);
@@ -367,6 +374,12 @@ struct fold__svc {
   const fold__unexp *cur;         /* the message a handler is being called for */
   int handlers_pending;           /* a handled message may be queued */
   int in_handlers;                /* fold__handlers_run is on the stack */
+  /* idle polls (fold__idle_pause): when the current stretch of idle poll
+   * passes began (0: the last pass did something), whether the last pass
+   * yielded (a wait's spin then does not yield again), how many yields */
+  int64_t idle_since;
+  int idle_yielded;
+  uint64_t idle_yields;
 };
 /* fold__recv_post took u off the unexpected queue: if a handler is being
  * called for it, the handler consumed it. */

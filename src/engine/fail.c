@@ -101,13 +101,15 @@ void fold__lost_notes_free(fold_comm *c) {
 
 void fold__poll_transports(fold_comm *c) {
   if (c->fam) {
-    fold__fam_poll(c);
+    fold__idle_pause(c, fold__fam_poll(c));
     return;
   }
   c->in_poll++;
+  int idle = 1;
   for (int i = 0; i < c->ntps && !fold__comm_failed(c); i++)
-    c->tps[i]->ops->poll(c->tps[i]);
+    idle &= c->tps[i]->ops->poll(c->tps[i]) == FOLD__POLL_IDLE;
   c->in_poll--;
+  fold__idle_pause(c, idle && c->ntps > 0);
 }
 
 /* Tell every live peer `msg` with `status`, flush for a bounded time, then

@@ -66,16 +66,18 @@ int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why) {
   return f->root_gone;
 }
 
-void fold__fam_poll(fold_comm *c) {
+int fold__fam_poll(fold_comm *c) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
-  if (f->down) return;
+  if (f->down) return 0;
   /* every member counts as in a poll: failures are deferred to the top */
   root->in_poll++;
   for (int i = 0; i < f->nkids; i++) f->kids[i]->in_poll++;
-  for (int i = 0; i < root->ntps; i++) root->tps[i]->ops->poll(root->tps[i]);
+  int idle = 1;
+  for (int i = 0; i < root->ntps; i++) idle &= root->tps[i]->ops->poll(root->tps[i]) == FOLD__POLL_IDLE;
   root->in_poll--;
   for (int i = 0; i < f->nkids; i++) f->kids[i]->in_poll--;
+  return idle;
 }
 
 int fold__fam_progress(fold_comm *c) {
@@ -83,7 +85,7 @@ int fold__fam_progress(fold_comm *c) {
   fold_comm *root = f->root;
   int st = fold__comm_failed(c);
   if (st) return st;
-  fold__fam_poll(c);
+  fold__idle_pause(c, fold__fam_poll(c));
   /* Each member batches its own steps' sends; a child's are not held by the
    * transports (they look at the root's bracket), which keeps a child's
    * failure reports from waiting behind a bracket they cannot close. */

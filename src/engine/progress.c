@@ -20,7 +20,8 @@
 #define FOLD__SPIN_NS 100000
 #define FOLD__SLEEP_CAP_NS 50000000
 /* Past this much spinning, each spin also yields the core: when ranks
- * outnumber cores, the peer we wait for may be queued behind us. */
+ * outnumber cores, the peer we wait for may be queued behind us. The same
+ * holds for a stretch of idle poll passes (fold__idle_pause). */
 #define FOLD__YIELD_AFTER_NS 2000
 
 static inline void cpu_relax(void) {
@@ -29,6 +30,35 @@ static inline void cpu_relax(void) {
 #elif defined(__aarch64__)
   __asm__ __volatile__("yield");
 #endif
+}
+
+/* Every poll pass, the waits' and the application's own polling loops
+ * (fold_test, fold_progress, fold_iprobe, fold_areduce_result, ...) alike,
+ * gives the CPU away once the passes found nothing to do for a couple of
+ * microseconds, unless the rank has a CPU of its own (c->own_cpu, set by
+ * the shm transport when every peer is local and the ranks fit the CPUs).
+ * When ranks outnumber cores, the peer we wait for may be queued behind
+ * us: a loop that polls without yielding keeps the core for a whole time
+ * slice, and a message to a rank queued behind it waits milliseconds
+ * (tcp, 4 ranks on 2 cores: hops of 10-30 ms instead of ~10 us). The
+ * clock is read only when a pass was idle and the rank may share its CPU;
+ * a rank that is not oversubscribed pays one sched_yield (a system call
+ * that returns at once) per idle pass after the first 2 us. */
+void fold__idle_pause(fold_comm *c, int idle) {
+  struct fold__svc *s = c->svc;
+  s->idle_yielded = 0;
+  if (!idle || c->own_cpu || fold__engine_virtual(c) || fold__comm_failed(c)) {
+    s->idle_since = 0;
+    return;
+  }
+  int64_t now = fold__now(c);
+  if (s->idle_since == 0) {
+    s->idle_since = now;
+  } else if (now - s->idle_since >= FOLD__YIELD_AFTER_NS) {
+    sched_yield();
+    s->idle_yielded = 1;
+    s->idle_yields++;
+  }
 }
 
 void fold__task_start(fold_comm *c, fold__task *t) {
@@ -269,7 +299,8 @@ static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *st
     if (now >= stop)
       return FOLD__WAIT_STOPPED;
     if (now - spin_from < FOLD__SPIN_NS) {
-      if (now - spin_from > FOLD__YIELD_AFTER_NS && !c->own_cpu)
+      /* the poll pass above may have yielded already (fold__idle_pause) */
+      if (now - spin_from > FOLD__YIELD_AFTER_NS && !c->own_cpu && !c->svc->idle_yielded)
         sched_yield();
       else
         cpu_relax();

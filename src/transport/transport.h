@@ -118,6 +118,9 @@ static inline char *fold__area_slot(const fold__area *a, int p, int s) {
  * (eager) or at once (rendezvous, tp/cookie set), hands it over with
  * fold__deliver_unexp(). Messages of one (src, ctx, tag) are delivered in
  * the order they were sent. */
+/* poll(): this pass found nothing to do (positive: not an error code) */
+#define FOLD__POLL_IDLE 1
+
 typedef struct fold__tp_ops {
   const char *name;
   int kind;
@@ -129,7 +132,11 @@ typedef struct fold__tp_ops {
   /* Non-blocking progress: move bytes, deliver arrivals, complete sends,
    * notice lost peers (then fold__peer_lost(), after delivering everything
    * the peer sent first).
-   * Returns 0 or the communicator's failure status. */
+   * Returns FOLD__POLL_IDLE when the pass found nothing to do (no bytes
+   * moved, nothing left over that the next pass could move at once): the
+   * engine then may give the CPU away (engine/progress.c, idle_pause).
+   * Otherwise 0 (something moved, or the transport cannot tell: such a
+   * pass never counts as idle), or the communicator's failure status. */
   int (*poll)(fold__tp *tp);
   /* Sleep until this transport may have something new, or timeout_ns
    * passes. Must not lose a wake-up that happened after the last poll()

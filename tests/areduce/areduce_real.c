@@ -47,17 +47,6 @@ static void sleep_s(double s) {
   }
 }
 
-/* More ranks than cores (this machine: 4 ranks on 2 cores, shared): after
- * each poll a rank hands its core on (sched_yield), as fold's own waits
- * and the shm transport's poll do then. A rank that polls without
- * yielding keeps its core for a whole time slice, and a message to a rank
- * queued behind it waits milliseconds (measured: tcp hops of 10-30 ms). */
-static int oversub;
-static void poll_pause(void) {
-  if (oversub)
-    sched_yield();
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -150,7 +139,6 @@ static void one_rep(fold_comm *c, const scen *s, double *lat, double *tres, doub
     if (gap > 0)
       spin_s(gap);
     CHECK_OK(fold_progress(c), c);
-    poll_pause();
   }
   CHECK(g.rc == FOLD_OK, "rank %d: the generator failed: %d: %s", r, g.rc, fold_comm_last_error(c));
   if (r == slow) {
@@ -167,18 +155,16 @@ static void one_rep(fold_comm *c, const scen *s, double *lat, double *tres, doub
   uint64_t nf = 0;
   if (r == 0) { /* the target polls its result, then stops the others */
     int fin = 0;
-    while (!fin && fold_areduce_result(ar, &out, &nf, &fin) == FOLD_OK) {
-      poll_pause();
+    /* No sched_yield here even with more ranks than cores: fold's idle
+     * polls give the core away themselves (engine/progress.c). */
+    while (!fin && fold_areduce_result(ar, &out, &nf, &fin) == FOLD_OK)
       if (gap > 0) spin_s(gap);
-    }
     fin_t = now_s();
     for (int p = 1; p < n; p++) CHECK_OK(fold_send(&tok, 1, FOLD_INT64, p, 10, c), c);
   } else { /* the others compute on, calling fold every gap, until then */
     int found = 0;
-    while (!found && fold_iprobe(0, 10, c, &found, NULL) == FOLD_OK) {
-      poll_pause();
+    while (!found && fold_iprobe(0, 10, c, &found, NULL) == FOLD_OK)
       if (!found && gap > 0) spin_s(gap);
-    }
     CHECK_OK(fold_recv(&tok, 1, FOLD_INT64, 0, 10, c), c);
   }
   CHECK_OK(fold_areduce_wait(ar, r == 0 ? &out : NULL, r == 0 ? &nf : NULL), c);
@@ -397,7 +383,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
     return 2;
   }
-  oversub = fold_comm_size(c) > (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (strcmp(what, "bench") == 0)
     bench(c, argc > 2 ? atoi(argv[2]) > 0 ? atoi(argv[2]) : 1 : 21);
   else

@@ -1,4 +1,4 @@
-/* tcp_p2p.c — the tcp transport with ranks as threads: p2p matrix, ordering, mismatch, lost peers, strangers, IPv6, connect deadlines. */
+/* tcp_p2p.c — the tcp transport with ranks as threads: p2p matrix, ordering, mismatch, lost peers, strangers, IPv6, connect deadlines, idle polls. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -716,6 +716,54 @@ static void t_batch(void) {
   tcp_world_destroy(&w);
 }
 
+/* ---- idle: an application's own polling loop gives the CPU away ---------------------
+ * Rank 0 polls (fold_test, then fold_iprobe) while rank 1 sleeps 30 ms
+ * before it sends: the idle passes must yield (engine/progress.c,
+ * fold__idle_pause), so that with more ranks than cores the sender queued
+ * behind the poller gets to run. A rank with a CPU of its own (own_cpu)
+ * spins on without yielding. Counted, not timed. */
+static void idle_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  int64_t x = 42;
+  for (int round = 0; round < 3; round++) {
+    if (rank == 1) {
+      usleep(30000);
+      CHECK_OK(fold_send(&x, 1, FOLD_INT64, 0, 5, c), c);
+      CHECK_OK(fold_recv(&x, 1, FOLD_INT64, 0, 6, c), c);
+      continue;
+    }
+    c->own_cpu = round == 2;
+    uint64_t y0 = c->svc->idle_yields;
+    int64_t got = 0;
+    int done = 0;
+    if (round == 1) {
+      int found = 0;
+      while (!found && fold_iprobe(1, 5, c, &found, NULL) == FOLD_OK) {
+      }
+      CHECK_OK(fold_recv(&got, 1, FOLD_INT64, 1, 5, c), c);
+    } else {
+      fold_request *r = NULL;
+      CHECK_OK(fold_irecv(&got, 1, FOLD_INT64, 1, 5, c, &r), c);
+      while (r && fold_test(r, &done) == FOLD_OK && !done) {
+      }
+    }
+    uint64_t y = c->svc->idle_yields - y0;
+    CHECK(got == 42, "round %d: rank 0 got %lld", round, (long long)got);
+    if (round < 2)
+      CHECK(y > 0, "round %d: 30 ms of idle %s polls never yielded the CPU", round, round ? "fold_iprobe" : "fold_test");
+    else
+      CHECK(y == 0, "a rank with a CPU of its own yielded %llu times", (unsigned long long)y);
+    c->own_cpu = 0;
+    CHECK_OK(fold_send(&x, 1, FOLD_INT64, 1, 6, c), c);
+  }
+}
+
+static void t_idle(void) {
+  tcp_world w;
+  if (world_or_fail(&w, 2, "127.0.0.1") == 0) tcp_world_run(&w, idle_fn, NULL);
+  tcp_world_destroy(&w);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   int all = strcmp(what, "all") == 0, rc = 0;
@@ -727,6 +775,7 @@ int main(int argc, char **argv) {
   if (all || !strcmp(what, "strangers")) t_strangers();
   if (all || !strcmp(what, "flood")) t_flood();
   if (all || !strcmp(what, "batch")) t_batch();
+  if (all || !strcmp(what, "idle")) t_idle();
   if (all || !strcmp(what, "timeout")) { t_timeout(); t_late(); }
   if (all || !strcmp(what, "ifname")) t_ifname();
   if (all || !strcmp(what, "ipv6")) rc = t_ipv6();

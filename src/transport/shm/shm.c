@@ -299,24 +299,11 @@ static int shm_poll(fold__tp *tp) {
     if (rc)
       return rc;
   }
-  /* More ranks than CPUs: a rank that found nothing to do for a couple of
-   * microseconds gives its CPU away, since the peer it waits for may be
-   * queued behind it on the same CPU; spinning on would delay the answer
-   * until the engine's spin phase ends (measured with 4 ranks on 2 cores:
-   * ~40 us per round trip half of the runs without yielding, ~5 us when
-   * yielding at once, ~1-2 us when yielding after 1-2 us idle). */
-  if (t->oversub) {
-    if (t->moved || t->more) {
-      t->idle_since = 0;
-    } else {
-      int64_t now = fold__now(c);
-      if (t->idle_since == 0)
-        t->idle_since = now;
-      else if (now - t->idle_since >= YIELD_AFTER_NS)
-        sched_yield();
-    }
-  }
-  return check_peers(t);
+  /* Nothing moved and nothing is left over: the engine counts the pass as
+   * idle, and gives the CPU away after a couple of idle microseconds when
+   * the rank may share it (c->own_cpu unset; engine/progress.c). */
+  int rc = check_peers(t);
+  return rc ? rc : (t->moved || t->more) ? 0 : FOLD__POLL_IDLE;
 }
 
 static int shm_wait(fold__tp *tp, int64_t timeout_ns) {

@@ -19,7 +19,6 @@
 #define MSG_MAX (1ull << 40)          /* 1 TiB: larger lengths are refused */
 #define CHECK_NS 10000000             /* liveness check period: 10 ms */
 #define SLEEP_CAP_NS 50000000         /* longest futex sleep: 50 ms */
-#define YIELD_AFTER_NS 2000           /* oversubscribed: idle this long, then yield */
 
 /* The frame of a message in a ring; the payload follows. */
 typedef struct msg_hdr {
@@ -66,7 +65,6 @@ typedef struct fold__shm_tp {
   int more;                      /* poll stopped early: wait must not sleep */
   int moved;                     /* poll moved bytes or completed something */
   int oversub;                   /* more local ranks than CPUs we may run on */
-  int64_t idle_since;            /* first poll of the current idle stretch, or 0 */
   int64_t next_check;            /* next liveness check (fold__now) */
   int down, down_status;         /* shut down (fail-stop) */
   fold__shm_area *area;          /* every rank's collective area, or NULL (shm_area.c) */

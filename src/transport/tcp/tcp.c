@@ -129,7 +129,8 @@ static int tcp_poll(fold__tp *tp) {
       fold__tcp_tx_flush(t, p);
   }
   fold__tcp_flush_dirty(t);
-  return fold__comm_failed(c);
+  /* no event: nothing arrived and no blocked send can go on */
+  return fold__comm_failed(c) ? fold__comm_failed(c) : n > 0 ? 0 : FOLD__POLL_IDLE;
 }
 
 static int tcp_wait(fold__tp *tp, int64_t timeout_ns) {
