@@ -150,6 +150,8 @@ static void t_frame(void) {
       /* collective data: the signature digest above FOLD__CTX_COLL */
       {.type = FOLD__TCP_EAGER, .ctx = 0x7ffffffd, .tag = 1, .len = 8},
       {.type = FOLD__TCP_RTS, .ctx = (1u << 2) | FOLD__CTX_COLL, .tag = 1, .len = 1ull << 20, .cookie = 5},
+      /* a collective's messages go eager up to 1 MiB (FOLD__TCP_EAGER_COLL_MAX) */
+      {.type = FOLD__TCP_EAGER, .ctx = (3u << 2) | FOLD__CTX_COLL, .tag = 1, .len = 1ull << 20},
       /* extension contexts (engine handlers): FOLD__CTX_SYS with a number above */
       {.type = FOLD__TCP_EAGER, .ctx = (1u << 2) | FOLD__CTX_SYS, .tag = 3, .len = 16},
       {.type = FOLD__TCP_RTS, .ctx = ((FOLD__CTX_EXT_COUNT - 1u) << 2) | FOLD__CTX_SYS, .tag = 3, .len = 1ull << 20, .cookie = 6},
@@ -173,6 +175,22 @@ static void t_frame(void) {
     for (size_t n = 0; n < FOLD__TCP_HDR; n++)
       CHECK(fold__tcp_frame_parse(h, n, &g) == 0, "parse of %zu bytes did not ask for more", n);
   }
+  /* ... but no further, and other contexts keep the 64 KiB limit */
+  static const fold__tcp_frame too_long[] = {
+      {.type = FOLD__TCP_EAGER, .ctx = (3u << 2) | FOLD__CTX_COLL, .tag = 1, .len = (1ull << 20) + 1},
+      {.type = FOLD__TCP_EAGER, .ctx = (1u << 2) | FOLD__CTX_SYS, .tag = 1, .len = 65537},
+      {.type = FOLD__TCP_EAGER, .ctx = FOLD__CTX_P2P, .tag = 1, .len = 1ull << 20},
+  };
+  for (size_t i = 0; i < sizeof too_long / sizeof *too_long; i++) {
+    fold__tcp_frame_encode(h, &too_long[i]);
+    f.why = NULL;
+    CHECK(fold__tcp_frame_parse(h, FOLD__TCP_HDR, &f) < 0 && f.why && strstr(f.why, "eager payload longer"),
+          "eager frame %zu of %llu bytes (ctx %u) not refused as too long: %s", i,
+          (unsigned long long)too_long[i].len, too_long[i].ctx, f.why ? f.why : "accepted");
+  }
+  CHECK(fold__tcp_eager_max((2u << 2) | FOLD__CTX_COLL) == FOLD__TCP_EAGER_COLL_MAX &&
+            fold__tcp_eager_max(FOLD__CTX_P2P) == FOLD__TCP_EAGER_MAX,
+        "eager limits per context");
   /* the magic is "FLD2" on the wire whatever the host's byte order (format
    * 2: the 40-byte header with a communicator id) */
   fold__tcp_frame_encode(h, &ok[0]);

@@ -198,7 +198,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   /* Inside a batch the frame only joins the queue: flush() writes every
    * frame queued for p in one sendmsg. A failure report goes at once. */
   int hold = c->tx_batch > 0 && !c->telling;
-  if (r->bytes <= FOLD__TCP_EAGER_MAX) {
+  if (r->bytes <= fold__tcp_eager_max((uint32_t)r->ctx)) {
     fold__tcp_set_tx_state(r, TX_EAGER);
     if (!hold && p->txq_head == NULL && p->ctl_head == NULL) {
       /* Fast path: an idle connection usually takes the whole frame now,

@@ -52,8 +52,8 @@ int fold__tcp_frame_parse(const void *buf, size_t len, fold__tcp_frame *f) {
   case FOLD__TCP_EAGER:
     if (!fold__ctx_valid(f->ctx))
       return bad(f, "unknown message context");
-    if (f->len > FOLD__TCP_EAGER_MAX)
-      return bad(f, "eager payload longer than 64 KiB");
+    if (f->len > fold__tcp_eager_max(f->ctx))
+      return bad(f, (f->ctx & 3) == FOLD__CTX_COLL ? "eager payload longer than 1 MiB" : "eager payload longer than 64 KiB");
     if (f->cookie != 0)
       return bad(f, "eager frame with a cookie");
     break;

@@ -16,7 +16,7 @@
  *    36    4 pad     0 (reserved)
  *
  * Frame types and what follows the header:
- *   EAGER  payload of `length` bytes (<= FOLD__TCP_EAGER_MAX); cookie 0.
+ *   EAGER  payload of `length` bytes (<= fold__tcp_eager_max(ctx)); cookie 0.
  *   RTS    nothing: "I have a message of `length` (>= 1) bytes for
  *          (ctx, tag)"; the receiver answers CTS or NACK once it matched.
  *   CTS    nothing: "send message `cookie`"; length repeats the message
@@ -39,6 +39,20 @@
 #define FOLD__TCP_HDR 40
 #define FOLD__TCP_MAGIC 0x32444c46u /* "FLD2" read little-endian */
 #define FOLD__TCP_EAGER_MAX 65536u  /* larger messages use RTS/CTS */
+/* A collective's messages go eager up to 1 MiB (the ring_segmented
+ * allreduce's segment). Their receive is posted by the algorithm's own
+ * step on the peer, and both sides compute the same size from the same
+ * signature (whose digest is in the context, so a mismatched call never
+ * matches): the RTS/CTS round trip only costs time there, and a lot of it
+ * where the link is busy both ways. Measured over four network namespaces
+ * at 1 Gbit/s, 4 ranks: with every 1 MiB segment waiting for its CTS
+ * behind the data queued on the receiver's uplink, allreduce took ~10 %
+ * longer from 2 MiB up (docs/tcp-perf.md). A rank running ahead buffers
+ * at most the segments of its peers' next rounds. */
+#define FOLD__TCP_EAGER_COLL_MAX (1u << 20)
+static inline uint64_t fold__tcp_eager_max(uint32_t ctx) {
+  return (ctx & 3) == FOLD__CTX_COLL ? FOLD__TCP_EAGER_COLL_MAX : FOLD__TCP_EAGER_MAX;
+}
 #define FOLD__TCP_NCTX FOLD__CTX_COUNT /* contexts without a digest are below this (fold__ctx_valid) */
 
 enum {
