@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       __builtin_trap();
     switch (f.type) {
     case FOLD__TCP_EAGER:
-      if (f.len > FOLD__TCP_EAGER_MAX || !fold__ctx_valid(f.ctx) || f.cookie != 0)
+      if (f.len > fold__tcp_eager_max(f.ctx) || !fold__ctx_valid(f.ctx) || f.cookie != 0)
         __builtin_trap();
       break;
     case FOLD__TCP_RTS:
