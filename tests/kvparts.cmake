@@ -2,3 +2,12 @@
 fold_add_test_exe(kvparts_sum kvparts/sum_unit.c check.c)
 add_test(NAME kvparts_sum COMMAND kvparts_sum)
 set_tests_properties(kvparts_sum PROPERTIES TIMEOUT 60)
+
+# The optimizers against a serial reference written in the test ...
+fold_add_test_exe(kvparts_optim kvparts/optim_unit.c check.c)
+target_link_libraries(kvparts_optim PRIVATE m)
+add_test(NAME kvparts_optim COMMAND kvparts_optim)
+set_tests_properties(kvparts_optim PROPERTIES TIMEOUT 60)
+# ... and against torch.optim.SGD / Adam (Debian's python3-torch).
+add_test(NAME kvparts_optim_torch COMMAND /usr/bin/python3 ${FOLD_TEST_DIR}/kvparts/optim_torch.py $<TARGET_FILE:kvparts_optim>)
+set_tests_properties(kvparts_optim_torch PROPERTIES TIMEOUT 120 LABELS nosan)
