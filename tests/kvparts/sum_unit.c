@@ -97,7 +97,7 @@ static void matrix(fold__kv_pool *const *pools, int npools) {
   size_t maxn = 5 * FOLD__KV_SUM_BLOCK + 3;
   void *src[MAXSRC];
   for (int k = 0; k < MAXSRC; k++) src[k] = malloc(maxn * 8);
-  unsigned char *want = malloc(maxn * 8), *got = malloc(maxn * 8), *first = malloc(maxn * 8);
+  unsigned char *want = malloc(maxn * 8), *got = malloc(maxn * 8 + 8), *first = malloc(maxn * 8);
   for (size_t d = 0; d < sizeof summable / sizeof *summable; d++) {
     fold_dtype dt = summable[d];
     size_t es = fold_dtype_size(dt);
