@@ -5,10 +5,11 @@ set -euo pipefail
 what=${1:-build}
 pkgs="build-essential cmake pkg-config libssl-dev"
 # python3-sklearn and python3-numpy: the demo's and the ML tests' reference (scikit-learn and its data sets).
+# python3-torchvision: bench/kv_resnet50.h (ResNet-50's layer sizes) is checked against it.
 case "$what" in
   demo) pkgs="$pkgs python3-sklearn python3-numpy" ;;
-  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-sklearn python3-numpy" ;;
-  bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-sklearn python3-numpy" ;;
+  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-torchvision python3-sklearn python3-numpy" ;;
+  bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-torchvision python3-sklearn python3-numpy" ;;
 esac
 missing=""
 for p in $pkgs; do

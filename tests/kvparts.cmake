@@ -11,3 +11,7 @@ set_tests_properties(kvparts_optim PROPERTIES TIMEOUT 60)
 # ... and against torch.optim.SGD / Adam (Debian's python3-torch).
 add_test(NAME kvparts_optim_torch COMMAND /usr/bin/python3 ${FOLD_TEST_DIR}/kvparts/optim_torch.py $<TARGET_FILE:kvparts_optim>)
 set_tests_properties(kvparts_optim_torch PROPERTIES TIMEOUT 120 LABELS nosan)
+
+# bench/kv_resnet50.h is what bench/kv_resnet50.py derives from torchvision.
+add_test(NAME kvparts_resnet50_header COMMAND sh -c "/usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/kv_resnet50.py | diff -u ${CMAKE_SOURCE_DIR}/bench/kv_resnet50.h -")
+set_tests_properties(kvparts_resnet50_header PROPERTIES TIMEOUT 120 LABELS nosan)
