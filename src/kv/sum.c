@@ -33,14 +33,59 @@ struct fold__kv_pool {
   atomic_size_t helper_blocks; /* blocks the helpers summed, for tests */
 };
 
-/* Add every source into one block of dst. The sources go in 4 at a time,
- * as MXNet's ReduceSumCPU groups them; MXNet does so to read its output
- * back from memory once per 4 sources, here the block (at most 32 KiB)
- * stays in cache, so memory sees one read per source and one write of dst
- * whatever nsrc. Each addition is fold__op_reduce3's sum (vectorised, and
- * float16/bfloat16 widened and rounded per addition), applied left to
- * right: the per-element order is fixed, so the thread count cannot change
- * a bit of the result. */
+/* Four sources at a time (MXNet's ReduceSumCPU): one pass over a block
+ * reads four source streams at once, which keeps more memory reads in
+ * flight than adding one source per pass (measured: bench/kv_local.c,
+ * docs/kvstore.md), and the block of dst (at most 32 KiB) stays in cache
+ * between passes, so memory sees one read per source and one write of dst.
+ * fold's kernels (op.h) combine two arrays; these are the four-input forms,
+ * compiled like op.c's (AVX2 and baseline clones, -O3). Each element is
+ * still summed left to right, ((o + a) + b) + c) + d, the order of the
+ * serial sum; signed integers wrap through the unsigned type as in op.c. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define KERNEL __attribute__((target_clones("avx2", "default")))
+#else
+#define KERNEL
+#endif
+
+/* first4: o = a + b + c + d (o may alias a); add4: o += a + b + c + d (no
+ * source overlaps o). */
+#define DEF_SUM4(name, T, U)                                                                            \
+  KERNEL static void name##_first4(T *o, const T *a, const T *b, const T *c, const T *d, size_t n) {  \
+    for (size_t i = 0; i < n; i++) o[i] = (T)((U)((U)((U)a[i] + (U)b[i]) + (U)c[i]) + (U)d[i]);        \
+  }                                                                                                     \
+  KERNEL static void name##_add4(T *restrict o, const T *restrict a, const T *restrict b,              \
+                                 const T *restrict c, const T *restrict d, size_t n) {                 \
+    for (size_t i = 0; i < n; i++)                                                                      \
+      o[i] = (T)((U)((U)((U)((U)o[i] + (U)a[i]) + (U)b[i]) + (U)c[i]) + (U)d[i]);                      \
+  }
+
+DEF_SUM4(i8, int8_t, uint8_t)
+DEF_SUM4(u8, uint8_t, uint8_t)
+DEF_SUM4(i32, int32_t, uint32_t)
+DEF_SUM4(u32, uint32_t, uint32_t)
+DEF_SUM4(i64, int64_t, uint64_t)
+DEF_SUM4(u64, uint64_t, uint64_t)
+DEF_SUM4(f32, float, float)
+DEF_SUM4(f64, double, double)
+
+typedef void (*sum4_fn)(void *o, const void *a, const void *b, const void *c, const void *d, size_t n);
+/* Indexed by dtype; float16/bfloat16 have none: they go through
+ * fold__op_reduce3, which widens and rounds per addition. */
+static const struct {
+  sum4_fn first4, add4;
+} sum4[FOLD_FLOAT64 + 1] = {
+#define ROW(D, name) [D] = {(sum4_fn)name##_first4, (sum4_fn)name##_add4}
+  ROW(FOLD_INT8, i8),     ROW(FOLD_UINT8, u8),     ROW(FOLD_INT32, i32),   ROW(FOLD_UINT32, u32),
+  ROW(FOLD_INT64, i64),   ROW(FOLD_UINT64, u64),   ROW(FOLD_FLOAT32, f32), ROW(FOLD_FLOAT64, f64),
+#undef ROW
+};
+
+/* Add every source into one block of dst: groups of four with the kernels
+ * above, the one to three left over (and every source of a half type) with
+ * fold__op_reduce3. The per-element order is fixed, so the thread count
+ * cannot change a bit of the result. */
 static void sum_block(const sum_job *j, size_t b) {
   size_t off = b * FOLD__KV_SUM_BLOCK;
   size_t n = j->count - off < FOLD__KV_SUM_BLOCK ? j->count - off : FOLD__KV_SUM_BLOCK;
@@ -50,11 +95,17 @@ static void sum_block(const sum_job *j, size_t b) {
     if (d != SRC(0)) memcpy(d, SRC(0), n * j->es);
     return;
   }
-  fold__op_reduce3(NULL, FOLD_SUM, j->dt, d, SRC(0), SRC(1), n);
-  for (int g = 2; g < j->nsrc; g += 4) {
-    int end = g + 4 < j->nsrc ? g + 4 : j->nsrc;
-    for (int i = g; i < end; i++) fold__op_reduce3(NULL, FOLD_SUM, j->dt, d, d, SRC(i), n);
+  int next;
+  sum4_fn first4 = sum4[j->dt].first4, add4 = sum4[j->dt].add4;
+  if (first4 != NULL && j->nsrc >= 4) {
+    first4(d, SRC(0), SRC(1), SRC(2), SRC(3), n);
+    next = 4;
+    for (; add4 != NULL && next + 4 <= j->nsrc; next += 4) add4(d, SRC(next), SRC(next + 1), SRC(next + 2), SRC(next + 3), n);
+  } else {
+    fold__op_reduce3(NULL, FOLD_SUM, j->dt, d, SRC(0), SRC(1), n);
+    next = 2;
   }
+  for (; next < j->nsrc; next++) fold__op_reduce3(NULL, FOLD_SUM, j->dt, d, d, SRC(next), n);
 #undef SRC
 }
 
