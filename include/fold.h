@@ -750,4 +750,5 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #endif
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
+#include "fold_kv.h" /* the parameter-server key-value store (MXNet's KVStore) */
 #endif /* FOLD_H */
