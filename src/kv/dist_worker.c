@@ -1,0 +1,410 @@
+/* dist_worker.c — a worker of a distributed store: sends inits, pushes and pulls to the keys' servers, waits, leaves. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/kv.h"
+
+/* A request in flight and the buffer to free with it (NULL: the user's). */
+typedef struct kv_pend {
+  fold_request *r;
+  void *buf;
+} kv_pend;
+/* A pull's extra outputs of one key: copied from its first after the wait. */
+typedef struct kv_copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} kv_copy;
+
+struct fold__kv_worker {
+  fold__task task; /* the watchdog: a worker or a server lost without a BYE fails the store */
+  fold_kv *kv;
+  fold__kv_place place;
+  kv_pend *pend;
+  size_t npend, cappend;
+  kv_copy *copies;
+  size_t ncopy, capcopy;
+  int32_t next_tag;   /* replies' tags: FOLD__KV_REPLY_TAG0 .. INT32_MAX, wrapping */
+  uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
+  uint64_t ninit;
+  uint64_t barriers;
+};
+
+static int32_t reply_tag(struct fold__kv_worker *w) {
+  int32_t t = w->next_tag;
+  w->next_tag = t == INT32_MAX ? FOLD__KV_REPLY_TAG0 : t + 1;
+  return t;
+}
+
+static int pend_add(fold_kv *kv, fold_request *r, void *buf) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->npend == w->cappend) {
+    size_t cap = w->cappend ? w->cappend * 2 : 64;
+    kv_pend *p = realloc(w->pend, cap * sizeof *p);
+    if (p == NULL) {
+      fold__req_unref(r);
+      free(buf);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
+    }
+    w->pend = p;
+    w->cappend = cap;
+  }
+  w->pend[w->npend++] = (kv_pend){r, buf};
+  return FOLD_OK;
+}
+
+/* Drop the requests that completed (called by every push and pull, so a
+ * worker that rarely waits does not pile them up). */
+static void reap(struct fold__kv_worker *w) {
+  size_t j = 0;
+  for (size_t i = 0; i < w->npend; i++) {
+    if (fold__req_done(w->pend[i].r)) {
+      fold__req_unref(w->pend[i].r);
+      free(w->pend[i].buf);
+    } else {
+      w->pend[j++] = w->pend[i];
+    }
+  }
+  w->npend = j;
+}
+
+/* A request's message: the header, then room for `bytes` of payload. */
+static char *msg_new(fold_kv *kv, const fold__kv_hdr *hdr, size_t bytes) {
+  char *buf = malloc(sizeof *hdr + bytes);
+  if (buf == NULL) {
+    fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory for a %zu-byte message", kv->c->rank,
+                    sizeof *hdr + bytes);
+    return NULL;
+  }
+  memcpy(buf, hdr, sizeof *hdr);
+  return buf;
+}
+
+/* Send msg (from msg_new, freed once sent) to rank `to`. */
+static int msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes) {
+  fold_request *r = NULL;
+  int rc = fold__isend_bytes(kv->c, msg, sizeof(fold__kv_hdr) + bytes, to, fold__kv_ctx(), type, &r);
+  if (rc != FOLD_OK) {
+    free(msg);
+    return rc;
+  }
+  return pend_add(kv, r, msg);
+}
+
+/* ---- the watchdog and the handler ---------------------------------------------- */
+
+/* A server lost (killed, crashed: servers never leave before the
+ * workers), or a worker that a server found lost without its BYE: fail,
+ * naming it, so that no pull waits for it and the user learns who.
+ * Workers do not watch each other (a worker that left and exited looks
+ * lost too): the servers, which hear every worker's BYE, tell them. */
+static int watch(fold__task *t) {
+  struct fold__kv_worker *w = (struct fold__kv_worker *)t;
+  fold_kv *kv = w->kv;
+  fold_comm *c = kv->c;
+  for (int p = kv->nworkers; p < c->size; p++)
+    if (c->lost[p]) kv->dead[p] = 1;
+  for (int p = 0; p < c->size; p++)
+    if (kv->dead[p])
+      return fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+  return 0;
+}
+
+static int watch_describe(fold__task *t, char *buf, size_t cap) {
+  (void)t;
+  snprintf(buf, cap, "the store's peers (watchdog)");
+  return -1;
+}
+
+static void watch_release(fold__task *t) { (void)t; }
+
+/* Unsolicited messages to a worker: a server's notice that a worker died
+ * (the watchdog fails on it at once). */
+static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
+  fold_kv *kv = arg;
+  (void)src;
+  if (tag != FOLD__KV_MSG_DEAD || data == NULL || bytes < sizeof(fold__kv_hdr)) return;
+  fold__kv_hdr h;
+  memcpy(&h, data, sizeof h);
+  if (h.key >= 0 && h.key < c->size && h.key != c->rank) kv->dead[h.key] = 1;
+}
+
+int fold__kv_worker_open(fold_kv *kv) {
+  struct fold__kv_worker *w = calloc(1, sizeof *w);
+  fold_comm *c = kv->c;
+  if (w == NULL || (kv->dead = calloc((size_t)c->size, 1)) == NULL ||
+      fold__kv_place_init(&w->place, kv->nservers, kv->bound) != FOLD_OK) {
+    free(w);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  w->kv = kv;
+  w->next_tag = FOLD__KV_REPLY_TAG0;
+  w->digest = 0xcbf29ce484222325ULL;
+  kv->w = w;
+  w->task.step = watch;
+  w->task.describe = watch_describe;
+  w->task.release = watch_release;
+  w->task.req = fold__req_new(c, FOLD__REQ_TASK);
+  if (w->task.req == NULL || fold__handler_set(c, fold__kv_ctx(), on_message, kv) != FOLD_OK) {
+    fold__kv_worker_close(kv);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  w->task.req->task = &w->task;
+  fold__task_start(c, &w->task);
+  return FOLD_OK;
+}
+
+void fold__kv_worker_close(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  if (w == NULL) return;
+  fold_comm *c = kv->c;
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == &w->task) {
+      *pp = w->task.next;
+      break;
+    }
+  fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
+  /* requests still pending belong to a failed store: the transports drop
+   * theirs when the communicator goes; ours are released here */
+  for (size_t i = 0; i < w->npend; i++) {
+    fold__req_unref(w->pend[i].r);
+    free(w->pend[i].buf);
+  }
+  if (w->task.req) fold__req_unref(w->task.req);
+  free(w->pend);
+  free(w->copies);
+  fold__kv_place_free(&w->place);
+  free(w);
+  kv->w = NULL;
+}
+
+double fold__kv_worker_imbalance(const fold_kv *kv) { return kv->w ? fold__kv_place_imbalance(&kv->w->place) : 0.0; }
+
+/* ---- init, push, pull ---------------------------------------------------------------- */
+
+static void digest_add(struct fold__kv_worker *w, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    w->digest ^= (v >> (8 * i)) & 0xff;
+    w->digest *= 0x100000001b3ULL;
+  }
+}
+
+/* The shards of e: servers s0 .. s1-1, shard i's range by fold__kv_shard. */
+static void shard_of(const fold_kv *kv, const fold__kv_ent *e, int i, int *server, size_t *off, size_t *len) {
+  if (e->server >= 0) {
+    *server = kv->nworkers + e->server;
+    *off = 0;
+    *len = e->count;
+    return;
+  }
+  fold__kv_shard(e->count, kv->nservers, i, off, len);
+  *server = kv->nworkers + i;
+}
+static int nshards(const fold_kv *kv, const fold__kv_ent *e) { return e->server >= 0 ? 1 : kv->nservers; }
+
+int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
+  struct fold__kv_worker *w = kv->w;
+  e->server = fold__kv_place_key(&w->place, e->count, e->esize);
+  digest_add(w, (uint64_t)e->key);
+  digest_add(w, e->count);
+  digest_add(w, (uint64_t)e->dtype);
+  w->ninit++;
+  int with_value = kv->c->rank == 0; /* worker 0's values are the ones stored */
+  int rc = FOLD_OK;
+  fold__tx_batch_begin(kv->c);
+  for (int i = 0; i < nshards(kv, e) && rc == FOLD_OK; i++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, i, &server, &off, &len);
+    if (len == 0) continue;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, (uint32_t)with_value, 0, 0};
+    size_t bytes = with_value ? len * e->esize : 0;
+    char *msg = msg_new(kv, &h, bytes);
+    if (msg == NULL) {
+      rc = fold__comm_failed(kv->c);
+      break;
+    }
+    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, bytes);
+    rc = msg_send(kv, server, FOLD__KV_MSG_INIT, msg, bytes);
+  }
+  fold__tx_batch_end(kv->c);
+  return rc;
+}
+
+int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
+  (void)priority;
+  struct fold__kv_worker *w = kv->w;
+  reap(w);
+  const void **srcs = malloc(sizeof *srcs * (size_t)(n ? n : 1));
+  uint8_t *done = calloc((size_t)(n ? n : 1), 1);
+  int rc = FOLD_OK;
+  if (srcs == NULL || done == NULL) {
+    rc = fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_push: out of memory");
+    goto out;
+  }
+  fold__tx_batch_begin(kv->c);
+  for (int i = 0; i < n && rc == FOLD_OK; i++) {
+    if (done[i]) continue;
+    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
+    int ns = 0;
+    for (int j = i; j < n; j++)
+      if (!done[j] && keys[j] == keys[i]) {
+        srcs[ns++] = values[j];
+        done[j] = 1;
+      }
+    for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+      int server;
+      size_t off, len;
+      shard_of(kv, e, s, &server, &off, &len);
+      if (len == 0) continue;
+      fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, 0, 0};
+      char *msg = msg_new(kv, &h, len * e->esize);
+      if (msg == NULL) {
+        rc = fold__comm_failed(kv->c);
+        break;
+      }
+      /* the devices' values are summed straight into the message */
+      const void *part[64];
+      const void **ps = ns <= 64 ? part : malloc(sizeof *ps * (size_t)ns);
+      if (ps == NULL) {
+        free(msg);
+        rc = fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", kv->c->rank);
+        break;
+      }
+      for (int k = 0; k < ns; k++) ps[k] = (const char *)srcs[k] + off * e->esize;
+      rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, ns, len, e->dtype, kv->bound);
+      if (ps != part) free((void *)ps);
+      if (rc != FOLD_OK) {
+        free(msg);
+        break;
+      }
+      rc = msg_send(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize);
+    }
+  }
+  fold__tx_batch_end(kv->c);
+  if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
+out:
+  free(srcs);
+  free(done);
+  return rc;
+}
+
+static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->ncopy == w->capcopy) {
+    size_t cap = w->capcopy ? w->capcopy * 2 : 16;
+    kv_copy *p = realloc(w->copies, cap * sizeof *p);
+    if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_pull: rank %d: out of memory", kv->c->rank);
+    w->copies = p;
+    w->capcopy = cap;
+  }
+  w->copies[w->ncopy++] = (kv_copy){dst, src, bytes};
+  return FOLD_OK;
+}
+
+int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
+  (void)priority;
+  struct fold__kv_worker *w = kv->w;
+  fold_comm *c = kv->c;
+  reap(w);
+  int rc = FOLD_OK;
+  fold__tx_batch_begin(c);
+  for (int i = 0; i < n && rc == FOLD_OK; i++) {
+    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
+    int first = -1;
+    for (int j = 0; j < i && first < 0; j++)
+      if (keys[j] == keys[i]) first = j;
+    if (first >= 0) { /* another output of the same key: a copy of the first */
+      if (outs[i] != outs[first]) rc = copy_add(kv, outs[i], outs[first], e->count * e->esize);
+      continue;
+    }
+    for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+      int server;
+      size_t off, len;
+      shard_of(kv, e, s, &server, &off, &len);
+      if (len == 0) continue;
+      /* the reply lands in the output itself: post its receive first */
+      int32_t tag = reply_tag(w);
+      fold_request *r = NULL;
+      rc = fold__irecv_bytes(c, (char *)outs[i] + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
+      if (rc == FOLD_OK) rc = pend_add(kv, r, NULL);
+      if (rc != FOLD_OK) break;
+      fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
+      char *msg = msg_new(kv, &h, 0);
+      rc = msg ? msg_send(kv, server, FOLD__KV_MSG_PULL, msg, 0) : fold__comm_failed(c);
+    }
+  }
+  fold__tx_batch_end(c);
+  if (rc == FOLD_OK) fold__progress(c);
+  return rc;
+}
+
+int fold__kv_worker_wait(fold_kv *kv, const char *op) {
+  struct fold__kv_worker *w = kv->w;
+  int rc = fold__comm_failed(kv->c);
+  for (size_t i = 0; i < w->npend && rc == FOLD_OK; i++)
+    if (!fold__req_done(w->pend[i].r)) rc = fold__wait_req(kv->c, w->pend[i].r, op);
+  if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
+  if (rc != FOLD_OK) return rc;
+  for (size_t i = 0; i < w->npend; i++)
+    if (w->pend[i].r->status != FOLD_OK) rc = w->pend[i].r->status;
+  reap(w);
+  for (size_t i = 0; i < w->ncopy && rc == FOLD_OK; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
+  w->ncopy = 0;
+  return rc;
+}
+
+/* ---- optimizer, barrier, leaving ---------------------------------------------------- */
+
+int fold__kv_worker_send_opt(fold_kv *kv, const char *spec) {
+  size_t len = strlen(spec) + 1;
+  int rc = fold__comm_failed(kv->c);
+  fold__kv_hdr h = {0, 0, 0, len, 0, 0, 0, 0};
+  for (int s = 0; s < kv->nservers && rc == FOLD_OK; s++) {
+    char *msg = msg_new(kv, &h, len);
+    if (msg == NULL) return fold__comm_failed(kv->c);
+    memcpy(msg + sizeof h, spec, len);
+    rc = msg_send(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len);
+  }
+  return rc ? rc : fold__kv_failed(kv);
+}
+
+int fold__kv_worker_barrier(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  fold_comm *c = kv->c;
+  int rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
+  if (rc != FOLD_OK) return rc;
+  /* server 0 answers once every worker still in arrived */
+  fold__kv_hdr h = {0, w->digest, w->barriers++, w->ninit, 0, 0, reply_tag(w), 0}, ans;
+  fold_request *r = NULL;
+  rc = fold__irecv_bytes(c, &ans, sizeof ans, kv->nworkers, fold__kv_ctx(), h.reply, &r);
+  if (rc != FOLD_OK) return rc;
+  char *msg = msg_new(kv, &h, 0);
+  rc = msg ? msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
+  if (rc == FOLD_OK) rc = fold__wait_req(c, r, "fold_kv_barrier");
+  fold__req_unref(r);
+  if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
+  if (rc == FOLD_OK && ans.flags)
+    rc = fold__kv_err(kv, FOLD_EMISMATCH,
+                      "fold_kv_barrier: rank %d: the workers did not initialise the same keys in the same order "
+                      "(worker %lld made %llu inits, worker 0 %llu, or their keys, counts or dtypes differ)",
+                      c->rank, (long long)ans.key, (unsigned long long)ans.n, (unsigned long long)ans.total);
+  return rc;
+}
+
+int fold__kv_worker_leave(fold_kv *kv) {
+  fold_comm *c = kv->c;
+  int rc = fold__kv_worker_wait(kv, "fold_kv_destroy");
+  if (rc != FOLD_OK || fold__comm_failed(c)) return rc ? rc : fold__comm_failed(c);
+  /* BYE to every server: later rounds stop waiting for us, the last BYE
+   * ends fold_kv_serve, and our going is no loss */
+  fold__kv_hdr h = {0};
+  fold__tx_batch_begin(c);
+  for (int p = kv->nworkers; p < c->size && rc == FOLD_OK; p++) {
+    char *msg = msg_new(kv, &h, 0);
+    rc = msg ? msg_send(kv, p, FOLD__KV_MSG_BYE, msg, 0) : fold__comm_failed(c);
+  }
+  fold__tx_batch_end(c);
+  if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_destroy");
+  return rc;
+}
