@@ -82,6 +82,8 @@ typedef struct fold__kv_ent {
   fold_dtype dtype;
   int server;  /* dist: its server, or -1 split over all */
   void *val;   /* local: the stored value */
+  int queued;  /* dist: its messages in the worker's outbox */
+  int qprio;   /* dist: the effective priority of the last of them */
 } fold__kv_ent;
 
 struct fold__kv_worker;

@@ -52,8 +52,37 @@ typedef struct slot {
   double *ref;
 } slot;
 
+/* prio: the order in which the server applied the keys */
+static int64_t applied_order[64];
+static int napplied;
+static void record(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dt, void *ctx) {
+  (void)merged;
+  (void)stored;
+  (void)count;
+  (void)dt;
+  (void)ctx;
+  if (napplied < 64) applied_order[napplied++] = key;
+}
+
+/* One worker pushes 8 arrays of 2 MiB at priority 0 (twice the outbox's
+ * window), then a small one at priority 10: it overtakes the big ones
+ * still queued. */
+static void prio_worker(fold_kv *kv, fold_comm *w) {
+  enum { BIG = 512 * 1024 };
+  float *big = calloc(BIG, sizeof *big), small[4] = {0};
+  for (int64_t k = 0; k < 9; k++) CHECK_OK(fold_kv_init(kv, k, k < 8 ? (void *)big : (void *)small, k < 8 ? BIG : 4, FOLD_FLOAT32), w);
+  CHECK_OK(fold_kv_wait(kv), w);
+  int64_t keys[8] = {0, 1, 2, 3, 4, 5, 6, 7}, k8 = 8;
+  const void *v[8] = {big, big, big, big, big, big, big, big}, *sv[1] = {small};
+  CHECK_OK(fold_kv_push(kv, 8, keys, v, 0), w);
+  CHECK_OK(fold_kv_push(kv, 1, &k8, sv, 10), w);
+  CHECK_OK(fold_kv_destroy(kv), w);
+  free(big);
+}
+
 static int server(fold_kv *kv, fold_comm *w, const char *mode) {
-  if (strcmp(mode, "opt") != 0) fold_kv_set_updater(kv, add, NULL);
+  if (strcmp(mode, "prio") == 0) fold_kv_set_updater(kv, record, NULL);
+  else if (strcmp(mode, "opt") != 0) fold_kv_set_updater(kv, add, NULL);
   int rc = fold_kv_serve(kv);
   if (strncmp(mode, "kill", 4) == 0) {
     printf("rank %d: serve: %s: %s\n", fold_comm_rank(w), fold_strerror(rc), fold_comm_last_error(w));
@@ -63,6 +92,17 @@ static int server(fold_kv *kv, fold_comm *w, const char *mode) {
     CHECK(nd >= 1, "fold_kv_dead_nodes on a server lists %d ranks", nd);
   } else {
     CHECK_OK(rc, w);
+  }
+  if (strcmp(mode, "prio") == 0) {
+    int p8 = -1, p7 = -1;
+    for (int i = 0; i < napplied; i++) {
+      if (applied_order[i] == 8) p8 = i;
+      if (applied_order[i] == 7) p7 = i;
+    }
+    printf("applied in the order:");
+    for (int i = 0; i < napplied; i++) printf(" %lld", (long long)applied_order[i]);
+    printf("\n");
+    CHECK(napplied == 9 && p8 >= 0 && p8 < p7, "the high-priority push did not overtake the queued ones");
   }
   fold_kv_destroy(kv);
   return 0;
@@ -288,7 +328,7 @@ static int run(fold_comm *w, const char *mode) {
     bad(w);
     return 0;
   }
-  const char *type = strcmp(mode, "async") == 0 ? "dist_async" : strcmp(mode, "ssp") == 0 ? "dist_ssp" : "dist_sync";
+  const char *type = strcmp(mode, "async") == 0 || strcmp(mode, "prio") == 0 ? "dist_async" : strcmp(mode, "ssp") == 0 ? "dist_ssp" : "dist_sync";
   fold_kv *kv;
   int rc = fold_kv_create(w, type, &kv);
   CHECK_OK(rc, w);
@@ -300,6 +340,8 @@ static int run(fold_comm *w, const char *mode) {
   }
   if (strcmp(mode, "many") == 0)
     many(kv, w, nworkers);
+  else if (strcmp(mode, "prio") == 0)
+    prio_worker(kv, w);
   else
     train(kv, w, mode, nworkers);
   return 0;
