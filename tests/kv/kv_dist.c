@@ -80,6 +80,36 @@ static void prio_worker(fold_kv *kv, fold_comm *w) {
   free(big);
 }
 
+/* dist_ssp's bound: worker 0 runs free, worker 1 sleeps 20 ms a step.
+ * Worker 1 pushes 1000 a step, worker 0 pushes 1: after worker 0's pull
+ * of step s the value is s + 1000 m, m worker 1's pushes applied, and
+ * m >= s - FOLD_KV_STALENESS (2). The lag must also reach 2 (worker 0
+ * does run ahead: it is not a synchronous store). */
+static void stale_worker(fold_kv *kv, fold_comm *w) {
+  int rank = fold_comm_rank(w);
+  int64_t key = 0, zero = 0, v = rank == 0 ? 1 : 1000, out = 0;
+  const void *vp[1] = {&v};
+  void *op[1] = {&out};
+  CHECK_OK(fold_kv_init(kv, key, &zero, 1, FOLD_INT64), w);
+  CHECK_OK(fold_kv_barrier(kv), w);
+  int maxlag = 0;
+  for (int s = 1; s <= 10; s++) {
+    if (rank == 1) usleep(20000);
+    CHECK_OK(fold_kv_pushpull(kv, 1, &key, vp, op, 0), w);
+    CHECK_OK(fold_kv_wait(kv), w);
+    if (rank != 0) continue;
+    int64_t m = out / 1000, mine = out % 1000;
+    CHECK(mine == s, "step %d: own pushes seen %lld", s, (long long)mine);
+    CHECK(m >= s - 2, "step %d: worker 1 has %lld pushes applied: more than 2 behind", s, (long long)m);
+    if (s - m > maxlag) maxlag = (int)(s - m);
+  }
+  if (rank == 0) {
+    printf("dist_ssp: worker 0 ran up to %d rounds ahead of worker 1\n", maxlag);
+    CHECK(maxlag == 2, "the fast worker's lag reached %d, wanted 2", maxlag);
+  }
+  CHECK_OK(fold_kv_destroy(kv), w);
+}
+
 static int server(fold_kv *kv, fold_comm *w, const char *mode) {
   if (strcmp(mode, "prio") == 0) fold_kv_set_updater(kv, record, NULL);
   else if (strcmp(mode, "opt") != 0) fold_kv_set_updater(kv, add, NULL);
@@ -328,7 +358,9 @@ static int run(fold_comm *w, const char *mode) {
     bad(w);
     return 0;
   }
-  const char *type = strcmp(mode, "async") == 0 || strcmp(mode, "prio") == 0 ? "dist_async" : strcmp(mode, "ssp") == 0 ? "dist_ssp" : "dist_sync";
+  const char *type = strcmp(mode, "async") == 0 || strcmp(mode, "prio") == 0 ? "dist_async"
+                     : strcmp(mode, "ssp") == 0 || strcmp(mode, "stale") == 0 ? "dist_ssp"
+                                                                              : "dist_sync";
   fold_kv *kv;
   int rc = fold_kv_create(w, type, &kv);
   CHECK_OK(rc, w);
@@ -342,6 +374,8 @@ static int run(fold_comm *w, const char *mode) {
     many(kv, w, nworkers);
   else if (strcmp(mode, "prio") == 0)
     prio_worker(kv, w);
+  else if (strcmp(mode, "stale") == 0)
+    stale_worker(kv, w);
   else
     train(kv, w, mode, nworkers);
   return 0;
