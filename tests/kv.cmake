@@ -22,3 +22,6 @@ foreach(t shm tcp)
     set_tests_properties(kv_${m}_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_KV_SERVERS=2")
   endforeach()
 endforeach()
+# Across four network namespaces (four "hosts" over tcp): 2 workers, 2 servers.
+add_test(NAME kv_sync_netns4 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh netns 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:kv_dist> sync)
+set_tests_properties(kv_sync_netns4 PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE LABELS nosan ENVIRONMENT "FOLD_KV_SERVERS=2;FOLD_TIMEOUT=20")
