@@ -425,24 +425,34 @@ int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *o
   return rc;
 }
 
+/* Wait for r, holding a reference of our own: the watchdog's pump reaps
+ * (and drops) completed requests while we wait. */
+static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
+  fold__req_ref(r);
+  int rc = fold__wait_req(kv->c, r, op);
+  if (rc == FOLD_OK) rc = r->status;
+  fold__req_unref(r);
+  return rc;
+}
+
 int fold__kv_worker_wait(fold_kv *kv, const char *op) {
   struct fold__kv_worker *w = kv->w;
   int rc = fold__comm_failed(kv->c);
-  /* the outbox empties as sends complete (the watchdog pumps it every pass) */
-  while (rc == FOLD_OK && (rc = pump(kv)) == FOLD_OK && w->nheap > 0) {
+  /* until the outbox is empty and nothing is in flight; the outbox empties
+   * as sends complete (the watchdog pumps it every pass) */
+  while (rc == FOLD_OK && (rc = pump(kv)) == FOLD_OK) {
     size_t i = 0;
-    while (i < w->npend && (fold__req_done(w->pend[i].r) || w->pend[i].bytes == 0)) i++;
-    if (i == w->npend) continue; /* nothing in flight: pump sends at once */
-    rc = fold__wait_req(kv->c, w->pend[i].r, op);
+    while (i < w->npend && fold__req_done(w->pend[i].r)) i++;
+    if (i == w->npend) {
+      if (w->nheap == 0) break;
+      continue; /* nothing in flight: pump sends at once */
+    }
+    rc = wait_one(kv, w->pend[i].r, op);
   }
-  for (size_t i = 0; i < w->npend && rc == FOLD_OK; i++)
-    if (!fold__req_done(w->pend[i].r)) rc = fold__wait_req(kv->c, w->pend[i].r, op);
   if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
   if (rc != FOLD_OK) return rc;
-  for (size_t i = 0; i < w->npend; i++)
-    if (w->pend[i].r->status != FOLD_OK) rc = w->pend[i].r->status;
   reap(w);
-  for (size_t i = 0; i < w->ncopy && rc == FOLD_OK; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
+  for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
   w->ncopy = 0;
   return rc;
 }
@@ -475,7 +485,7 @@ int fold__kv_worker_barrier(fold_kv *kv) {
   if (rc != FOLD_OK) return rc;
   char *msg = msg_new(kv, &h, 0);
   rc = msg ? msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
-  if (rc == FOLD_OK) rc = fold__wait_req(c, r, "fold_kv_barrier");
+  if (rc == FOLD_OK) rc = wait_one(kv, r, "fold_kv_barrier");
   fold__req_unref(r);
   if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
   if (rc == FOLD_OK && ans.flags)

@@ -323,7 +323,8 @@ static void bad(fold_comm *w) {
   int32_t v[3] = {1, 2, 3}, o[3];
   const void *vp[1] = {v};
   void *op[1] = {o};
-  if (fold_kv_role(kv) == FOLD_KV_SERVER) {
+  int role = fold_kv_role(kv);
+  if (role == FOLD_KV_SERVER) {
     CHECK_RC(fold_kv_init(kv, k, v, 3, FOLD_INT32), FOLD_EINVAL, w);
     CHECK_RC(fold_kv_push(kv, 1, &k, vp, 0), FOLD_EINVAL, w);
     CHECK_RC(fold_kv_wait(kv), FOLD_EINVAL, w);
@@ -350,7 +351,7 @@ static void bad(fold_comm *w) {
     CHECK(o[0] == 1 + nw && o[2] == 3 + 3 * nw, "after the rejected calls: %d %d", o[0], o[2]);
     CHECK_OK(fold_kv_destroy(kv), w);
   }
-  if (fold_kv_role(kv) == FOLD_KV_SERVER) fold_kv_destroy(kv);
+  if (role == FOLD_KV_SERVER) fold_kv_destroy(kv);
 }
 
 static int run(fold_comm *w, const char *mode) {
