@@ -304,15 +304,19 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
     size_t off, len;
     shard_of(kv, e, i, &server, &off, &len);
     if (len == 0) continue;
-    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, (uint32_t)with_value, 0, 0};
-    size_t bytes = with_value ? len * e->esize : 0;
-    char *msg = msg_new(kv, &h, bytes);
+    /* a string key's name travels too: the server's messages name it */
+    const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
+    size_t vbytes = with_value ? len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype,
+                      (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
+    char *msg = msg_new(kv, &h, vbytes + nbytes);
     if (msg == NULL) {
       rc = fold__comm_failed(kv->c);
       break;
     }
-    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, bytes);
-    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, bytes, INT_MAX, e);
+    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, vbytes);
+    if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
+    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, e);
   }
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
