@@ -19,6 +19,10 @@ typedef struct fold__kv_map {
 } fold__kv_map;
 void *fold__kv_map_get(const fold__kv_map *m, int64_t key);
 int fold__kv_map_put(fold__kv_map *m, int64_t key, void *val); /* 0 or FOLD_ENOMEM */
+/* The positions 0..n-1 ordered by (key, position): each key's positions
+ * are then one run, in call order (devices summed left to right). Free it;
+ * NULL if out of memory. */
+int *fold__kv_group(int n, const int64_t *keys);
 /* Call fn on every value (in no order), then free the table. */
 void fold__kv_map_free(fold__kv_map *m, void (*fn)(void *val));
 
