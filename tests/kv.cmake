@@ -36,3 +36,7 @@ foreach(case "sync:5:2:shm" "stale:3:1:tcp" "prio:2:1:tcp")
   set_tests_properties(kv_${mode}_pthread_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE
     ENVIRONMENT "FOLD_KV_SERVERS=${ns};FOLD_TIMEOUT=20;FOLD_PROGRESS_THREAD=1")
 endforeach()
+# Ranks as threads (inproc): sync and async stores in one process.
+fold_add_test_exe(kv_threads kv/kv_threads.c check.c)
+add_test(NAME kv_threads COMMAND kv_threads)
+set_tests_properties(kv_threads PROPERTIES TIMEOUT 60)
