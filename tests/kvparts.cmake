@@ -15,3 +15,9 @@ set_tests_properties(kvparts_optim_torch PROPERTIES TIMEOUT 120 LABELS nosan)
 # bench/kv_resnet50.h is what bench/kv_resnet50.py derives from torchvision.
 add_test(NAME kvparts_resnet50_header COMMAND sh -c "/usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/kv_resnet50.py | diff -u ${CMAKE_SOURCE_DIR}/bench/kv_resnet50.h -")
 set_tests_properties(kvparts_resnet50_header PROPERTIES TIMEOUT 120 LABELS nosan)
+
+# examples/kv_logreg: logistic regression through a dist_sync store under
+# foldrun (1-3 servers, 1-3 workers, shm and tcp, weights split over the
+# servers or not) equals training alone.
+add_test(NAME kvparts_logreg COMMAND ${FOLD_TEST_DIR}/kvparts/kv_logreg_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:kv_logreg> /usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv)
+set_tests_properties(kvparts_logreg PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE)
