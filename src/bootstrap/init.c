@@ -674,7 +674,7 @@ static int init_singleton(fold_comm **comm) {
   if (fold__env_transport() < 0)
     return fold__error(NULL, FOLD_EINVAL, "fold_init: FOLD_TRANSPORT=%s is not auto, shm or tcp",
                        getenv("FOLD_TRANSPORT"));
-  int rc = fold__inproc_create(1, comm);
+  int rc = fold_comm_init_threads(1, comm);
   if (rc < 0) {
     *comm = NULL;
     return rc;
