@@ -380,6 +380,10 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   fold_kv *kv = arg;
   struct fold__kv_server *s = kv->s;
   (void)data;
+  if (tag == FOLD__KV_MSG_SDONE && src >= kv->nworkers && src < c->size) {
+    kv->left[src] = 1; /* its going next is no loss */
+    return;
+  }
   if (src < 0 || src >= kv->nworkers || tag < FOLD__KV_MSG_INIT || tag > FOLD__KV_MSG_BYE) {
     FOLD__INFO(c, "fold_kv: rank %d: dropped a %zu-byte message (tag %d) from rank %d", c->rank, bytes, tag, src);
     return;
@@ -403,9 +407,10 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   s->itail = m;
 }
 
-/* A worker lost without its BYE: tell the other workers (they do not
- * watch each other), then fail naming it. */
-static int worker_died(fold_kv *kv, int w) {
+/* A worker lost without its BYE, or a server without its SDONE: tell the
+ * workers (they do not watch each other, and may not be connected to a
+ * dead server: fold_kv_dead_nodes lists it there too), then fail naming it. */
+static int peer_died(fold_kv *kv, int w) {
   fold_comm *c = kv->c;
   kv->dead[w] = 1;
   for (int p = 0; p < kv->nworkers; p++) {
@@ -418,7 +423,7 @@ static int worker_died(fold_kv *kv, int w) {
   /* out now: the failure below stops the batch's flush */
   fold__tx_batch_end(c);
   fold__tx_batch_begin(c);
-  return fold__fail_for_lost(c, w, "fold_kv: the store lost its worker");
+  return fold__fail_for_lost(c, w, w < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
 }
 
 static int serve_step(fold__task *t) {
@@ -438,12 +443,9 @@ static int serve_step(fold__task *t) {
   if (rc != FOLD_OK) return rc;
   reap_sent(s);
   for (int w = 0; w < kv->nworkers; w++)
-    if (c->lost[w] && !s->bye[w]) return worker_died(kv, w);
+    if (c->lost[w] && !s->bye[w]) return peer_died(kv, w);
   for (int p = kv->nworkers; p < c->size; p++)
-    if (p != c->rank && c->lost[p]) {
-      kv->dead[p] = 1; /* a server dies: its keys' operations fail on the workers */
-      return fold__fail_for_lost(c, p, "fold_kv: the store lost its server");
-    }
+    if (p != c->rank && c->lost[p] && !kv->left[p]) return peer_died(kv, p);
   return s->nleft == kv->nworkers && s->ihead == NULL && s->nsent == 0;
 }
 
@@ -529,5 +531,18 @@ int fold__kv_server_serve(fold_kv *kv) {
   int rc = fold__wait_req(c, kv->s->task.req, "fold_kv_serve");
   c->timeout_ns = t;
   if (rc == FOLD_OK) rc = kv->s->task.req->status;
-  return rc;
+  if (rc != FOLD_OK) return rc;
+  /* Tell the other servers that our going is no loss: each watches the
+   * others for deaths, and a server may still be serving its last BYEs. */
+  fold__tx_batch_begin(c);
+  for (int p = kv->nworkers; p < c->size; p++) {
+    if (p == c->rank || c->lost[p]) continue;
+    fold__kv_hdr *h = calloc(1, sizeof *h);
+    if (h) send_owned(kv, p, FOLD__KV_MSG_SDONE, h, sizeof *h); /* it frees h on failure */
+  }
+  fold__tx_batch_end(c);
+  /* a peer server may be gone already: its failure is not ours */
+  for (size_t i = 0; i < kv->s->nsent && !fold__comm_failed(c); i++)
+    fold__wait_req(c, kv->s->sent[i].r, "fold_kv_serve");
+  return FOLD_OK;
 }

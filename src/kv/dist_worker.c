@@ -1,4 +1,5 @@
 /* dist_worker.c — a worker of a distributed store: sends inits, pushes and pulls to the keys' servers, waits, leaves. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,22 @@
 typedef struct kv_pend {
   fold_request *r;
   void *buf;
+  size_t bytes; /* a send's: counted in flight until it completes */
 } kv_pend;
+/* A message not sent yet (the outbox: a heap, highest priority first). */
+typedef struct kv_out {
+  char *msg;
+  size_t bytes;
+  int to, type;
+  int prio;          /* effective: never above an earlier queued message of the same key */
+  uint64_t seq;      /* queueing order: ties, and a key's messages, keep it */
+  fold__kv_ent *ent; /* its key (NULL: no key) */
+} kv_out;
+/* Bytes in flight before the outbox holds messages back: enough to keep
+ * the links busy, small enough that a high-priority message issued later
+ * (the first layers' weights, needed first in the next forward pass) does
+ * not queue behind a whole model. */
+#define KV_WINDOW ((size_t)4 << 20)
 /* A pull's extra outputs of one key: copied from its first after the wait. */
 typedef struct kv_copy {
   void *dst;
@@ -28,6 +44,10 @@ struct fold__kv_worker {
   uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
   uint64_t ninit;
   uint64_t barriers;
+  kv_out *heap;
+  size_t nheap, capheap;
+  uint64_t seq;
+  size_t inflight;
 };
 
 static int32_t reply_tag(struct fold__kv_worker *w) {
@@ -36,7 +56,7 @@ static int32_t reply_tag(struct fold__kv_worker *w) {
   return t;
 }
 
-static int pend_add(fold_kv *kv, fold_request *r, void *buf) {
+static int pend_add(fold_kv *kv, fold_request *r, void *buf, size_t bytes) {
   struct fold__kv_worker *w = kv->w;
   if (w->npend == w->cappend) {
     size_t cap = w->cappend ? w->cappend * 2 : 64;
@@ -49,7 +69,8 @@ static int pend_add(fold_kv *kv, fold_request *r, void *buf) {
     w->pend = p;
     w->cappend = cap;
   }
-  w->pend[w->npend++] = (kv_pend){r, buf};
+  w->pend[w->npend++] = (kv_pend){r, buf, bytes};
+  w->inflight += bytes;
   return FOLD_OK;
 }
 
@@ -59,6 +80,7 @@ static void reap(struct fold__kv_worker *w) {
   size_t j = 0;
   for (size_t i = 0; i < w->npend; i++) {
     if (fold__req_done(w->pend[i].r)) {
+      w->inflight -= w->pend[i].bytes;
       fold__req_unref(w->pend[i].r);
       free(w->pend[i].buf);
     } else {
@@ -80,15 +102,75 @@ static char *msg_new(fold_kv *kv, const fold__kv_hdr *hdr, size_t bytes) {
   return buf;
 }
 
-/* Send msg (from msg_new, freed once sent) to rank `to`. */
+/* Send msg (from msg_new, freed once sent) to rank `to` now. */
 static int msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes) {
   fold_request *r = NULL;
-  int rc = fold__isend_bytes(kv->c, msg, sizeof(fold__kv_hdr) + bytes, to, fold__kv_ctx(), type, &r);
+  size_t len = sizeof(fold__kv_hdr) + bytes;
+  int rc = fold__isend_bytes(kv->c, msg, len, to, fold__kv_ctx(), type, &r);
   if (rc != FOLD_OK) {
     free(msg);
     return rc;
   }
-  return pend_add(kv, r, msg);
+  return pend_add(kv, r, msg, len);
+}
+
+static int out_before(const kv_out *a, const kv_out *b) { return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq); }
+
+/* Send queued messages, highest priority first, while the bytes in flight
+ * are under the window (one message at least, however big). */
+static int pump(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  int rc = fold__comm_failed(kv->c);
+  reap(w);
+  while (rc == FOLD_OK && w->nheap > 0 && (w->inflight < KV_WINDOW || w->inflight == 0)) {
+    kv_out top = w->heap[0];
+    /* pop: the last element sifts down from the root */
+    kv_out last = w->heap[--w->nheap];
+    size_t i = 0;
+    for (;;) {
+      size_t l = 2 * i + 1, r = l + 1, m = i;
+      const kv_out *best = &last;
+      if (l < w->nheap && out_before(&w->heap[l], best)) best = &w->heap[m = l];
+      if (r < w->nheap && out_before(&w->heap[r], best)) best = &w->heap[m = r];
+      if (m == i) break;
+      w->heap[i] = w->heap[m];
+      i = m;
+    }
+    if (w->nheap > 0) w->heap[i] = last;
+    if (top.ent) top.ent->queued--;
+    rc = msg_send(kv, top.to, top.type, top.msg, top.bytes);
+  }
+  return rc;
+}
+
+/* Queue msg for rank `to` with priority prio; a message of a key never
+ * overtakes an earlier one of the same key (per-key order: a pull after a
+ * push sees it), so its priority is capped by theirs. */
+static int msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->nheap == w->capheap) {
+    size_t cap = w->capheap ? w->capheap * 2 : 64;
+    kv_out *h = realloc(w->heap, cap * sizeof *h);
+    if (h == NULL) {
+      free(msg);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
+    }
+    w->heap = h;
+    w->capheap = cap;
+  }
+  if (e) {
+    if (e->queued > 0 && e->qprio < prio) prio = e->qprio;
+    e->qprio = prio;
+    e->queued++;
+  }
+  kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
+  size_t i = w->nheap++;
+  while (i > 0 && out_before(&o, &w->heap[(i - 1) / 2])) {
+    w->heap[i] = w->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  w->heap[i] = o;
+  return FOLD_OK;
 }
 
 /* ---- the watchdog and the handler ---------------------------------------------- */
@@ -102,6 +184,7 @@ static int watch(fold__task *t) {
   struct fold__kv_worker *w = (struct fold__kv_worker *)t;
   fold_kv *kv = w->kv;
   fold_comm *c = kv->c;
+  if (w->nheap) pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size; p++)
     if (c->lost[p]) kv->dead[p] = 1;
   for (int p = 0; p < c->size; p++)
@@ -170,6 +253,8 @@ void fold__kv_worker_close(fold_kv *kv) {
     fold__req_unref(w->pend[i].r);
     free(w->pend[i].buf);
   }
+  for (size_t i = 0; i < w->nheap; i++) free(w->heap[i].msg);
+  free(w->heap);
   if (w->task.req) fold__req_unref(w->task.req);
   free(w->pend);
   free(w->copies);
@@ -225,14 +310,14 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
       break;
     }
     if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, bytes);
-    rc = msg_send(kv, server, FOLD__KV_MSG_INIT, msg, bytes);
+    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, bytes, INT_MAX, e);
   }
+  if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
   return rc;
 }
 
 int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
-  (void)priority;
   struct fold__kv_worker *w = kv->w;
   reap(w);
   const void **srcs = malloc(sizeof *srcs * (size_t)(n ? n : 1));
@@ -278,9 +363,10 @@ int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *co
         free(msg);
         break;
       }
-      rc = msg_send(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize);
+      rc = msg_queue(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize, priority, (fold__kv_ent *)e);
     }
   }
+  if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
   if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
 out:
@@ -303,7 +389,6 @@ static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
 }
 
 int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
-  (void)priority;
   struct fold__kv_worker *w = kv->w;
   fold_comm *c = kv->c;
   reap(w);
@@ -327,29 +412,47 @@ int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *o
       int32_t tag = reply_tag(w);
       fold_request *r = NULL;
       rc = fold__irecv_bytes(c, (char *)outs[i] + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
-      if (rc == FOLD_OK) rc = pend_add(kv, r, NULL);
+      if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
       if (rc != FOLD_OK) break;
       fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
       char *msg = msg_new(kv, &h, 0);
-      rc = msg ? msg_send(kv, server, FOLD__KV_MSG_PULL, msg, 0) : fold__comm_failed(c);
+      rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
     }
   }
+  if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(c);
   if (rc == FOLD_OK) fold__progress(c);
+  return rc;
+}
+
+/* Wait for r, holding a reference of our own: the watchdog's pump reaps
+ * (and drops) completed requests while we wait. */
+static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
+  fold__req_ref(r);
+  int rc = fold__wait_req(kv->c, r, op);
+  if (rc == FOLD_OK) rc = r->status;
+  fold__req_unref(r);
   return rc;
 }
 
 int fold__kv_worker_wait(fold_kv *kv, const char *op) {
   struct fold__kv_worker *w = kv->w;
   int rc = fold__comm_failed(kv->c);
-  for (size_t i = 0; i < w->npend && rc == FOLD_OK; i++)
-    if (!fold__req_done(w->pend[i].r)) rc = fold__wait_req(kv->c, w->pend[i].r, op);
+  /* until the outbox is empty and nothing is in flight; the outbox empties
+   * as sends complete (the watchdog pumps it every pass) */
+  while (rc == FOLD_OK && (rc = pump(kv)) == FOLD_OK) {
+    size_t i = 0;
+    while (i < w->npend && fold__req_done(w->pend[i].r)) i++;
+    if (i == w->npend) {
+      if (w->nheap == 0) break;
+      continue; /* nothing in flight: pump sends at once */
+    }
+    rc = wait_one(kv, w->pend[i].r, op);
+  }
   if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
   if (rc != FOLD_OK) return rc;
-  for (size_t i = 0; i < w->npend; i++)
-    if (w->pend[i].r->status != FOLD_OK) rc = w->pend[i].r->status;
   reap(w);
-  for (size_t i = 0; i < w->ncopy && rc == FOLD_OK; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
+  for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
   w->ncopy = 0;
   return rc;
 }
@@ -364,8 +467,9 @@ int fold__kv_worker_send_opt(fold_kv *kv, const char *spec) {
     char *msg = msg_new(kv, &h, len);
     if (msg == NULL) return fold__comm_failed(kv->c);
     memcpy(msg + sizeof h, spec, len);
-    rc = msg_send(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len);
+    rc = msg_queue(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len, INT_MAX, NULL);
   }
+  if (rc == FOLD_OK) rc = pump(kv);
   return rc ? rc : fold__kv_failed(kv);
 }
 
@@ -381,7 +485,7 @@ int fold__kv_worker_barrier(fold_kv *kv) {
   if (rc != FOLD_OK) return rc;
   char *msg = msg_new(kv, &h, 0);
   rc = msg ? msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
-  if (rc == FOLD_OK) rc = fold__wait_req(c, r, "fold_kv_barrier");
+  if (rc == FOLD_OK) rc = wait_one(kv, r, "fold_kv_barrier");
   fold__req_unref(r);
   if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
   if (rc == FOLD_OK && ans.flags)

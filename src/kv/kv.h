@@ -54,6 +54,7 @@ enum {
   FOLD__KV_MSG_BARRIER = 5, /* hdr (total = init digest, n = init count); reply: hdr */
   FOLD__KV_MSG_BYE = 6,     /* this worker destroyed its store (to every server) */
   FOLD__KV_MSG_DEAD = 7,    /* server to workers: worker hdr.key died without a BYE */
+  FOLD__KV_MSG_SDONE = 8,   /* server to servers: served every worker, leaving (no loss) */
   FOLD__KV_REPLY_TAG0 = 64
 };
 typedef struct fold__kv_hdr {
@@ -81,6 +82,8 @@ typedef struct fold__kv_ent {
   fold_dtype dtype;
   int server;  /* dist: its server, or -1 split over all */
   void *val;   /* local: the stored value */
+  int queued;  /* dist: its messages in the worker's outbox */
+  int qprio;   /* dist: the effective priority of the last of them */
 } fold__kv_ent;
 
 struct fold__kv_worker;
@@ -103,7 +106,7 @@ struct fold_kv {
   fold__kv_optim *optim;
   void *scratch;           /* local: one sum buffer, reused */
   size_t scratch_cap;
-  uint8_t *left;            /* servers: workers whose BYE came: gone on purpose */
+  uint8_t *left;            /* servers: workers whose BYE came, servers whose SDONE came: gone on purpose */
   uint8_t *dead;            /* dist: ranks known lost without leaving (fold_kv_dead_nodes) */
   struct fold__kv_worker *w;
   struct fold__kv_server *s;

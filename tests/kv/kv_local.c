@@ -8,6 +8,7 @@
 #include "fold.h"
 #include "kv/kv.h"
 #include "kv_util.h"
+#include "../../bench/kv_resnet50.h"
 
 
 #define BOUND 1000 /* FOLD_KV_BIGARRAY_BOUND for this test: small, so big arrays are cheap */
@@ -214,5 +215,30 @@ int main(void) {
   fold__kv_shard(101, 3, 2, &off, &len);
   CHECK(off == 68 && len == 33, "shard 2 of 101 over 3: %zu+%zu", off, len);
   fold__kv_place_free(&p);
+  /* ResNet-50's 161 arrays (float32) in model order, MXNet's default bound:
+   * the greedy placement's imbalance (largest server's bytes / mean) against
+   * MXNet's placement by key hash (key % servers, the big arrays split too) */
+  for (int ns = 2; ns <= 4; ns++) {
+    fold__kv_place g;
+    CHECK_OK(fold__kv_place_init(&g, ns, 1000000), NULL);
+    uint64_t hash[4] = {0};
+    for (int i = 0; i < FOLD_RESNET50_ARRAYS; i++) {
+      fold__kv_place_key(&g, fold_resnet50[i].count, 4);
+      if (fold_resnet50[i].count > 1000000)
+        for (int s = 0; s < ns; s++) hash[s] += fold_resnet50[i].count * 4 / (size_t)ns;
+      else
+        hash[i % ns] += fold_resnet50[i].count * 4;
+    }
+    uint64_t hmax = 0, hsum = 0;
+    for (int s = 0; s < ns; s++) {
+      hsum += hash[s];
+      if (hash[s] > hmax) hmax = hash[s];
+    }
+    double gi = fold__kv_place_imbalance(&g), hi = (double)hmax / ((double)hsum / ns);
+    printf("ResNet-50 over %d servers: greedy imbalance %.4f, key %% servers %.4f\n", ns, gi, hi);
+    CHECK(gi < 1.05, "greedy placement of ResNet-50 over %d servers: imbalance %.4f", ns, gi);
+    CHECK(gi <= hi, "greedy placement worse than hashing");
+    fold__kv_place_free(&g);
+  }
   return check_report("kv_local");
 }
