@@ -94,9 +94,9 @@ int main(int argc, char **argv) {
     if (rc != FOLD_OK) fail(c, "fold_kv_serve", rc);
     int rc2 = fold_kv_destroy(kv);
     if (rc2 != FOLD_OK) fail(c, "fold_kv_destroy", rc2);
-    /* leave together: a server that exits while another still serves its
-     * last workers fails that one over tcp (the store counts a server's
-     * lost connection as a lost server; see docs/kvstore.md) */
+    /* leave together, workers and servers: an early version of the store
+     * failed a server still serving when another server had already
+     * exited (tcp; docs/kvstore.md), and nothing is lost by waiting */
     if (rc == FOLD_OK && rc2 == FOLD_OK) rc = fold_barrier(c);
     fold_comm_destroy(c);
     return rc != FOLD_OK || rc2 != FOLD_OK;
