@@ -25,3 +25,14 @@ endforeach()
 # Across four network namespaces (four "hosts" over tcp): 2 workers, 2 servers.
 add_test(NAME kv_sync_netns4 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh netns 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:kv_dist> sync)
 set_tests_properties(kv_sync_netns4 PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE LABELS nosan ENVIRONMENT "FOLD_KV_SERVERS=2;FOLD_TIMEOUT=20")
+# With FOLD_PROGRESS_THREAD=1 the helper steps the store's tasks between calls.
+foreach(case "sync:5:2:shm" "stale:3:1:tcp" "prio:2:1:tcp")
+  string(REPLACE ":" ";" parts ${case})
+  list(GET parts 0 mode)
+  list(GET parts 1 n)
+  list(GET parts 2 ns)
+  list(GET parts 3 t)
+  add_test(NAME kv_${mode}_pthread_${t} COMMAND $<TARGET_FILE:foldrun> -n ${n} --transport ${t} --timeout 60 -- $<TARGET_FILE:kv_dist> ${mode})
+  set_tests_properties(kv_${mode}_pthread_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE
+    ENVIRONMENT "FOLD_KV_SERVERS=${ns};FOLD_TIMEOUT=20;FOLD_PROGRESS_THREAD=1")
+endforeach()

@@ -48,6 +48,7 @@ struct fold__kv_worker {
   size_t nheap, capheap;
   uint64_t seq;
   size_t inflight;
+  int leaving;        /* BYE sent: the servers may go, that is no loss */
 };
 
 static int32_t reply_tag(struct fold__kv_worker *w) {
@@ -184,6 +185,7 @@ static int watch(fold__task *t) {
   struct fold__kv_worker *w = (struct fold__kv_worker *)t;
   fold_kv *kv = w->kv;
   fold_comm *c = kv->c;
+  if (w->leaving) return 0;
   if (w->nheap) pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size; p++)
     if (c->lost[p]) kv->dead[p] = 1;
@@ -503,6 +505,7 @@ int fold__kv_worker_leave(fold_kv *kv) {
   /* BYE to every server: later rounds stop waiting for us, the last BYE
    * ends fold_kv_serve, and our going is no loss */
   fold__kv_hdr h = {0};
+  kv->w->leaving = 1;
   fold__tx_batch_begin(c);
   for (int p = kv->nworkers; p < c->size && rc == FOLD_OK; p++) {
     char *msg = msg_new(kv, &h, 0);

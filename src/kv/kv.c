@@ -109,7 +109,9 @@ static int create(fold_comm *comm, const char *type, fold_kv **out) {
     goto fail;
   }
   if (kv->type != FOLD__KV_LOCAL) {
+    fold__enter(kv->c); /* the progress thread steps the tasks from now on */
     rc = kv->role == FOLD_KV_SERVER ? fold__kv_server_open(kv) : fold__kv_worker_open(kv);
+    fold__leave(kv->c);
     if (rc != FOLD_OK) goto fail;
   }
   *out = kv;
@@ -152,11 +154,13 @@ static void ent_free(void *p) {
 int fold_kv_destroy(fold_kv *kv) {
   if (kv == NULL) return FOLD_OK;
   int rc = FOLD_OK;
+  fold__enter(kv->c);
   if (kv->w) {
     rc = fold__kv_worker_leave(kv);
     fold__kv_worker_close(kv);
   }
   if (kv->s) fold__kv_server_close(kv);
+  fold__leave(kv->c);
   if (kv->c) fold_comm_destroy(kv->c);
   fold__kv_map_free(&kv->ents, ent_free);
   fold__kv_map_free(&kv->names, free);
@@ -183,12 +187,14 @@ int fold_kv_serve(fold_kv *kv) {
 
 int fold_kv_set_updater(fold_kv *kv, fold_kv_updater fn, void *ctx) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_set_updater: kv is NULL");
+  fold__enter(kv->c); /* a server's task may be applying an update (progress thread) */
   kv->updater = fn;
   kv->updater_ctx = ctx;
   if (fn) {
     fold__kv_optim_free(kv->optim);
     kv->optim = NULL;
   }
+  fold__leave(kv->c);
   return FOLD_OK;
 }
 
@@ -208,9 +214,11 @@ int fold_kv_set_optimizer(fold_kv *kv, const char *spec) {
     fold__leave(kv->c);
     return rc;
   }
+  fold__enter(kv->c);
   fold__kv_optim_free(kv->optim);
   kv->optim = o;
   kv->updater = NULL;
+  fold__leave(kv->c);
   return FOLD_OK;
 }
 
