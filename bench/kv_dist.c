@@ -12,9 +12,8 @@
  *   sends and receives the model once; with S = W each server's link
  *   carries as much), and each time's fraction of it.
  *   -a 1: no store; the W ranks allreduce the same model, once per array
- *   and once as one buffer: the comparison, run as its own job (a job that
- *   did both, the servers waiting on the world while the workers
- *   allreduced on a split, met a shm collective bug: docs/kvstore.md).
+ *   and once as one buffer: the comparison, run as its own job so that
+ *   idle server processes do not share the cores with it.
  * Rank 0 prints the table. Every pull is checked (the stored value after a
  * dist_sync round without an updater is the sum of the workers' pushes):
  * a wrong value fails the run. */
