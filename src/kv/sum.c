@@ -1,4 +1,4 @@
-/* sum.c — the store's summing kernel: blocks of sources added with fold's kernels over a small thread pool. */
+/* sum.c — the store's summing kernel: blocks of sources added four at a time, spread over a small thread pool. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
