@@ -11,6 +11,7 @@
  *   -r 1gbit): adds the link bound, 8 * model bytes / rate (each worker
  *   sends and receives the model once; with S = W each server's link
  *   carries as much), and each time's fraction of it.
+ *   -d DIV: every array DIV times smaller (the tests' quick runs).
  *   -a 1: no store; the W ranks allreduce the same model, once per array
  *   and once as one buffer: the comparison, run as its own job so that
  *   idle server processes do not share the cores with it.
@@ -116,9 +117,10 @@ static round_stats store_rounds(fold_comm *c, int worker, int workers, int nkeys
 
 /* The same model allreduced among the workers: one call per array (a
  * framework without bucketing) and one call on the whole model. */
-static void allreduce_rounds(fold_comm *wc, int warmup, int iters, round_stats *per_layer, round_stats *fused) {
+static void allreduce_rounds(fold_comm *wc, const size_t *counts, int warmup, int iters, round_stats *per_layer,
+                             round_stats *fused) {
   size_t total = 0;
-  for (int k = 0; k < FOLD_RESNET50_ARRAYS; k++) total += fold_resnet50[k].count;
+  for (int k = 0; k < FOLD_RESNET50_ARRAYS; k++) total += counts[k];
   float *buf = malloc(total * sizeof *buf);
   for (size_t i = 0; i < total; i++) buf[i] = 1;
   for (int mode = 0; mode < 2; mode++) {
@@ -129,9 +131,9 @@ static void allreduce_rounds(fold_comm *wc, int warmup, int iters, round_stats *
       if (mode == 0) {
         size_t off = 0;
         for (int k = 0; k < FOLD_RESNET50_ARRAYS; k++) {
-          TRY(wc, "fold_allreduce", fold_allreduce(buf + off, buf + off, fold_resnet50[k].count, FOLD_FLOAT32,
+          TRY(wc, "fold_allreduce", fold_allreduce(buf + off, buf + off, counts[k], FOLD_FLOAT32,
                                                    FOLD_SUM, wc));
-          off += fold_resnet50[k].count;
+          off += counts[k];
         }
       } else {
         TRY(wc, "fold_allreduce", fold_allreduce(buf, buf, total, FOLD_FLOAT32, FOLD_SUM, wc));
@@ -163,7 +165,7 @@ static void row(const char *what, round_stats st, double bytes, double link_gbit
 }
 
 int main(int argc, char **argv) {
-  int iters = 10, warmup = 2, small_keys = 10000, small_bytes = 1024, small_iters = 5, allreduce_only = 0;
+  int iters = 10, warmup = 2, small_keys = 10000, small_bytes = 1024, small_iters = 5, allreduce_only = 0, div = 1;
   double link = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *a = argv[i], *v = argv[i + 1];
@@ -174,11 +176,12 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "-j") == 0) small_iters = atoi(v);
     else if (strcmp(a, "-l") == 0) link = atof(v);
     else if (strcmp(a, "-a") == 0) allreduce_only = atoi(v);
+    else if (strcmp(a, "-d") == 0) div = atoi(v);
     else iters = -1;
   }
-  if (argc % 2 == 0 || iters < 1 || warmup < 0 || small_keys < 1 || small_bytes < 4 || small_iters < 1) {
+  if (argc % 2 == 0 || iters < 1 || div < 1 || warmup < 0 || small_keys < 1 || small_bytes < 4 || small_iters < 1) {
     fprintf(stderr, "usage: FOLD_KV_SERVERS=S foldrun -n N fold-kvdist [-i ITERS] [-w WARMUP] [-k SMALL_KEYS] "
-                    "[-b SMALL_BYTES] [-j SMALL_ITERS] [-l LINK_GBIT] [-a 1]\n");
+                    "[-b SMALL_BYTES] [-j SMALL_ITERS] [-l LINK_GBIT] [-a 1] [-d DIV]\n");
     return 2;
   }
   fold_comm *c;
@@ -193,14 +196,14 @@ int main(int argc, char **argv) {
   size_t counts[FOLD_RESNET50_ARRAYS];
   double model = 0;
   for (int k = 0; k < FOLD_RESNET50_ARRAYS; k++) {
-    counts[k] = fold_resnet50[k].count;
+    counts[k] = (fold_resnet50[k].count + (size_t)div - 1) / (size_t)div;
     model += (double)counts[k] * 4;
   }
   if (allreduce_only) {
     /* the comparison: the same model allreduced among the ranks of this
      * run (start it with as many ranks as the store run has workers) */
     round_stats per_layer = {0, 0}, fused = {0, 0};
-    allreduce_rounds(c, warmup, iters, &per_layer, &fused);
+    allreduce_rounds(c, counts, warmup, iters, &per_layer, &fused);
     if (rank == 0) {
       printf("# fold-kvdist -a: fold_allreduce among %d ranks of ResNet-50's model: %d arrays, %.1f MB float32, "
              "FOLD_TRANSPORT=%s\n",
