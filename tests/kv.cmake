@@ -5,7 +5,7 @@ set_tests_properties(kv_local PROPERTIES TIMEOUT 60)
 # Distributed: workers and servers as processes under foldrun, over shm and
 # tcp; FOLD_KV_SERVERS servers (the last ranks).
 fold_add_test_exe(kv_dist kv/kv_dist.c check.c)
-set(FOLD_KV_CASES "sync:3:1" "sync:5:2" "sync:2:1" "sync:6:3" "async:4:2" "ssp:5:2" "opt:4:2" "many:4:2" "bad:3:1" "prio:2:1" "stale:3:1")
+set(FOLD_KV_CASES "sync:3:1" "sync:5:2" "sync:2:1" "sync:6:3" "async:4:2" "ssp:5:2" "opt:4:2" "many:4:2" "bad:3:1" "prio:2:1" "stale:3:1" "sync:5:1" "mismatch:3:1")
 foreach(t shm tcp)
   foreach(case ${FOLD_KV_CASES})
     string(REPLACE ":" ";" parts ${case})
@@ -36,3 +36,7 @@ foreach(case "sync:5:2:shm" "stale:3:1:tcp" "prio:2:1:tcp")
   set_tests_properties(kv_${mode}_pthread_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE
     ENVIRONMENT "FOLD_KV_SERVERS=${ns};FOLD_TIMEOUT=20;FOLD_PROGRESS_THREAD=1")
 endforeach()
+# Ranks as threads (inproc): sync and async stores in one process.
+fold_add_test_exe(kv_threads kv/kv_threads.c check.c)
+add_test(NAME kv_threads COMMAND kv_threads)
+set_tests_properties(kv_threads PROPERTIES TIMEOUT 60)

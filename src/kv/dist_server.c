@@ -227,13 +227,28 @@ static int protocol_error(fold_kv *kv, int src, const char *what) {
                          kv->c->rank, src, what);
 }
 
+/* Remember a string key's name (sent with its INIT) for messages. */
+static void keep_name(fold_kv *kv, int64_t key, const char *name, size_t len) {
+  if (fold__kv_map_get(&kv->names, key) != NULL || len == 0 || len > sizeof ((fold__kv_name *)0)->name) return;
+  fold__kv_name *nm = malloc(sizeof *nm);
+  if (nm == NULL) return; /* only messages would miss it */
+  nm->key = key;
+  memcpy(nm->name, name, len);
+  if (fold__kv_map_put(&kv->names, key, nm) != FOLD_OK) free(nm);
+}
+
 static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   fold_comm *c = kv->c;
   struct fold__kv_server *s = kv->s;
   skey *k = fold__kv_map_get(&s->keys, h->key);
   size_t esize = fold_dtype_size((fold_dtype)h->dtype);
-  if (esize == 0 || h->n == 0 || m->bytes != sizeof *h + (h->flags ? h->n * esize : 0))
-    return protocol_error(kv, m->src, "INIT");
+  size_t vbytes = (h->flags & FOLD__KV_INIT_VALUE) ? h->n * esize : 0;
+  if (esize == 0 || h->n == 0 || m->bytes < sizeof *h + vbytes) return protocol_error(kv, m->src, "INIT");
+  const char *name = m->buf + sizeof *h + vbytes;
+  size_t nlen = m->bytes - sizeof *h - vbytes;
+  if ((h->flags & FOLD__KV_INIT_NAME) ? (nlen == 0 || name[nlen - 1] != '\0') : nlen != 0)
+    return protocol_error(kv, m->src, "INIT's name");
+  if (nlen) keep_name(kv, h->key, name, nlen);
   if (k == NULL) {
     if ((k = calloc(1, sizeof *k)) == NULL || (k->merged = malloc(h->n * esize)) == NULL ||
         (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
@@ -253,12 +268,12 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
     char msg[FOLD__ERRLEN], kb[300];
     snprintf(msg, sizeof msg,
              "fold_kv: server rank %d: the workers initialised %s differently (or in a different order): worker %d "
-             "has %llu elements of dtype %u here, an earlier worker %llu of dtype %d",
-             c->rank, fold__kv_keyname(kv, h->key, kb, sizeof kb), m->src, (unsigned long long)h->total, h->dtype,
-             (unsigned long long)k->total, (int)k->dtype);
+             "gave %llu elements of %s, an earlier worker %llu elements of %s",
+             c->rank, fold__kv_keyname(kv, h->key, kb, sizeof kb), m->src, (unsigned long long)h->total,
+             fold_dtype_name((fold_dtype)h->dtype), (unsigned long long)k->total, fold_dtype_name(k->dtype));
     return fold__comm_fail_and_tell(c, FOLD_EMISMATCH, msg);
   }
-  if (h->flags && k->val == NULL) { /* worker 0's value: take its buffer */
+  if ((h->flags & FOLD__KV_INIT_VALUE) && k->val == NULL) { /* worker 0's value */
     if ((k->val = malloc(k->n * esize)) == NULL)
       return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
     memcpy(k->val, m->buf + sizeof *h, k->n * esize);

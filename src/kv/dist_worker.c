@@ -304,15 +304,19 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
     size_t off, len;
     shard_of(kv, e, i, &server, &off, &len);
     if (len == 0) continue;
-    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, (uint32_t)with_value, 0, 0};
-    size_t bytes = with_value ? len * e->esize : 0;
-    char *msg = msg_new(kv, &h, bytes);
+    /* a string key's name travels too: the server's messages name it */
+    const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
+    size_t vbytes = with_value ? len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype,
+                      (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
+    char *msg = msg_new(kv, &h, vbytes + nbytes);
     if (msg == NULL) {
       rc = fold__comm_failed(kv->c);
       break;
     }
-    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, bytes);
-    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, bytes, INT_MAX, e);
+    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, vbytes);
+    if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
+    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, e);
   }
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
@@ -323,22 +327,17 @@ int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *co
   struct fold__kv_worker *w = kv->w;
   reap(w);
   const void **srcs = malloc(sizeof *srcs * (size_t)(n ? n : 1));
-  uint8_t *done = calloc((size_t)(n ? n : 1), 1);
+  int *order = fold__kv_group(n, keys);
   int rc = FOLD_OK;
-  if (srcs == NULL || done == NULL) {
+  if (srcs == NULL || order == NULL) {
     rc = fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_push: out of memory");
     goto out;
   }
   fold__tx_batch_begin(kv->c);
-  for (int i = 0; i < n && rc == FOLD_OK; i++) {
-    if (done[i]) continue;
-    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
+  for (int a = 0, b; a < n && rc == FOLD_OK; a = b) {
     int ns = 0;
-    for (int j = i; j < n; j++)
-      if (!done[j] && keys[j] == keys[i]) {
-        srcs[ns++] = values[j];
-        done[j] = 1;
-      }
+    for (b = a; b < n && keys[order[b]] == keys[order[a]]; b++) srcs[ns++] = values[order[b]];
+    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[order[a]]);
     for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
       int server;
       size_t off, len;
@@ -373,7 +372,7 @@ int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *co
   if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
 out:
   free(srcs);
-  free(done);
+  free(order);
   return rc;
 }
 
@@ -394,17 +393,16 @@ int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *o
   struct fold__kv_worker *w = kv->w;
   fold_comm *c = kv->c;
   reap(w);
+  int *order = fold__kv_group(n, keys);
+  if (order == NULL) return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_pull: out of memory");
   int rc = FOLD_OK;
   fold__tx_batch_begin(c);
-  for (int i = 0; i < n && rc == FOLD_OK; i++) {
+  for (int a = 0, b; a < n && rc == FOLD_OK; a = b) {
+    int i = order[a]; /* the key's first output: the replies land there */
     const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
-    int first = -1;
-    for (int j = 0; j < i && first < 0; j++)
-      if (keys[j] == keys[i]) first = j;
-    if (first >= 0) { /* another output of the same key: a copy of the first */
-      if (outs[i] != outs[first]) rc = copy_add(kv, outs[i], outs[first], e->count * e->esize);
-      continue;
-    }
+    for (b = a + 1; b < n && keys[order[b]] == keys[i] && rc == FOLD_OK; b++)
+      if (outs[order[b]] != outs[i]) rc = copy_add(kv, outs[order[b]], outs[i], e->count * e->esize);
+    while (b < n && keys[order[b]] == keys[i]) b++;
     for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
       int server;
       size_t off, len;
@@ -421,6 +419,7 @@ int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *o
       rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
     }
   }
+  free(order);
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(c);
   if (rc == FOLD_OK) fold__progress(c);

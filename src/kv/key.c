@@ -64,6 +64,35 @@ void fold__kv_map_free(fold__kv_map *m, void (*fn)(void *val)) {
   memset(m, 0, sizeof *m);
 }
 
+/* ---- grouping a call's keys ------------------------------------------------ */
+
+typedef struct kv_pos {
+  int64_t key;
+  int idx;
+} kv_pos;
+
+static int pos_cmp(const void *a, const void *b) {
+  const kv_pos *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int *fold__kv_group(int n, const int64_t *keys) {
+  kv_pos *p = malloc(sizeof *p * (size_t)(n ? n : 1));
+  int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
+  if (p == NULL || order == NULL) {
+    free(p);
+    free(order);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) p[i] = (kv_pos){keys[i], i};
+  /* O(n log n): a call may carry a whole model's keys (10,000 and more) */
+  qsort(p, (size_t)n, sizeof *p, pos_cmp);
+  for (int i = 0; i < n; i++) order[i] = p[i].idx;
+  free(p);
+  return order;
+}
+
 /* ---- string keys ---------------------------------------------------------- */
 
 /* FNV-1a over the name: the same on every rank and every run, whatever the

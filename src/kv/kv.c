@@ -119,6 +119,8 @@ static int create(fold_comm *comm, const char *type, fold_kv **out) {
 fail:
   fold__kv_pool_destroy(kv->pool);
   if (kv->c) fold_comm_destroy(kv->c);
+  free(kv->left);
+  free(kv->dead);
   free(kv);
   return rc;
 }

@@ -19,6 +19,10 @@ typedef struct fold__kv_map {
 } fold__kv_map;
 void *fold__kv_map_get(const fold__kv_map *m, int64_t key);
 int fold__kv_map_put(fold__kv_map *m, int64_t key, void *val); /* 0 or FOLD_ENOMEM */
+/* The positions 0..n-1 ordered by (key, position): each key's positions
+ * are then one run, in call order (devices summed left to right). Free it;
+ * NULL if out of memory. */
+int *fold__kv_group(int n, const int64_t *keys);
 /* Call fn on every value (in no order), then free the table. */
 void fold__kv_map_free(fold__kv_map *m, void (*fn)(void *val));
 
@@ -47,7 +51,7 @@ double fold__kv_place_imbalance(const fold__kv_place *p);
  * start with a header; replies go to a receive the worker posted first,
  * tagged with a number of its own (>= FOLD__KV_REPLY_TAG0). */
 enum {
-  FOLD__KV_MSG_INIT = 1,    /* hdr + (worker 0 only) the shard's value */
+  FOLD__KV_MSG_INIT = 1,    /* hdr + (worker 0 only) the shard's value + (string keys) the name */
   FOLD__KV_MSG_PUSH = 2,    /* hdr + the shard's summed values */
   FOLD__KV_MSG_PULL = 3,    /* hdr; the reply: the shard's value */
   FOLD__KV_MSG_OPT = 4,     /* hdr + the optimizer spec (NUL-terminated) */
@@ -57,13 +61,15 @@ enum {
   FOLD__KV_MSG_SDONE = 8,   /* server to servers: served every worker, leaving (no loss) */
   FOLD__KV_REPLY_TAG0 = 64
 };
+#define FOLD__KV_INIT_VALUE 1u /* the shard's value follows the header */
+#define FOLD__KV_INIT_NAME 2u  /* then the key's string name, NUL-terminated */
 typedef struct fold__kv_hdr {
   int64_t key;
   uint64_t total; /* the key's count (BARRIER: the init digest) */
   uint64_t off;   /* first element of the shard */
   uint64_t n;     /* elements in the shard (BARRIER: the number of inits) */
   uint32_t dtype;
-  uint32_t flags; /* INIT: 1 = a value follows */
+  uint32_t flags; /* INIT: FOLD__KV_INIT_VALUE, FOLD__KV_INIT_NAME; BARRIER reply: 1 = mismatch */
   int32_t reply;  /* PULL, BARRIER: the tag of the reply */
   uint32_t pad;
 } fold__kv_hdr;

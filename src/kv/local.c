@@ -23,24 +23,19 @@ static void *scratch(fold_kv *kv, size_t bytes) {
 }
 
 int fold__kv_local_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values) {
-  /* Group by key in order of first appearance: srcs holds every value of
-   * one key (several devices), done[] marks the positions consumed. */
+  /* group by key: srcs holds every value of one key (several devices) */
   const void **srcs = malloc(sizeof *srcs * (size_t)(n ? n : 1));
-  uint8_t *done = calloc((size_t)(n ? n : 1), 1);
+  int *order = fold__kv_group(n, keys);
   int rc = FOLD_OK;
-  if (srcs == NULL || done == NULL) {
+  if (srcs == NULL || order == NULL) {
     rc = fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_push: out of memory");
     goto out;
   }
-  for (int i = 0; i < n && rc == FOLD_OK; i++) {
-    if (done[i]) continue;
-    fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
+  for (int a = 0, b; a < n && rc == FOLD_OK; a = b) {
+    int64_t key = keys[order[a]];
     int ns = 0;
-    for (int j = i; j < n; j++)
-      if (!done[j] && keys[j] == keys[i]) {
-        srcs[ns++] = values[j];
-        done[j] = 1;
-      }
+    for (b = a; b < n && keys[order[b]] == key; b++) srcs[ns++] = values[order[b]];
+    fold__kv_ent *e = fold__kv_map_get(&kv->ents, key);
     void *sum = scratch(kv, e->count * e->esize);
     if (sum == NULL) {
       rc = fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_push: out of memory (%zu bytes)", e->count * e->esize);
@@ -50,7 +45,7 @@ int fold__kv_local_push(fold_kv *kv, int n, const int64_t *keys, const void *con
     rc = fold__kv_sum(kv->pool, sum, srcs, ns, e->count, e->dtype, kv->bound);
     if (rc != FOLD_OK) {
       char kb[300];
-      rc = fold__kv_err(kv, rc, "fold_kv_push: %s: %s", fold__kv_keyname(kv, keys[i], kb, sizeof kb),
+      rc = fold__kv_err(kv, rc, "fold_kv_push: %s: %s", fold__kv_keyname(kv, key, kb, sizeof kb),
                         fold_comm_last_error(NULL));
       break;
     }
@@ -58,7 +53,7 @@ int fold__kv_local_push(fold_kv *kv, int n, const int64_t *keys, const void *con
   }
 out:
   free(srcs);
-  free(done);
+  free(order);
   return rc;
 }
 

@@ -354,9 +354,47 @@ static void bad(fold_comm *w) {
   if (role == FOLD_KV_SERVER) fold_kv_destroy(kv);
 }
 
+/* Workers that initialise a key differently: the server sees it and every
+ * rank fails with FOLD_EMISMATCH naming the key; and a local store made
+ * over a communicator works on every rank alone. */
+static void mismatch(fold_comm *w) {
+  int rank = fold_comm_rank(w);
+  fold_kv *kv;
+  CHECK_OK(fold_kv_create(w, "local", &kv), w);
+  int64_t k = 4, v[2] = {rank, 1}, o[2] = {0};
+  const void *vp[2] = {v, v};
+  void *op[1] = {o};
+  int64_t kk[2] = {k, k};
+  CHECK_OK(fold_kv_init(kv, k, v, 2, FOLD_INT64), w);
+  CHECK_OK(fold_kv_push(kv, 2, kk, vp, 0), w);
+  CHECK_OK(fold_kv_pull(kv, 1, &k, op, 0), w);
+  CHECK(o[0] == 2 * rank && o[1] == 2, "a local store over a communicator: %lld %lld", (long long)o[0], (long long)o[1]);
+  CHECK(fold_kv_dead_nodes(kv, NULL, 0) == 0, "a local store has no dead nodes");
+  CHECK_OK(fold_kv_destroy(kv), w);
+  CHECK_OK(fold_kv_create(w, "dist_sync", &kv), w);
+  int rc;
+  if (fold_kv_role(kv) == FOLD_KV_SERVER) {
+    rc = fold_kv_serve(kv);
+  } else {
+    int64_t name;
+    CHECK_OK(fold_kv_key(kv, "head.weight", &name), w);
+    CHECK_OK(fold_kv_init(kv, name, v, rank == 1 ? 1 : 2, FOLD_INT64), w);
+    rc = fold_kv_barrier(kv);
+  }
+  const char *msg = fold_comm_last_error(w);
+  printf("rank %d: %s: %s\n", rank, fold_strerror(rc), msg);
+  CHECK(rc == FOLD_EMISMATCH, "rank %d: workers that disagree on a key's count: %s", rank, fold_strerror(rc));
+  CHECK(strstr(msg, "head.weight") != NULL, "rank %d: the message does not name the key", rank);
+  fold_kv_destroy(kv);
+}
+
 static int run(fold_comm *w, const char *mode) {
   if (strcmp(mode, "bad") == 0) {
     bad(w);
+    return 0;
+  }
+  if (strcmp(mode, "mismatch") == 0) {
+    mismatch(w);
     return 0;
   }
   const char *type = strcmp(mode, "async") == 0 || strcmp(mode, "prio") == 0 ? "dist_async"

@@ -130,6 +130,59 @@ static void optimizer_case(void) {
   CHECK_OK(fold_kv_destroy(kv), NULL);
 }
 
+/* Each built-in optimizer through the store (two devices, three keys
+ * interleaved, 5 steps) equals the same optimizer run by hand on the
+ * serial sum of the devices' gradients: state per key kept alike. */
+static void optimizer_specs(void) {
+  static const char *const specs[] = {"sgd lr=0.1 momentum=0.9 wd=0.0001", "adam lr=0.01"};
+  for (int sp = 0; sp < 2; sp++)
+    for (int dt = FOLD_FLOAT32; dt <= FOLD_FLOAT64; dt++) {
+      fold_kv *kv;
+      CHECK_OK(fold_kv_create(NULL, "local", &kv), NULL);
+      CHECK_OK(fold_kv_set_optimizer(kv, specs[sp]), NULL);
+      fold__kv_optim *ref = NULL;
+      char why[128];
+      CHECK_OK(fold__kv_optim_parse(specs[sp], &ref, why, sizeof why), NULL);
+      enum { NK = 3, C = 257 };
+      size_t es = fold_dtype_size((fold_dtype)dt);
+      char *w[NK], *rw[NK], *g0 = malloc(C * es), *g1 = malloc(C * es), *gs = malloc(C * es), *out = malloc(C * es);
+      for (int k = 0; k < NK; k++) {
+        w[k] = malloc(C * es);
+        rw[k] = malloc(C * es);
+        for (size_t i = 0; i < C; i++) kv_set(w[k], i, (fold_dtype)dt, 0.5 * k - 0.01 * (double)i);
+        memcpy(rw[k], w[k], C * es);
+        CHECK_OK(fold_kv_init(kv, 100 + k, w[k], C, (fold_dtype)dt), NULL);
+      }
+      for (int s = 0; s < 5; s++)
+        for (int k = 0; k < NK; k++) {
+          for (size_t i = 0; i < C; i++) {
+            kv_set(g0, i, (fold_dtype)dt, 0.25 * val(0, i, s + k));
+            kv_set(g1, i, (fold_dtype)dt, 0.125 * val(1, i, s));
+            kv_set(gs, i, (fold_dtype)dt, kv_get(g0, i, (fold_dtype)dt) + kv_get(g1, i, (fold_dtype)dt));
+          }
+          int64_t keys[2] = {100 + k, 100 + k};
+          const void *v[2] = {g0, g1};
+          CHECK_OK(fold_kv_push(kv, 2, keys, v, 0), NULL);
+          CHECK_OK(fold__kv_optim_apply(ref, 100 + k, gs, rw[k], C, (fold_dtype)dt), NULL);
+        }
+      for (int k = 0; k < NK; k++) {
+        int64_t key = 100 + k;
+        void *o[1] = {out};
+        CHECK_OK(fold_kv_pull(kv, 1, &key, o, 0), NULL);
+        CHECK(memcmp(out, rw[k], C * es) == 0, "%s on %s: key %d differs from the optimizer run by hand", specs[sp],
+              fold_dtype_name((fold_dtype)dt), 100 + k);
+        free(w[k]);
+        free(rw[k]);
+      }
+      fold__kv_optim_free(ref);
+      free(g0);
+      free(g1);
+      free(gs);
+      free(out);
+      CHECK_OK(fold_kv_destroy(kv), NULL);
+    }
+}
+
 #define CHECK_EINVAL_NAMING(expr, text)                                                                          \
   do {                                                                                                           \
     CHECK_RC(expr, FOLD_EINVAL, NULL);                                                                           \
@@ -204,6 +257,7 @@ int main(void) {
   CHECK_OK(fold_kv_destroy(kv), NULL);
   updater_case();
   optimizer_case();
+  optimizer_specs();
   bad_input();
   /* placement: greedy by bytes, big arrays split */
   fold__kv_place p;
