@@ -9,6 +9,9 @@
  *   of memcpy     = traffic GB/s over memcpy's traffic (2 x membw's figure:
  *                   a copy reads and writes) with as many threads: how
  *                   close the sum runs to the memory bus.
+ *   helpers       = the share of blocks the pool's helper threads summed
+ *                   (the rest the caller did: a helper the machine did not
+ *                   schedule in time takes none).
  * The "pairwise" row sums the same data the naive way, one whole-array
  * fold__op_reduce3 per source (7 passes over dst), for comparison. */
 #define _POSIX_C_SOURCE 200809L
@@ -57,8 +60,8 @@ int main(int argc, char **argv) {
   double in = (double)nsrc * (double)bytes / 1e9, traffic = (double)(nsrc + 1) * (double)bytes / 1e9;
 
   printf("# fold-kvlocal: %ld sources x %ld MiB float32, best of %ld\n", nsrc, mib, reps);
-  printf("%-22s %7s %9s %11s %13s %13s %9s\n", "case", "threads", "time_ms", "input_GBps", "traffic_GBps",
-         "memcpy_GBps", "of_memcpy");
+  printf("%-22s %7s %9s %11s %13s %13s %9s %8s\n", "case", "threads", "time_ms", "input_GBps", "traffic_GBps",
+         "memcpy_GBps", "of_memcpy", "helpers");
   for (long t = 1; t <= threads; t++) {
     double bw = membw_gbps(bytes, t, reps);
     fold__kv_pool *p = fold__kv_pool_create((int)t);
@@ -67,16 +70,19 @@ int main(int argc, char **argv) {
       return 1;
     }
     double best = 1e30;
+    size_t blocks = 0;
     for (long r = 0; r < reps; r++) {
       double t0 = now();
+      blocks += (count + FOLD__KV_SUM_BLOCK - 1) / FOLD__KV_SUM_BLOCK;
       /* bound 0: every array counts as big, so the pool's threads all sum */
       if (fold__kv_sum(p, dst, (const void *const *)src, (int)nsrc, count, FOLD_FLOAT32, 0) != 0) return 1;
       double dt = now() - t0;
       if (dt < best) best = dt;
     }
+    double helped = 100.0 * (double)fold__kv_pool_helper_blocks(p) / (double)blocks;
     fold__kv_pool_destroy(p);
-    printf("%-22s %7ld %9.1f %11.2f %13.2f %13.2f %8.0f%%\n", "fold__kv_sum", t, best * 1e3, in / best,
-           traffic / best, 2 * bw, 100 * traffic / best / (2 * bw));
+    printf("%-22s %7ld %9.1f %11.2f %13.2f %13.2f %8.0f%% %7.0f%%\n", "fold__kv_sum", t, best * 1e3, in / best,
+           traffic / best, 2 * bw, 100 * traffic / best / (2 * bw), helped);
     if (t == 1) {
       best = 1e30;
       for (long r = 0; r < reps; r++) {

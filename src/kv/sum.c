@@ -1,4 +1,4 @@
-/* sum.c — the store's summing kernel: blocks of sources added with fold's kernels over a small thread pool. */
+/* sum.c — the store's summing kernel: blocks of sources added four at a time, spread over a small thread pool. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -26,8 +26,9 @@ struct fold__kv_pool {
   pthread_mutex_t call_mu;    /* one sum at a time on a pool */
   pthread_mutex_t mu;         /* guards the fields below */
   pthread_cond_t go, done;
-  unsigned gen;               /* bumped per job: a helper runs each generation once */
-  int busy;                   /* helpers still inside the current job */
+  unsigned gen;               /* bumped per job: a helper looks at each generation once */
+  int open;                   /* the current job still takes helpers */
+  int active;                 /* helpers inside the current job */
   int stop;
   sum_job *job;
   atomic_size_t helper_blocks; /* blocks the helpers summed, for tests */
@@ -126,11 +127,16 @@ static void *helper_main(void *arg) {
     while (!p->stop && p->gen == seen) pthread_cond_wait(&p->go, &p->mu);
     if (p->stop) break;
     seen = p->gen;
+    /* A helper that wakes after the caller finished the blocks alone
+     * (the machine busy, this thread not scheduled) stays out: the caller
+     * waits only for helpers inside the job, never for a wake-up. */
+    if (!p->open) continue;
+    p->active++;
     sum_job *j = p->job;
     pthread_mutex_unlock(&p->mu);
     atomic_fetch_add_explicit(&p->helper_blocks, run_blocks(j), memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
-    if (--p->busy == 0) pthread_cond_signal(&p->done);
+    if (--p->active == 0) pthread_cond_signal(&p->done);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -218,14 +224,16 @@ int fold__kv_sum(fold__kv_pool *p, void *dst, const void *const *srcs, int nsrc,
   pthread_mutex_lock(&p->call_mu);
   pthread_mutex_lock(&p->mu);
   p->job = &j;
-  p->busy = p->started;
+  p->open = 1;
   p->gen++;
   pthread_cond_broadcast(&p->go);
   pthread_mutex_unlock(&p->mu);
   (void)run_blocks(&j);
-  /* The helpers read j (on this stack) until they report: wait for all. */
+  /* Close the job to late helpers, then wait for those inside it: they
+   * read j, which lives on this stack. */
   pthread_mutex_lock(&p->mu);
-  while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
+  p->open = 0;
+  while (p->active > 0) pthread_cond_wait(&p->done, &p->mu);
   p->job = NULL;
   pthread_mutex_unlock(&p->mu);
   pthread_mutex_unlock(&p->call_mu);

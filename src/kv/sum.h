@@ -30,7 +30,8 @@ size_t fold__kv_pool_helper_blocks(fold__kv_pool *p);
 /* dst = srcs[0] + srcs[1] + ... + srcs[nsrc-1], count elements of dtype.
  * dst may alias srcs[0] (only: a later source must not overlap dst).
  * Blocks of FOLD__KV_SUM_BLOCK elements; in each block the sources are
- * added 4 at a time (MXNet's ReduceSumCPU) with fold's kernels (op.h), so
+ * added 4 at a time (MXNet's ReduceSumCPU: four-input kernels in sum.c,
+ * fold__op_reduce3 for the 1-3 left over and for the half types), so
  * every element is summed left to right: ((s0 + s1) + s2) + ... , whatever
  * the thread count. Integers thus equal the serial sum bit for bit (wrapping
  * on overflow), float32/float64 equal the serial left-to-right sum bit for
