@@ -20,11 +20,12 @@ typedef struct kv_out {
   uint64_t seq;      /* queueing order: ties, and a key's messages, keep it */
   fold__kv_ent *ent; /* its key (NULL: no key) */
 } kv_out;
-/* Bytes in flight before the outbox holds messages back: enough to keep
+/* Bytes in flight before the outbox holds messages back (16 MiB: 61% of
+ * the 1 Gbit/s link bound against 52-58% with 1-8 MiB, docs/kvstore.md): enough to keep
  * the links busy, small enough that a high-priority message issued later
  * (the first layers' weights, needed first in the next forward pass) does
  * not queue behind a whole model. */
-#define KV_WINDOW ((size_t)4 << 20)
+#define KV_WINDOW ((size_t)16 << 20)
 /* A pull's extra outputs of one key: copied from its first after the wait. */
 typedef struct kv_copy {
   void *dst;
@@ -345,59 +346,6 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
   return rc;
 }
 
-int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
-  struct fold__kv_worker *w = kv->w;
-  reap(w);
-  const void **srcs = malloc(sizeof *srcs * (size_t)(n ? n : 1));
-  int *order = fold__kv_group(n, keys);
-  int rc = FOLD_OK;
-  if (srcs == NULL || order == NULL) {
-    rc = fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_push: out of memory");
-    goto out;
-  }
-  fold__tx_batch_begin(kv->c);
-  for (int a = 0, b; a < n && rc == FOLD_OK; a = b) {
-    int ns = 0;
-    for (b = a; b < n && keys[order[b]] == keys[order[a]]; b++) srcs[ns++] = values[order[b]];
-    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[order[a]]);
-    for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
-      int server;
-      size_t off, len;
-      shard_of(kv, e, s, &server, &off, &len);
-      if (len == 0) continue;
-      fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, 0, 0};
-      char *msg = msg_new(kv, &h, len * e->esize);
-      if (msg == NULL) {
-        rc = fold__comm_failed(kv->c);
-        break;
-      }
-      /* the devices' values are summed straight into the message */
-      const void *part[64];
-      const void **ps = ns <= 64 ? part : malloc(sizeof *ps * (size_t)ns);
-      if (ps == NULL) {
-        free(msg);
-        rc = fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", kv->c->rank);
-        break;
-      }
-      for (int k = 0; k < ns; k++) ps[k] = (const char *)srcs[k] + off * e->esize;
-      rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, ns, len, e->dtype, kv->bound);
-      if (ps != part) free((void *)ps);
-      if (rc != FOLD_OK) {
-        free(msg);
-        break;
-      }
-      rc = msg_queue(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize, priority, (fold__kv_ent *)e);
-    }
-  }
-  if (rc == FOLD_OK) rc = pump(kv);
-  fold__tx_batch_end(kv->c);
-  if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
-out:
-  free(srcs);
-  free(order);
-  return rc;
-}
-
 static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
   struct fold__kv_worker *w = kv->w;
   if (w->ncopy == w->capcopy) {
@@ -411,41 +359,130 @@ static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
   return FOLD_OK;
 }
 
-int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
+/* One key's push: the devices' values (srcs, ns of them) summed straight
+ * into one message per shard, queued. */
+static int push_key(fold_kv *kv, const fold__kv_ent *e, const void *const *srcs, int ns, int priority) {
+  int rc = FOLD_OK;
+  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, s, &server, &off, &len);
+    if (len == 0) continue;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, 0, 0};
+    char *msg = msg_new(kv, &h, len * e->esize);
+    if (msg == NULL) return fold__comm_failed(kv->c);
+    const void *part[64];
+    const void **ps = ns <= 64 ? part : malloc(sizeof *ps * (size_t)ns);
+    if (ps == NULL) {
+      free(msg);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", kv->c->rank);
+    }
+    for (int k = 0; k < ns; k++) ps[k] = (const char *)srcs[k] + off * e->esize;
+    rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, ns, len, e->dtype, kv->bound);
+    if (ps != part) free((void *)ps);
+    if (rc != FOLD_OK) {
+      free(msg);
+      break;
+    }
+    rc = msg_queue(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize, priority, (fold__kv_ent *)e);
+  }
+  return rc;
+}
+
+/* One key's pull into out (the key's first output; the others, nout of
+ * them, get copies after the wait). */
+static int pull_key(fold_kv *kv, const fold__kv_ent *e, void *out, void *const *others, int nothers, int priority) {
   struct fold__kv_worker *w = kv->w;
   fold_comm *c = kv->c;
-  reap(w);
-  int *order = fold__kv_group(n, keys);
-  if (order == NULL) return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_pull: out of memory");
   int rc = FOLD_OK;
-  fold__tx_batch_begin(c);
-  for (int a = 0, b; a < n && rc == FOLD_OK; a = b) {
-    int i = order[a]; /* the key's first output: the replies land there */
-    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[i]);
-    for (b = a + 1; b < n && keys[order[b]] == keys[i] && rc == FOLD_OK; b++)
-      if (outs[order[b]] != outs[i]) rc = copy_add(kv, outs[order[b]], outs[i], e->count * e->esize);
-    while (b < n && keys[order[b]] == keys[i]) b++;
-    for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
-      int server;
-      size_t off, len;
-      shard_of(kv, e, s, &server, &off, &len);
-      if (len == 0) continue;
-      /* the reply lands in the output itself: post its receive first */
-      int32_t tag = reply_tag(w);
-      fold_request *r = NULL;
-      rc = fold__irecv_bytes(c, (char *)outs[i] + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
-      if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
-      if (rc != FOLD_OK) break;
-      fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
-      char *msg = msg_new(kv, &h, 0);
-      rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
-    }
+  for (int j = 0; j < nothers && rc == FOLD_OK; j++)
+    if (others[j] != out) rc = copy_add(kv, others[j], out, e->count * e->esize);
+  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, s, &server, &off, &len);
+    if (len == 0) continue;
+    /* the reply lands in the output itself: post its receive first */
+    int32_t tag = reply_tag(w);
+    fold_request *r = NULL;
+    rc = fold__irecv_bytes(c, (char *)out + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
+    if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
+    if (rc != FOLD_OK) break;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
+    char *msg = msg_new(kv, &h, 0);
+    rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
   }
-  free(order);
-  if (rc == FOLD_OK) rc = pump(kv);
-  fold__tx_batch_end(c);
-  if (rc == FOLD_OK) fold__progress(c);
   return rc;
+}
+
+typedef struct kv_run {
+  int first; /* the key's first position in the call */
+  int a, b;  /* its positions are order[a..b) */
+} kv_run;
+
+static int run_cmp(const void *x, const void *y) {
+  const kv_run *p = x, *q = y;
+  return (p->first > q->first) - (p->first < q->first);
+}
+
+/* Push and/or pull n keys (values or outs NULL: that half is skipped), key
+ * by key in the order of their first appearance in the call; with both,
+ * each key's pull is queued right behind its push, so that its reply can
+ * flow while the later keys' pushes are still going out (MXNet gets this
+ * from one pushpull per key). */
+static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
+                    int priority) {
+  struct fold__kv_worker *w = kv->w;
+  reap(w);
+  size_t cap = (size_t)(n ? n : 1);
+  int *order = fold__kv_group(n, keys);
+  kv_run *runs = malloc(sizeof *runs * cap);
+  const void **srcs = malloc(sizeof *srcs * cap);
+  void **others = malloc(sizeof *others * cap);
+  int rc = FOLD_OK, nruns = 0;
+  if (order == NULL || runs == NULL || srcs == NULL || others == NULL) {
+    rc = fold__kv_err(kv, FOLD_ENOMEM, "%s: out of memory", values ? "fold_kv_push" : "fold_kv_pull");
+    goto out;
+  }
+  for (int a = 0, b; a < n; a = b) {
+    for (b = a; b < n && keys[order[b]] == keys[order[a]];) b++;
+    runs[nruns++] = (kv_run){order[a], a, b};
+  }
+  qsort(runs, (size_t)nruns, sizeof *runs, run_cmp);
+  fold__tx_batch_begin(kv->c);
+  for (int r = 0; r < nruns && rc == FOLD_OK; r++) {
+    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[runs[r].first]);
+    int ns = 0;
+    for (int j = runs[r].a; j < runs[r].b; j++) {
+      if (values) srcs[ns] = values[order[j]];
+      if (outs && j > runs[r].a) others[ns - 1] = outs[order[j]];
+      ns++;
+    }
+    if (values) rc = push_key(kv, e, srcs, ns, priority);
+    if (outs && rc == FOLD_OK) rc = pull_key(kv, e, outs[runs[r].first], others, ns - 1, priority);
+  }
+  if (rc == FOLD_OK) rc = pump(kv);
+  fold__tx_batch_end(kv->c);
+  if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
+out:
+  free(order);
+  free(runs);
+  free(srcs);
+  free(others);
+  return rc;
+}
+
+int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
+  return pushpull(kv, n, keys, values, NULL, priority);
+}
+
+int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
+  return pushpull(kv, n, keys, NULL, outs, priority);
+}
+
+int fold__kv_worker_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
+                             int priority) {
+  return pushpull(kv, n, keys, values, outs, priority);
 }
 
 /* Wait for r, holding a reference of our own: the watchdog's pump reaps

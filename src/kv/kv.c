@@ -326,8 +326,14 @@ int fold_kv_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const 
   int rc = check_ops(kv, "fold_kv_pushpull", n, keys, values, "values");
   if (rc == FOLD_OK) rc = check_ops(kv, "fold_kv_pushpull", n, keys, (const void *const *)outs, "outs");
   if (rc) return rc;
-  if ((rc = fold_kv_push(kv, n, keys, values, priority)) != FOLD_OK) return rc;
-  return fold_kv_pull(kv, n, keys, outs, priority);
+  if (kv->w == NULL) {
+    if ((rc = fold__kv_local_push(kv, n, keys, values)) != FOLD_OK) return rc;
+    return fold__kv_local_pull(kv, n, keys, outs);
+  }
+  fold__enter(kv->c);
+  rc = fold__kv_worker_pushpull(kv, n, keys, values, outs, priority);
+  fold__leave(kv->c);
+  return rc ? rc : fold__kv_failed(kv);
 }
 
 int fold_kv_wait(fold_kv *kv) {

@@ -140,6 +140,8 @@ void fold__kv_worker_close(fold_kv *kv); /* frees; no communication */
 int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value);
 int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority);
 int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority);
+int fold__kv_worker_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
+                             int priority);
 int fold__kv_worker_wait(fold_kv *kv, const char *op);
 int fold__kv_worker_barrier(fold_kv *kv);
 int fold__kv_worker_send_opt(fold_kv *kv, const char *spec);

@@ -53,7 +53,7 @@ typedef struct slot {
 } slot;
 
 /* prio: the order in which the server applied the keys */
-static int64_t applied_order[64];
+static int64_t applied_order[64]; /* prio: NBIG + 1 keys */
 static int napplied;
 static void record(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dt, void *ctx) {
   (void)merged;
@@ -64,18 +64,24 @@ static void record(int64_t key, const void *merged, void *stored, size_t count, 
   if (napplied < 64) applied_order[napplied++] = key;
 }
 
-/* One worker pushes 8 arrays of 2 MiB at priority 0 (twice the outbox's
- * window), then a small one at priority 10: it overtakes the big ones
- * still queued. */
+/* One worker pushes NBIG arrays of 2 MiB at priority 0 (three times the
+ * outbox's 16 MiB window), then a small one at priority 10: it overtakes
+ * the big ones still queued. */
+#define NBIG 24
 static void prio_worker(fold_kv *kv, fold_comm *w) {
   enum { BIG = 512 * 1024 };
   float *big = calloc(BIG, sizeof *big), small[4] = {0};
-  for (int64_t k = 0; k < 9; k++) CHECK_OK(fold_kv_init(kv, k, k < 8 ? (void *)big : (void *)small, k < 8 ? BIG : 4, FOLD_FLOAT32), w);
+  for (int64_t k = 0; k <= NBIG; k++)
+    CHECK_OK(fold_kv_init(kv, k, k < NBIG ? (void *)big : (void *)small, k < NBIG ? BIG : 4, FOLD_FLOAT32), w);
   CHECK_OK(fold_kv_wait(kv), w);
-  int64_t keys[8] = {0, 1, 2, 3, 4, 5, 6, 7}, k8 = 8;
-  const void *v[8] = {big, big, big, big, big, big, big, big}, *sv[1] = {small};
-  CHECK_OK(fold_kv_push(kv, 8, keys, v, 0), w);
-  CHECK_OK(fold_kv_push(kv, 1, &k8, sv, 10), w);
+  int64_t keys[NBIG], klast = NBIG;
+  const void *v[NBIG], *sv[1] = {small};
+  for (int k = 0; k < NBIG; k++) {
+    keys[k] = k;
+    v[k] = big;
+  }
+  CHECK_OK(fold_kv_push(kv, NBIG, keys, v, 0), w);
+  CHECK_OK(fold_kv_push(kv, 1, &klast, sv, 10), w);
   CHECK_OK(fold_kv_destroy(kv), w);
   free(big);
 }
@@ -124,15 +130,15 @@ static int server(fold_kv *kv, fold_comm *w, const char *mode) {
     CHECK_OK(rc, w);
   }
   if (strcmp(mode, "prio") == 0) {
-    int p8 = -1, p7 = -1;
+    int p8 = -1, p7 = -1; /* the small key's place, the last big one's */
     for (int i = 0; i < napplied; i++) {
-      if (applied_order[i] == 8) p8 = i;
-      if (applied_order[i] == 7) p7 = i;
+      if (applied_order[i] == NBIG) p8 = i;
+      if (applied_order[i] == NBIG - 1) p7 = i;
     }
     printf("applied in the order:");
     for (int i = 0; i < napplied; i++) printf(" %lld", (long long)applied_order[i]);
     printf("\n");
-    CHECK(napplied == 9 && p8 >= 0 && p8 < p7, "the high-priority push did not overtake the queued ones");
+    CHECK(napplied == NBIG + 1 && p8 >= 0 && p8 < p7, "the high-priority push did not overtake the queued ones");
   }
   fold_kv_destroy(kv);
   return 0;
