@@ -39,6 +39,19 @@ void fold__kv_apply(fold_kv *kv, int64_t key, const void *merged, void *stored, 
 
 /* ---- creation --------------------------------------------------------------- */
 
+/* The store's slot on its communicator (engine/ext.c): its engine state
+ * (the task and the handler of FOLD__EXT_KV) hangs off the communicator,
+ * and the communicator's teardown would release it if the communicator
+ * ever went first (fold_kv_destroy detaches it before it destroys the
+ * communicator, so normally the hook never runs). */
+static const char kv_slot;
+
+static void slot_teardown(void *p) {
+  fold_kv *kv = p;
+  fold__kv_worker_close(kv);
+  fold__kv_server_close(kv);
+}
+
 static int type_of(const char *s) {
   static const char *const names[] = {"local", "dist_sync", "dist_async", "dist_ssp"};
   for (int i = 0; i < 4; i++)
@@ -110,7 +123,11 @@ static int create(fold_comm *comm, const char *type, fold_kv **out) {
   }
   if (kv->type != FOLD__KV_LOCAL) {
     fold__enter(kv->c); /* the progress thread steps the tasks from now on */
-    rc = kv->role == FOLD_KV_SERVER ? fold__kv_server_open(kv) : fold__kv_worker_open(kv);
+    rc = fold__ext_attach(kv->c, &kv_slot, kv, slot_teardown);
+    if (rc == FOLD_OK) {
+      rc = kv->role == FOLD_KV_SERVER ? fold__kv_server_open(kv) : fold__kv_worker_open(kv);
+      if (rc != FOLD_OK) fold__ext_detach(kv->c, &kv_slot);
+    }
     fold__leave(kv->c);
     if (rc != FOLD_OK) goto fail;
   }
@@ -162,6 +179,7 @@ int fold_kv_destroy(fold_kv *kv) {
     fold__kv_worker_close(kv);
   }
   if (kv->s) fold__kv_server_close(kv);
+  if (kv->c) fold__ext_detach(kv->c, &kv_slot);
   fold__leave(kv->c);
   if (kv->c) fold_comm_destroy(kv->c);
   fold__kv_map_free(&kv->ents, ent_free);
