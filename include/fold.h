@@ -221,6 +221,9 @@ FOLD_API int fold_init(fold_comm **comm);
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
+/* fold_comm_init_store: the same rendezvous at an external store given as
+ * callbacks (e.g. torch's c10d::Store): include/fold_store.h. */
+
 /* Create n ranks in this process (transport inproc): comms[i] is rank i and
  * must be used by one thread (typically thread i). Does not block.
  * Returns FOLD_EINVAL if n < 1 or comms is NULL. */
@@ -434,6 +437,18 @@ FOLD_API int fold_wait(fold_request *req);
  * *done is 0. */
 FOLD_API int fold_test_status(fold_request *req, int *done, fold_status *st);
 FOLD_API int fold_wait_status(fold_request *req, fold_status *st);
+
+/* fold_wait_status for at most `seconds` (wall time): once req completed,
+ * *done = 1, req is freed and the operation's status returned (*st filled,
+ * may be NULL); if `seconds` pass first, FOLD_OK with *done = 0 and req still
+ * pending (call it again, fold_test or fold_wait). Waits as fold_wait does
+ * (spins briefly, then sleeps until traffic arrives). FOLD_TIMEOUT counts
+ * from the first fold_wait_for on req, so a loop of short waits (a language
+ * binding that looks for Ctrl-C between them, python/) times out as one
+ * fold_wait would, with the same message. On a simulated communicator it
+ * runs the simulator until req completes, as fold_wait. Returns FOLD_EINVAL
+ * for a NULL req or done, or seconds negative or NaN (req untouched). */
+FOLD_API int fold_wait_for(fold_request *req, double seconds, int *done, fold_status *st);
 
 /* Is a message matching (peer, tag) here? Does not consume it and does not
  * block: looks at the arrived messages, moves traffic once (fold_progress)
@@ -761,4 +776,5 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
 #include "fold_kv.h" /* the parameter-server key-value store (MXNet's KVStore) */
+#include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
 #endif /* FOLD_H */
