@@ -40,3 +40,8 @@ endforeach()
 fold_add_test_exe(kv_threads kv/kv_threads.c check.c)
 add_test(NAME kv_threads COMMAND kv_threads)
 set_tests_properties(kv_threads PROPERTIES TIMEOUT 60)
+# A live worker that never pushes: the timeout names it (FOLD_TIMEOUT=2).
+foreach(t shm tcp)
+  add_test(NAME kv_silent_${t} COMMAND $<TARGET_FILE:foldrun> -n 3 --transport ${t} -- $<TARGET_FILE:kv_dist> silent)
+  set_tests_properties(kv_silent_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_KV_SERVERS=1;FOLD_TIMEOUT=2")
+endforeach()

@@ -21,6 +21,8 @@ typedef struct kv_pull {
   int src;
   int32_t reply;
   uint64_t need; /* pushes of src to this key before the pull */
+  int64_t since; /* arrival (engine clock) */
+  int stalled;   /* the worker was told who it waits for */
 } kv_pull;
 
 /* One key's shard held here. */
@@ -58,6 +60,10 @@ struct fold__kv_server {
   uint8_t *bar_in;
   int32_t *bar_reply;
   uint64_t *bar_digest, *bar_ninit;
+  /* pulls waiting past half of FOLD_TIMEOUT: their workers are told which
+   * worker holds them up, so that a timeout names it, not this server */
+  fold__timer stall;
+  int64_t stall_ns;
 };
 
 #define S_OF(kv) ((kv)->s)
@@ -299,7 +305,7 @@ static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   if (k == NULL || h->n != k->n || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "PULL");
   kv_pull *p = malloc(sizeof *p);
   if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
-  *p = (kv_pull){NULL, m->src, h->reply, k->pushes[m->src]};
+  *p = (kv_pull){NULL, m->src, h->reply, k->pushes[m->src], fold__now(kv->c), 0};
   kv_pull **pp = &k->pulls; /* in arrival order */
   while (*pp) pp = &(*pp)->next;
   *pp = p;
@@ -514,6 +520,7 @@ void fold__kv_server_close(fold_kv *kv) {
       *pp = s->task.next;
       break;
     }
+  fold__timer_cancel(c, &s->stall);
   fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
   while (s->ihead) {
     kv_msg *m = s->ihead;
@@ -536,6 +543,42 @@ void fold__kv_server_close(fold_kv *kv) {
   kv->s = NULL;
 }
 
+/* Which worker keeps pull p of key k waiting (-1: none known). */
+static int blocker(const fold_kv *kv, const skey *k, const kv_pull *p) {
+  if (k->val == NULL) return 0; /* worker 0's INIT */
+  int best = -1;
+  for (int w = 0; w < kv->nworkers; w++) {
+    if (kv->left[w]) continue;
+    if (kv->type == FOLD__KV_SYNC && !k->contrib[w] && k->applied[p->src] < p->need) return w;
+    if (kv->type == FOLD__KV_SSP && (best < 0 || k->applied[w] < k->applied[best])) best = w;
+  }
+  return best;
+}
+
+static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
+  fold_kv *kv = arg;
+  struct fold__kv_server *s = kv->s;
+  int64_t now = fold__now(c);
+  for (size_t i = 0; i < s->keys.cap; i++) {
+    skey *k = s->keys.vals[i];
+    for (kv_pull *p = k ? k->pulls : NULL; p; p = p->next) {
+      if (p->stalled || now - p->since < s->stall_ns) continue;
+      p->stalled = 1;
+      int b = blocker(kv, k, p);
+      fold__kv_hdr *h = calloc(1, sizeof *h);
+      if (b < 0 || h == NULL) {
+        free(h);
+        continue;
+      }
+      h->key = b;
+      h->total = (uint64_t)k->key;
+      h->n = (uint64_t)((now - p->since) / 1000000000);
+      send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
+    }
+  }
+  fold__timer_arm_in(c, t, s->stall_ns / 4);
+}
+
 int fold__kv_server_serve(fold_kv *kv) {
   fold_comm *c = kv->c;
   /* A server waits as long as its workers train: the store's deadline is
@@ -543,7 +586,11 @@ int fold__kv_server_serve(fold_kv *kv) {
    * one is waited for), and set back for the store's other waits. */
   int64_t t = c->timeout_ns;
   c->timeout_ns = INT64_MAX / 4;
+  kv->s->stall_ns = t / 2;
+  fold__timer_init(&kv->s->stall, stall_scan, kv);
+  fold__timer_arm_in(c, &kv->s->stall, kv->s->stall_ns / 4);
   int rc = fold__wait_req(c, kv->s->task.req, "fold_kv_serve");
+  fold__timer_cancel(c, &kv->s->stall);
   c->timeout_ns = t;
   if (rc == FOLD_OK) rc = kv->s->task.req->status;
   if (rc != FOLD_OK) return rc;

@@ -49,6 +49,9 @@ struct fold__kv_worker {
   uint64_t seq;
   size_t inflight;
   int leaving;        /* BYE sent: the servers may go, that is no loss */
+  int stall_worker;   /* a server's STALL: the worker a pull waits for (-1: none) */
+  int64_t stall_key;
+  uint64_t stall_s;
 };
 
 static int32_t reply_tag(struct fold__kv_worker *w) {
@@ -208,10 +211,28 @@ static void watch_release(fold__task *t) { (void)t; }
 static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
   fold_kv *kv = arg;
   (void)src;
-  if (tag != FOLD__KV_MSG_DEAD || data == NULL || bytes < sizeof(fold__kv_hdr)) return;
+  if ((tag != FOLD__KV_MSG_DEAD && tag != FOLD__KV_MSG_STALL) || data == NULL || bytes < sizeof(fold__kv_hdr)) return;
   fold__kv_hdr h;
   memcpy(&h, data, sizeof h);
-  if (h.key >= 0 && h.key < c->size && h.key != c->rank) kv->dead[h.key] = 1;
+  if (h.key < 0 || h.key >= c->size || h.key == c->rank) return;
+  if (tag == FOLD__KV_MSG_DEAD) {
+    kv->dead[h.key] = 1;
+  } else {
+    kv->w->stall_worker = (int)h.key;
+    kv->w->stall_key = (int64_t)h.total;
+    kv->w->stall_s = h.n;
+  }
+}
+
+void fold__kv_worker_stall_note(fold_kv *kv, const char *op) {
+  struct fold__kv_worker *w = kv->w;
+  if (w == NULL || w->stall_worker < 0) return;
+  char kb[300];
+  fold__kv_err(kv, FOLD_ETIMEDOUT,
+               "%s: rank %d: not complete within FOLD_TIMEOUT: a pull of %s waits for worker rank %d, which has "
+               "not pushed its round (the server reported it %llu s into the wait)",
+               op, kv->c->rank, fold__kv_keyname(kv, w->stall_key, kb, sizeof kb), w->stall_worker,
+               (unsigned long long)w->stall_s);
 }
 
 int fold__kv_worker_open(fold_kv *kv) {
@@ -223,6 +244,7 @@ int fold__kv_worker_open(fold_kv *kv) {
     return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
   }
   w->kv = kv;
+  w->stall_worker = -1;
   w->next_tag = FOLD__KV_REPLY_TAG0;
   w->digest = 0xcbf29ce484222325ULL;
   kv->w = w;

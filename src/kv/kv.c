@@ -336,8 +336,10 @@ int fold_kv_wait(fold_kv *kv) {
   if (kv->w == NULL) return FOLD_OK; /* the local store completes every call at once */
   fold__enter(kv->c);
   int rc = fold__kv_worker_wait(kv, "fold_kv_wait");
+  if (rc) rc = fold__kv_failed(kv) ? fold__kv_failed(kv) : rc;
+  if (rc == FOLD_ETIMEDOUT) fold__kv_worker_stall_note(kv, "fold_kv_wait"); /* name the worker, not the server */
   fold__leave(kv->c);
-  return rc ? (fold__kv_failed(kv) ? fold__kv_failed(kv) : rc) : FOLD_OK;
+  return rc;
 }
 
 int fold_kv_barrier(fold_kv *kv) {

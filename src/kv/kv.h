@@ -59,6 +59,7 @@ enum {
   FOLD__KV_MSG_BYE = 6,     /* this worker destroyed its store (to every server) */
   FOLD__KV_MSG_DEAD = 7,    /* server to workers: worker hdr.key died without a BYE */
   FOLD__KV_MSG_SDONE = 8,   /* server to servers: served every worker, leaving (no loss) */
+  FOLD__KV_MSG_STALL = 9,   /* server to a worker: your pull of key hdr.total waits for worker hdr.key */
   FOLD__KV_REPLY_TAG0 = 64
 };
 #define FOLD__KV_INIT_VALUE 1u /* the shard's value follows the header */
@@ -144,6 +145,8 @@ int fold__kv_worker_barrier(fold_kv *kv);
 int fold__kv_worker_send_opt(fold_kv *kv, const char *spec);
 int fold__kv_worker_leave(fold_kv *kv); /* wait, then tell servers and workers */
 double fold__kv_worker_imbalance(const fold_kv *kv);
+/* After a timeout: name the worker a server said the wait was for. */
+void fold__kv_worker_stall_note(fold_kv *kv, const char *op);
 
 /* dist_server.c */
 int fold__kv_server_open(fold_kv *kv);

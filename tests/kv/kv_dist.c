@@ -388,7 +388,41 @@ static void mismatch(fold_comm *w) {
   fold_kv_destroy(kv);
 }
 
+/* A live worker that does not push (it sleeps past FOLD_TIMEOUT = 2 s):
+ * worker 0's wait times out naming it, not the server it waits on. */
+static void silent(fold_comm *w) {
+  int rank = fold_comm_rank(w);
+  fold_kv *kv;
+  CHECK_OK(fold_kv_create(w, "dist_sync", &kv), w);
+  if (fold_kv_role(kv) == FOLD_KV_SERVER) {
+    fold_kv_serve(kv); /* fails once the workers go: any status */
+    fold_kv_destroy(kv);
+    return;
+  }
+  int64_t key, v[3] = {1, 2, 3}, o[3];
+  const void *vp[1] = {v};
+  void *op[1] = {o};
+  CHECK_OK(fold_kv_key(kv, "slow.layer", &key), w);
+  CHECK_OK(fold_kv_init(kv, key, v, 3, FOLD_INT64), w);
+  if (rank == 1) {
+    sleep(4);
+  } else {
+    CHECK_OK(fold_kv_pushpull(kv, 1, &key, vp, op, 0), w);
+    int rc = fold_kv_wait(kv);
+    const char *msg = fold_comm_last_error(w);
+    printf("rank 0: %s: %s\n", fold_strerror(rc), msg);
+    CHECK(rc == FOLD_ETIMEDOUT, "the wait did not time out");
+    CHECK(strstr(msg, "worker rank 1") != NULL && strstr(msg, "slow.layer") != NULL,
+          "the timeout does not name the silent worker and the key");
+  }
+  fold_kv_destroy(kv);
+}
+
 static int run(fold_comm *w, const char *mode) {
+  if (strcmp(mode, "silent") == 0) {
+    silent(w);
+    return 0;
+  }
   if (strcmp(mode, "bad") == 0) {
     bad(w);
     return 0;
