@@ -22,6 +22,10 @@ set_tests_properties(kvparts_resnet50_header PROPERTIES TIMEOUT 120 LABELS nosan
 add_test(NAME kvparts_logreg COMMAND ${FOLD_TEST_DIR}/kvparts/kv_logreg_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:kv_logreg> /usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv)
 set_tests_properties(kvparts_logreg PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE)
 
+# ... and as four "hosts" (network namespaces over a bridge, tcp): 2 workers, 2 servers.
+add_test(NAME kvparts_logreg_netns4 COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh netns 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:kv_logreg> /usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv)
+set_tests_properties(kvparts_logreg_netns4 PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE LABELS nosan ENVIRONMENT "FOLD_KV_SERVERS=2;FOLD_KV_BIGARRAY_BOUND=8")
+
 # The benchmarks still run and their checks hold (no timing is judged):
 # fold-kvlocal on 1 MiB, fold-kvdist with one iteration of ResNet-50 (its
 # arrays 8 times smaller) and 200 small keys on 2 workers + 2 servers, and
