@@ -64,16 +64,19 @@
 #include "coll/shm_coll.h"
 #include "patterns/patterns.h"
 
-enum { HDR = 16, K_RS = 1, POOL_MAX = 16 };
+enum { HDR = 16, POOL_MAX = 16 };
 
 /* The default alpha: see docs/straggler.md (the simulator's sweep: small
  * alphas skip on noise, large ones give the straggler's delay back). */
 #define ALPHA_DEFAULT 2.0
 
-/* flags: F_LATE, the sender is late and passed this on unreduced */
+/* A partial's header. t_us: the sender's own estimate of T (see
+ * t_sample); flags: F_LATE, the sender is late and passed this on
+ * unreduced. */
 enum { F_LATE = 1, TWIN = 16 };
 typedef struct msg_hdr {
-  uint32_t kind, block, cov, flags;
+  float t_us;
+  uint32_t block, cov, flags;
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == HDR, "header size");
 
@@ -121,6 +124,7 @@ struct rs_comm {
   double t_ns;      /* the estimate of T (0: none yet) */
   size_t t_bytes;   /* the block size it was measured at */
   double twin[TWIN]; /* the last TWIN samples (see t_sample) */
+  double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
   int tn;           /* samples taken at this size */
   int late;         /* our last call at t_bytes found us late */
   double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
@@ -239,13 +243,22 @@ static rs_comm *comm_state(fold_comm *c) {
  * rank 2 ms late per step, every rank estimated T at about 2 ms). A step
  * can only be slowed by waiting and noise, never sped up, so the smallest
  * recent one is the normal step; the window lets the estimate follow a
- * machine that got slower for good. alpha covers the noise above it. */
+ * machine that got slower for good. alpha covers the noise above it.
+ * Samples are steps that waited for their partial (so they include a
+ * transfer): a step whose partial was already here is only a reduction.
+ * A straggler's own steps are all slow, so its window cannot tell it is
+ * late: each header carries the sender's own estimate, and the threshold
+ * uses the smaller of ours and our left neighbour's (not fed back into
+ * the window, so a low value does not circulate for ever). */
 static void t_sample(rs_comm *rc, size_t bytes, double ns) {
   if (rc->t_bytes != bytes) {
     rc->t_bytes = bytes;
     rc->tn = 0;
     rc->late = 0;
+    rc->left_t_ns = 0;
+    rc->t_ns = 0;
   }
+  if (ns <= 0) return;
   rc->twin[rc->tn++ % TWIN] = ns;
   int k = rc->tn < TWIN ? rc->tn : TWIN;
   double m = rc->twin[0];
@@ -313,7 +326,11 @@ int fold__ring_skip_init(fold__coll *co) {
     call_free(c, s);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
-  double t = rc->t_env_ns > 0 ? rc->t_env_ns : (rc->t_bytes == s->maxb ? rc->t_ns : 0);
+  double t = 0;
+  if (rc->t_env_ns > 0)
+    t = rc->t_env_ns;
+  else if (rc->t_bytes == s->maxb)
+    t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + rc->ttrans_ns) : 0;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->late = s->threshold_ns > 0 && rc->t_bytes == s->maxb && rc->late;
@@ -382,7 +399,7 @@ static int send_msg(rs_call *s, int ctx, const void *data, size_t len, char *own
 
 /* A partial in message buffer buf (payload after the header). */
 static int send_partial(rs_call *s, char *buf, int j, int cov, unsigned flags, size_t bytes) {
-  msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)cov, flags};
+  msg_hdr h = {(float)(s->rc->t_bytes == s->maxb ? s->rc->t_ns / 1e3 : 0), (uint32_t)j, (uint32_t)cov, flags};
   memcpy(buf, &h, HDR);
   return send_msg(s, s->co->data_ctx, buf, HDR + bytes, buf);
 }
@@ -476,7 +493,7 @@ static int take(rs_call *s) {
   if (st) return st;
   msg_hdr h;
   if (s->rs_taken++ == 0) {
-    h = (msg_hdr){K_RS, (uint32_t)fold__mod(s->left - 1, s->n), 1, 0};
+    h = (msg_hdr){0, (uint32_t)fold__mod(s->left - 1, s->n), 1, 0};
     memcpy(s->rmsg, &h, HDR);
     got += HDR;
   }
@@ -485,8 +502,9 @@ static int take(rs_call *s) {
   if (h.block >= (uint32_t)s->n || got != HDR + blk_len(s, (int)h.block) * co->esize) return bad_msg(s, "a malformed message");
   int j = (int)h.block;
   size_t len = blk_len(s, j), bytes = len * co->esize;
-  if (h.kind != K_RS || h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j))
+  if (h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j) || h.flags > F_LATE || !(h.t_us >= 0))
     return bad_msg(s, "a partial with a wrong contribution count");
+  if (h.t_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_t_ns = (double)h.t_us * 1e3;
   s->cov[j] += (int)h.cov;
   if (h.flags & F_LATE) s->left_late = 1;
   if (!s->own_sent[j]) { /* not passed yet: hold it, in the buffer it came in */
@@ -543,7 +561,8 @@ static void position_done(rs_call *s, int skipped) {
   fold__coll *co = s->co;
   int64_t now = fold__now(co->comm);
   rs_comm *rc = fold__ext_get(co->comm, &rs_key);
-  if (!skipped && !s->late && s->pos > 0 && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
+  int waited = s->pos > 0 && s->full_at[block_at(s, s->pos)] > s->ready_ns;
+  if (!skipped && !s->late && waited && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
   fold__timer_cancel(co->comm, &s->watchdog);
   s->fired = 0;
   s->pos++;
