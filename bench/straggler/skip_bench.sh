@@ -10,18 +10,26 @@
 # FOLD_INJECT_DELAY=1:<delay> delays it before each local reduction.
 # A delay written "Ns" (e.g. 2s) is N normal steps: N times the measured
 # no-delay ring time divided by 2(n-1), the number of ring steps.
-# Output: one CSV line per (transport,size,delay,algo): median us, and the
-# runs.
+# Output: one CSV line per (transport,size,delay,algo): median us, the
+# median of the paired ratios to ring (run i of the algorithm over run i of
+# ring: less sensitive to the load drifting than a ratio of medians), and
+# the runs. ALGOS (environment) overrides "ring ring_skip default".
 set -eu
 B=$1 TP=$2 SIZES=$3 DELAYS=$4 REPS=$5 ITERS=${6:-10}
 N=${FOLD_BENCH_N:-4}
 one() { # size delay_s algo -> microseconds
-  if [ "$3" = default ]; then A=auto; else A=$3; fi
-  FOLD_INJECT_DELAY=1:$2 "$B/foldrun" -n "$N" --transport "$TP" "$B/fold-bench" -b "$1" -e "$1" -a "$A" \
+  BB=$B
+  case $3 in
+    default) A=auto ;;
+    old_skip) A=ring_skip BB=$OLD_BUILD ;; # ring_skip of another build (OLD_BUILD): before/after
+    *) A=$3 ;;
+  esac
+  FOLD_INJECT_DELAY=1:$2 "$BB/foldrun" -n "$N" --transport "$TP" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
     -n "$ITERS" -w 2 2>/dev/null | awk '$1=="[0]" && $2 ~ /^[0-9]+$/ {print $7; exit}'
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "transport,n,size,delay_ms,algo,median_us,runs"
+ALGOS=${ALGOS:-ring ring_skip default}
+echo "transport,n,size,delay_ms,algo,median_us,ratio_to_ring,runs"
 for S in $SIZES; do
   base=""
   for D in $DELAYS; do
@@ -31,13 +39,15 @@ for S in $SIZES; do
       *) ms=$D ;;
     esac
     ds=$(awk -v m="$ms" 'BEGIN {printf "%.6f", m / 1000}')
-    rr=""; rs=""; rd=""
+    rm -f /tmp/skip_bench.$$.*
     for i in $(seq "$REPS"); do
-      rr="$rr $(one "$S" "$ds" ring)"; rs="$rs $(one "$S" "$ds" ring_skip)"; rd="$rd $(one "$S" "$ds" default)"
+      for a in $ALGOS; do one "$S" "$ds" "$a" >>"/tmp/skip_bench.$$.$a"; done
     done
-    for a in ring ring_skip default; do
-      case $a in ring) r=$rr ;; ring_skip) r=$rs ;; default) r=$rd ;; esac
-      echo "$TP,$N,$S,$ms,$a,$(echo "$r" | median),$(echo $r | tr ' ' ';')"
+    for a in $ALGOS; do
+      r=$(cat "/tmp/skip_bench.$$.$a" | tr '\n' ' ')
+      ratio=$(paste "/tmp/skip_bench.$$.$a" "/tmp/skip_bench.$$.ring" 2>/dev/null | awk '$2 > 0 {print $1 / $2}' | median)
+      echo "$TP,$N,$S,$ms,$a,$(echo "$r" | median),${ratio:-},$(echo $r | tr ' ' ';')"
     done
+    rm -f /tmp/skip_bench.$$.*
   done
 done
