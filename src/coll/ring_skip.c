@@ -126,7 +126,8 @@ struct rs_comm {
   double twin[TWIN]; /* the last TWIN samples (see t_sample) */
   double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
   int tn;           /* samples taken at this size */
-  int late;         /* our last call at t_bytes found us late */
+  int late;         /* our last call at late_bytes found us late */
+  size_t late_bytes;
   double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
   int last_nskip, last_skip;
@@ -254,7 +255,6 @@ static void t_sample(rs_comm *rc, size_t bytes, double ns) {
   if (rc->t_bytes != bytes) {
     rc->t_bytes = bytes;
     rc->tn = 0;
-    rc->late = 0;
     rc->left_t_ns = 0;
     rc->t_ns = 0;
   }
@@ -333,7 +333,7 @@ int fold__ring_skip_init(fold__coll *co) {
     t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + rc->ttrans_ns) : 0;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
-  s->late = s->threshold_ns > 0 && rc->t_bytes == s->maxb && rc->late;
+  s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
   s->owner_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
@@ -662,8 +662,10 @@ static void call_end(rs_call *s, int status) {
                  fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
     /* late now: in the last call a partial waited for us (first time) or
      * our own block's last reduction took longer than the threshold */
-    if (s->threshold_ns > 0 && rc->t_bytes == s->maxb)
+    if (s->threshold_ns > 0) {
       rc->late = (!s->late && s->self_skips > 0) || s->owner_ns > s->threshold_ns;
+      rc->late_bytes = s->maxb;
+    }
   }
   if (status == 1 && rc) {
     for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
