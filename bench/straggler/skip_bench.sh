@@ -2,6 +2,8 @@
 # skip_bench.sh — ring vs ring_skip vs the default, with and without a straggler (issue 10): medians of repeated fold-bench runs.
 #
 # usage: skip_bench.sh BUILD_DIR TRANSPORT "SIZES" "DELAYS_MS" REPS [ITERS]
+# TRANSPORT: shm, tcp (foldrun on this host, loopback), or netns1g (four
+# network namespaces at 1 Gbit/s over tcp: tests/netns/netns_run.sh, root).
 # e.g.   skip_bench.sh build shm "1M 4M 16M" "0 2" 7
 # Each (size, delay, algorithm) is run REPS times, interleaved (so a burst
 # of load from another process hits every algorithm alike), each run the
@@ -24,8 +26,15 @@ one() { # size delay_s algo -> microseconds
     old_skip) A=ring_skip BB=$OLD_BUILD ;; # ring_skip of another build (OLD_BUILD): before/after
     *) A=$3 ;;
   esac
-  FOLD_INJECT_DELAY=1:$2 "$BB/foldrun" -n "$N" --transport "$TP" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
-    -n "$ITERS" -w 2 2>/dev/null | awk '$1=="[0]" && $2 ~ /^[0-9]+$/ {print $7; exit}'
+  case $TP in
+    netns1g) # four network namespaces joined by a bridge, every link shaped to 1 Gbit/s (tests/netns)
+      FOLD_INJECT_DELAY=1:$2 FOLD_TRANSPORT=tcp "$(dirname "$0")/../../tests/netns/netns_run.sh" -k "$N" -r 1gbit -t 600 -- \
+        env FOLD_INJECT_DELAY=1:$2 FOLD_SKIP_ALPHA="${FOLD_SKIP_ALPHA:-}" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
+        -n "$ITERS" -w 1 2>/dev/null | awk '$1=="[h0]" && $2 ~ /^[0-9]+$/ {print $7; exit}' ;;
+    *)
+      FOLD_INJECT_DELAY=1:$2 "$BB/foldrun" -n "$N" --transport "$TP" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
+        -n "$ITERS" -w 2 2>/dev/null | awk '$1=="[0]" && $2 ~ /^[0-9]+$/ {print $7; exit}' ;;
+  esac
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ALGOS=${ALGOS:-ring ring_skip default}
