@@ -665,10 +665,13 @@ static void call_end(rs_call *s, int status) {
     if (s->self_skips)
       FOLD__INFO(c, "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us)",
                  fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
-    /* late now: in the last call a partial waited for us (first time) or
-     * our own block's last reduction took longer than the threshold */
+    /* Late from the next call on: a partial waited for us in this one.
+     * Still late: our own block's last reduction (the only one left on us)
+     * took longer than the threshold. A slow owner step alone does not
+     * start it: one preemption there on a loaded machine would hand a
+     * whole call's reductions to our neighbour. */
     if (s->threshold_ns > 0) {
-      rc->late = (!s->late && s->self_skips > 0) || s->owner_ns > s->threshold_ns;
+      rc->late = s->late ? s->owner_ns > s->threshold_ns : s->self_skips > 0;
       rc->late_bytes = s->maxb;
     }
   }
