@@ -44,6 +44,7 @@ typedef struct row {
   size_t bytes, count;
   int root;
   mode_result oop, ip;
+  double sum_us;      /* -o sum_exact: the same call with FOLD_SUM (out of place), 0 if not timed */
 } row;
 
 /* fold-bench measures the numeric types and their ops: its inputs and
@@ -77,7 +78,8 @@ static void usage(FILE *f) {
           "  -w ITERS   warm-up iterations per size (default 5)\n"
           "  -r ROOT    root of broadcast, reduce, gather, scatter (default 0)\n"
           "  --check    verify every result against a local reference; count wrong elements\n"
-          "  --json F   rank 0 also writes every row to file F as JSON\n"
+          "  --json F   rank 0 also writes every row to file F as JSON (-o sum_exact: with\n"
+          "             the sum time and the sum_exact/sum ratio of each row)\n"
           "  --tune F   time every algorithm per size and write the fastest as FOLD_RULES\n"
           "             rules for this rank count and transport into F (kept: F's other\n"
           "             rules); -c defaults to every collective with several algorithms\n"
@@ -342,7 +344,14 @@ static int write_json(const options *o, int n, const row *rows, size_t nrows, do
             ci->reduces ? op_names[o->op] : "none", ci->rooted ? r->root : -1);
     json_mode(f, "oop", &r->oop);
     json_mode(f, "ip", &r->ip);
-    fprintf(f, ", \"p99_us\": %.3f}", r->oop.ran ? r->oop.p99_us : r->ip.p99_us);
+    fprintf(f, ", \"p99_us\": %.3f", r->oop.ran ? r->oop.p99_us : r->ip.p99_us);
+    /* what exactness costs: the out-of-place time of the same call with
+     * FOLD_SUM, and sum_exact's time over it (the rows of -o sum_exact) */
+    if (o->op == FOLD_SUM_EXACT && ci->reduces && r->oop.ran && r->sum_us > 0)
+      fprintf(f, ", \"sum_time_us\": %.3f, \"sum_exact_ratio\": %.4f", r->sum_us, r->oop.time_us / r->sum_us);
+    else if (o->op == FOLD_SUM_EXACT && ci->reduces)
+      fprintf(f, ", \"sum_time_us\": null, \"sum_exact_ratio\": null");
+    fprintf(f, "}");
   }
   fprintf(f, "\n  ]\n}\n");
   return fclose(f) == 0 ? 0 : -1;
@@ -405,18 +414,17 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
       if (r.oop.ran) b->bw_sum += r.oop.busbw, b->bw_count++;
       if (r.ip.ran) b->bw_sum += r.ip.busbw, b->bw_count++;
     }
-    if (b->rank == 0) {
-      print_row(&b->o, &r);
-      add_row(b, &r);
-    }
+    if (b->rank == 0) print_row(&b->o, &r);
     if (k.op == FOLD_SUM_EXACT && r.oop.ran) { /* what exactness costs: the same call with FOLD_SUM */
       k.op = FOLD_SUM;
       k.in_place = 0;
       mode_result plain = measure(&k, &b->o, b->comm, b->t, b->tmax);
-      if (b->rank == 0 && plain.ran && plain.time_us > 0)
+      if (plain.ran && plain.time_us > 0) r.sum_us = plain.time_us;
+      if (b->rank == 0 && r.sum_us > 0)
         printf("# %zu B: sum_exact %.2f us, sum %.2f us, ratio %.2f\n", k.bytes, r.oop.time_us, plain.time_us,
                r.oop.time_us / plain.time_us);
     }
+    if (b->rank == 0) add_row(b, &r); /* after the ratio: the JSON row carries it */
   }
 }
 

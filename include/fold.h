@@ -221,6 +221,9 @@ FOLD_API int fold_init(fold_comm **comm);
  * Errors as for fold_init. */
 FOLD_API int fold_comm_init(fold_comm **comm, int rank, int size, const char *store);
 
+/* fold_comm_init_store: the same rendezvous at an external store given as
+ * callbacks (e.g. torch's c10d::Store): include/fold_store.h. */
+
 /* Create n ranks in this process (transport inproc): comms[i] is rank i and
  * must be used by one thread (typically thread i). Does not block.
  * Returns FOLD_EINVAL if n < 1 or comms is NULL. */
@@ -266,20 +269,30 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
  * A communicator made from another (its parent) by fold_comm_split,
  * fold_comm_dup or fold_comm_split_host is a child: it has its own size and
  * ranks, and every call works on it (point-to-point with wildcards, every
- * collective and algorithm but the `shm` ones, selection, mismatch
+ * collective and algorithm, the `shm` ones included, selection, mismatch
  * detection, nonblocking calls, fold_sim_* calls on simulated ones,
  * further splits). A child reuses its parent's connections and shared
  * memory: making one costs one allgather over the parent and no store
- * traffic, sockets or segments. Its messages never match those of its
+ * traffic, sockets or segments (the `shm` collectives add one segment per
+ * rank at a child's first collective, below). Its messages never match those of its
  * parent, a sibling or any other communicator (each carries the id of its
  * communicator). Docs: docs/comm.md.
  *  - Inherited: FOLD_TIMEOUT, FOLD_DEBUG, the algorithms forced with
  *    fold_comm_set_algo or FOLD_ALGO, the FOLD_RULES rules and the user
  *    ops created so far (later ones are per communicator).
- *  - The `shm` algorithms serve only communicators made by fold_init /
- *    fold_comm_init: the collective area of each rank's segment is one per
- *    process. On a child, automatic selection passes them over and forcing
- *    one is FOLD_EINVAL.
+ *  - The `shm` algorithms run on a child whose ranks are all processes of
+ *    one host reached over shared memory (a split or dup of such a world,
+ *    or a fold_comm_split_host child of any world), as on a world, and
+ *    automatic selection picks them there alike. Each such child gets a
+ *    collective area of its own in every member: a shared-memory segment
+ *    per rank, made by the child's first collective (a split costs nothing
+ *    more; the first collective waits until every member made its area),
+ *    whose name leaves /dev/shm once every member mapped it and whose
+ *    memory goes with fold_comm_destroy. A member SIGKILLed meanwhile
+ *    leaves its segment to the next job's sweep. On a child whose ranks
+ *    span hosts (or threads, or the simulator) forcing one is FOLD_EINVAL
+ *    with the reason; a failure to make the area fails the child on every
+ *    rank (FOLD_ESYS naming the rank).
  *  - Progress: a wait on any communicator of a family (a world and the
  *    children made from it, in this process) drives them all, so
  *    nonblocking calls on several of them may be interleaved from one
@@ -424,6 +437,18 @@ FOLD_API int fold_wait(fold_request *req);
  * *done is 0. */
 FOLD_API int fold_test_status(fold_request *req, int *done, fold_status *st);
 FOLD_API int fold_wait_status(fold_request *req, fold_status *st);
+
+/* fold_wait_status for at most `seconds` (wall time): once req completed,
+ * *done = 1, req is freed and the operation's status returned (*st filled,
+ * may be NULL); if `seconds` pass first, FOLD_OK with *done = 0 and req still
+ * pending (call it again, fold_test or fold_wait). Waits as fold_wait does
+ * (spins briefly, then sleeps until traffic arrives). FOLD_TIMEOUT counts
+ * from the first fold_wait_for on req, so a loop of short waits (a language
+ * binding that looks for Ctrl-C between them, python/) times out as one
+ * fold_wait would, with the same message. On a simulated communicator it
+ * runs the simulator until req completes, as fold_wait. Returns FOLD_EINVAL
+ * for a NULL req or done, or seconds negative or NaN (req untouched). */
+FOLD_API int fold_wait_for(fold_request *req, double seconds, int *done, fold_status *st);
 
 /* Is a message matching (peer, tag) here? Does not consume it and does not
  * block: looks at the arrived messages, moves traffic once (fold_progress)
@@ -751,4 +776,5 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #endif
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
+#include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
 #endif /* FOLD_H */

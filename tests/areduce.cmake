@@ -11,10 +11,27 @@ foreach(t shm tcp)
   add_test(NAME areduce_lost_${t} COMMAND foldrun -n 5 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_test> lost)
   set_tests_properties(areduce_lost_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()
+# Real transports with fragments made by an engine timer (areduce_real: also
+# the measurements of docs/areduce.md, `bench` and `rate`): a leaf that
+# computes 50 ms after its done without calling fold does not delay the
+# final result, an inner node does (medians of 5, compared by orders of magnitude).
+fold_add_test_exe(areduce_real areduce/areduce_real.c check.c)
+target_link_libraries(areduce_real PRIVATE m)
+foreach(t shm tcp)
+  add_test(NAME areduce_slow_${t} COMMAND foldrun -n 4 --transport ${t} --timeout 30 -- $<TARGET_FILE:areduce_real> slow)
+  set_tests_properties(areduce_slow_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+endforeach()
 # fold-sim's thesis experiments: every run must end with the full result at the target (exit 1 otherwise).
 foreach(x full partial)
   add_test(NAME areduce_fold_sim_${x} COMMAND fold-sim areduce-${x})
   set_tests_properties(areduce_fold_sim_${x} PROPERTIES TIMEOUT 60)
+endforeach()
+# ... with --op sum_exact: every run (every degree, both modes, float64 and
+# float32) gives the same bits, math.fsum's; FOLD_SUM's bits vary; the CSV
+# and both plots of the full sweep; bad options.
+foreach(x exact-full exact-partial-f32 rounded csv badargs)
+  add_test(NAME areduce_fold_sim_op_${x} COMMAND ${FOLD_TEST_DIR}/areduce/fold_sim_op.sh $<TARGET_FILE:fold-sim> ${FOLD_TEST_DIR} ${x})
+  set_tests_properties(areduce_fold_sim_op_${x} PROPERTIES TIMEOUT 60)
 endforeach()
 # The Monte Carlo pi example: the target stops the run at a standard error of 1e-3 and checks the estimate.
 add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<TARGET_FILE:areduce_pi> 1e-3)

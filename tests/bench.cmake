@@ -20,9 +20,11 @@ add_test(NAME bench_allreduce_algos COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_D
 # TCP and the JSON file.
 add_test(NAME bench_reduce_tcp_json COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 tcp 1
   -c reduce -r 1 -d float64 -o avg -f 8 ${FOLD_BENCH_SMALL} --json ${CMAKE_CURRENT_BINARY_DIR}/bench_reduce.json)
-# FOLD_SUM_EXACT, checked (each size also timed with sum for the ratio line).
+# FOLD_SUM_EXACT, checked (each size also timed with sum: the ratio line, and
+# the JSON rows' sum_time_us and sum_exact_ratio, which bench_check.sh checks).
 add_test(NAME bench_allreduce_sum_exact COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
-  -c allreduce -d float64 -o sum_exact -b 8 -e 4K -f 8 -n 2 -w 1 --check)
+  -c allreduce -d float64 -o sum_exact -b 8 -e 4K -f 8 -n 2 -w 1 --check
+  --json ${CMAKE_CURRENT_BINARY_DIR}/bench_sum_exact.json)
 set_tests_properties(bench_allreduce bench_reduce_scatter bench_allgather bench_alltoall bench_all
   bench_allreduce_algos bench_reduce_tcp_json bench_allreduce_sum_exact PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
 

@@ -11,6 +11,11 @@ fold_add_test_exe(test_rendezvous bootstrap/test_rendezvous.c check.c)
 add_test(NAME bootstrap_rendezvous COMMAND test_rendezvous)
 set_tests_properties(bootstrap_rendezvous PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 
+# fold_comm_init_store: ranks as threads meet at an in-process callback store; errors name ranks.
+fold_add_test_exe(test_store_cb bootstrap/test_store_cb.c check.c)
+add_test(NAME bootstrap_store_cb COMMAND test_store_cb)
+set_tests_properties(bootstrap_store_cb PROPERTIES TIMEOUT 60)
+
 # Regressions: 300 silent connections vs a real store client; rank 0 destroying its comm right after init.
 fold_add_test_exe(test_store_dos bootstrap/test_store_dos.c check.c)
 add_test(NAME bootstrap_store_dos COMMAND test_store_dos)

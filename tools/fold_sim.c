@@ -41,8 +41,9 @@ static void usage(FILE *f) {
           "                      name with .png (gnuplot), unless --png names one\n"
           "  --png FILE          the plot's file\n"
           "Exit status: 0 done, 1 a simulation failed, 2 bad arguments.\n"
-          "fold-sim areduce-full|areduce-partial [--csv FILE [--png FILE]]: the LuNA thesis'\n"
-          "asynchronous reduction experiments (figures 4.1-4.3) run by fold_areduce (docs/areduce.md).\n"
+          "fold-sim areduce-full|areduce-partial [--op sum|sum_exact] [--dtype T] [--terms]\n"
+          "[--csv FILE [--png FILE]]: the LuNA thesis' asynchronous reduction experiments\n"
+          "(figures 4.1-4.3) run by fold_areduce (docs/areduce.md).\n"
           "fold-sim ring-skip [--allreduce] [--once] [--max-n N] [--csv FILE]: the slow-node ring paper's\n"
           "sweep, ring against ring_skip (docs/straggler.md).\n");
 }

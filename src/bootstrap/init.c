@@ -25,7 +25,8 @@
 /* Everything the rendezvous holds until it succeeds or is abandoned. */
 typedef struct boot {
   int rank, size;
-  const char *url;
+  const char *fn;  /* the public call, for messages */
+  const char *url; /* "callbacks" for fold_comm_init_store */
   fold__store_url u;
   fold__auth_key key;
   fold__store *store;
@@ -55,7 +56,7 @@ static int fail(boot *b, int rc, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return fold__error(NULL, rc, "fold_comm_init: rank %d: %s", b->rank, msg);
+  return fold__error(NULL, rc, "%s: rank %d: %s", b->fn, b->rank, msg);
 }
 
 /* The message a store (or other pre-comm) call left, prefixed with what
@@ -160,7 +161,12 @@ static long long next_round(const char *url, int size, int rank) {
 }
 
 static int enter_round(boot *b) {
-  snprintf(b->pfx, sizeof b->pfx, "%d.%lld/", b->size, next_round(b->url, b->size, b->rank));
+  /* A callback store serves one rendezvous (fold.h): a per-process round
+   * count could differ between ranks that made other communicators. */
+  if (b->u.kind == FOLD__STORE_CB)
+    snprintf(b->pfx, sizeof b->pfx, "%d.cb/", b->size);
+  else
+    snprintf(b->pfx, sizeof b->pfx, "%d.%lld/", b->size, next_round(b->url, b->size, b->rank));
   int rc;
   char jk[FOLD__STORE_KEY_MAX + 1];
   key_of(b, jk, sizeof jk, "join", b->rank);
@@ -206,10 +212,10 @@ static int make_job_id(boot *b, char *id, size_t cap) {
     return fail(b, FOLD_ENOMEM, "SHA-256 failed");
   for (size_t i = 0; i < 8 && 2 * i + 2 < cap; i++)
     snprintf(id + 2 * i, 3, "%02x", d[i]);
-  /* No token and a file store: the nonce is a secret as private as the
-   * store's directory, a better key for the data connections than the
-   * directory's name, which strangers on the network could guess. */
-  if (!b->key.from_token && b->u.kind == FOLD__STORE_FILE) {
+  /* No token and a file or callback store: the nonce is a secret as
+   * private as the store, a better key for the data connections than the
+   * store's name, which strangers on the network could guess. */
+  if (!b->key.from_token && b->u.kind != FOLD__STORE_TCP) {
     char secret[64];
     snprintf(secret, sizeof secret, "file-nonce|%.32s", nonce);
     fold__auth_key_derive(&b->key, NULL, secret);
@@ -401,7 +407,7 @@ static int finish(boot *b, int remove_dir) {
                 b->size, b->timeout_s);
   if (rc < 0)
     return fail_store(b, rc, "final barrier");
-  if (b->u.kind == FOLD__STORE_TCP) {
+  if (b->u.kind != FOLD__STORE_FILE) { /* tcp and callbacks have add */
     int64_t left = 0;
     key_of(b, key, sizeof key, "left", -1);
     if (fold__store_add(b->store, key, 1, &left, b->deadline) == 0 && left == b->size)
@@ -443,40 +449,61 @@ static void boot_free(boot *b) {
   free(b);
 }
 
-/* fold_comm_init; remove_dir: the store is a file store directory that
+/* fold_comm_init (use_cb 0: store) and fold_comm_init_store (use_cb 1:
+ * cb and ctx the user's); remove_dir: the store is a file store directory that
  * fold_init made for this job, removed once the rendezvous is over. */
-static int comm_init_impl(fold_comm **comm, int rank, int size, const char *store, int remove_dir) {
+typedef struct store_arg {
+  int use_cb;
+  const char *url;
+  const fold_store_callbacks *cb;
+  void *ctx;
+} store_arg;
+
+static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg *sa, int remove_dir) {
+  const char *fn = sa->use_cb ? "fold_comm_init_store" : "fold_comm_init";
+  const char *store = sa->url;
+  const fold_store_callbacks *cb = sa->cb;
+  void *ctx = sa->ctx;
   if (comm == NULL)
-    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init: comm is NULL");
+    return fold__error(NULL, FOLD_EINVAL, "%s: comm is NULL", fn);
   *comm = NULL;
   if (size < 1 || rank < 0 || rank >= size)
-    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init: rank %d is not in [0, size = %d)", rank, size);
-  if (store == NULL || store[0] == '\0')
+    return fold__error(NULL, FOLD_EINVAL, "%s: rank %d is not in [0, size = %d)", fn, rank, size);
+  if (!sa->use_cb && (store == NULL || store[0] == '\0'))
     return fold__error(NULL, FOLD_EINVAL, "fold_comm_init: rank %d: store is NULL or empty", rank);
+  if (sa->use_cb && cb == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_store: rank %d: cb is NULL", rank);
+  if (cb && (cb->set == NULL || cb->get == NULL || cb->add == NULL))
+    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_store: rank %d: callback %s is NULL", rank,
+                       cb->set == NULL ? "set" : cb->get == NULL ? "get" : "add");
   int tpk = fold__env_transport();
   if (tpk < 0)
-    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init: rank %d: FOLD_TRANSPORT=%s is not auto, shm or tcp", rank,
+    return fold__error(NULL, FOLD_EINVAL, "%s: rank %d: FOLD_TRANSPORT=%s is not auto, shm or tcp", fn, rank,
                        getenv("FOLD_TRANSPORT"));
   if (tpk == FOLD__TP_KIND_INPROC)
     return fold__error(NULL, FOLD_EINVAL,
-                       "fold_comm_init: rank %d: FOLD_TRANSPORT=inproc works only with fold_comm_init_threads", rank);
+                       "%s: rank %d: FOLD_TRANSPORT=inproc works only with fold_comm_init_threads", fn, rank);
   boot *b = calloc(1, sizeof *b);
   if (b == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init: out of memory");
-  b->rank = rank, b->size = size, b->url = store;
+  b->rank = rank, b->size = size, b->fn = fn, b->url = store ? store : "callbacks";
   int64_t timeout = fold__env_timeout_ns();
   b->timeout_s = (double)timeout / 1e9;
   b->deadline = fold__clock_mono(NULL) + timeout;
   fold_comm *c = NULL;
   fold__card me;
   char job_id[32] = "", claim[FOLD__AUTH_CLAIM_MAX + 1];
-  int rc = fold__store_url_parse(store, &b->u);
+  int rc = 0;
+  if (cb)
+    b->u.kind = FOLD__STORE_CB;
+  else
+    rc = fold__store_url_parse(store, &b->u);
   if (rc < 0) {
     rc = fail_store(b, rc, NULL);
     goto out;
   }
   const char *token = getenv("FOLD_JOB_TOKEN");
-  fold__auth_key_derive(&b->key, token, store);
+  fold__auth_key_derive(&b->key, token, b->url);
   if (!b->key.from_token && b->u.kind == FOLD__STORE_TCP && rank == 0) /* once per job, not per rank */
     warn_no_token_once(store);
   b->cards = calloc((size_t)size, sizeof *b->cards);
@@ -489,7 +516,8 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const char *stor
   if ((rc = maybe_serve(b)) < 0)
     goto out;
   snprintf(claim, sizeof claim, "store rank %d", rank);
-  if ((rc = fold__store_open(store, &b->key, claim, b->deadline, &b->store)) < 0) {
+  rc = cb ? fold__store_cb_open(cb, ctx, &b->store) : fold__store_open(store, &b->key, claim, b->deadline, &b->store);
+  if (rc < 0) {
     rc = fail_store(b, rc, NULL);
     goto out;
   }
@@ -513,7 +541,7 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const char *stor
   c->boot = b->srv;
   c->boot_release = b->srv ? fold__store_srv_stop : NULL;
   b->srv = NULL;
-  FOLD__INFO(c, "joined %d ranks at %s (%d transports)", size, store, c->ntps);
+  FOLD__INFO(c, "joined %d ranks at %s (%d transports)", size, b->url, c->ntps);
   *comm = c;
   c = NULL;
   rc = FOLD_OK;
@@ -544,15 +572,21 @@ out:
 
 /* Every rank has joined: the communicator is complete, so FOLD_PROGRESS_THREAD
  * may start its helper (a failure to start leaves it without one, warned). */
-static int comm_init(fold_comm **comm, int rank, int size, const char *store, int remove_dir) {
-  int rc = comm_init_impl(comm, rank, size, store, remove_dir);
+static int comm_init(fold_comm **comm, int rank, int size, const store_arg *sa, int remove_dir) {
+  int rc = comm_init_impl(comm, rank, size, sa, remove_dir);
   if (rc == FOLD_OK)
     fold__pthread_start(*comm);
   return rc;
 }
 
 int fold_comm_init(fold_comm **comm, int rank, int size, const char *store) {
-  return comm_init(comm, rank, size, store, 0);
+  store_arg sa = {.url = store};
+  return comm_init(comm, rank, size, &sa, 0);
+}
+
+int fold_comm_init_store(fold_comm **comm, int rank, int size, const fold_store_callbacks *cb, void *ctx) {
+  store_arg sa = {.use_cb = 1, .cb = cb, .ctx = ctx};
+  return comm_init(comm, rank, size, &sa, 0);
 }
 
 /* ======================================================================
@@ -674,7 +708,7 @@ static int init_singleton(fold_comm **comm) {
   if (fold__env_transport() < 0)
     return fold__error(NULL, FOLD_EINVAL, "fold_init: FOLD_TRANSPORT=%s is not auto, shm or tcp",
                        getenv("FOLD_TRANSPORT"));
-  int rc = fold__inproc_create(1, comm);
+  int rc = fold_comm_init_threads(1, comm);
   if (rc < 0) {
     *comm = NULL;
     return rc;
@@ -736,5 +770,6 @@ int fold_init(fold_comm **comm) {
                        "MPI_LOCALNRANKS = PMI_SIZE, SLURM_JOB_ID with SLURM_NNODES=1)",
                        rank);
   }
-  return comm_init(comm, rank, size, url, made_dir);
+  store_arg sa = {.url = url};
+  return comm_init(comm, rank, size, &sa, made_dir);
 }

@@ -87,7 +87,7 @@ typedef struct fold__store_ops {
 
 struct fold__store {
   const fold__store_ops *ops;
-  int kind; /* FOLD__STORE_TCP or FOLD__STORE_FILE */
+  int kind; /* FOLD__STORE_TCP, FOLD__STORE_FILE or FOLD__STORE_CB */
   /* tcp: while get() waits, it also looks at this key (when not empty)
    * each time the server answers NOTFOUND; if the key exists, get() fails
    * with FOLD_EPEER naming the rank in its value. The rendezvous watches
@@ -96,7 +96,7 @@ struct fold__store {
    * connection before it left the round: a rank killed mid-rendezvous. */
   char watch[FOLD__STORE_KEY_MAX + 1];
 };
-enum { FOLD__STORE_TCP = 1, FOLD__STORE_FILE = 2 };
+enum { FOLD__STORE_TCP = 1, FOLD__STORE_FILE = 2, FOLD__STORE_CB = 3 /* callbacks (store_cb.c) */ };
 
 /* A parsed store URL. */
 typedef struct fold__store_url {
@@ -119,6 +119,11 @@ int fold__store_open(const char *url, const fold__auth_key *key, const char *cla
 int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, const char *claim,
                          int64_t deadline_ns, fold__store **out);
 int fold__store_file_open(const fold__store_url *u, fold__store **out);
+/* A store whose operations are the user's callbacks (fold_comm_init_store);
+ * cb is copied, ctx is passed through. FOLD_EINVAL (with a message) for a
+ * NULL set, get or add. Barriers use the add-based (tcp) protocol. */
+struct fold_store_callbacks;
+int fold__store_cb_open(const struct fold_store_callbacks *cb, void *ctx, fold__store **out);
 
 static inline int fold__store_set(fold__store *s, const char *key, const void *val, size_t len, int64_t dl) {
   return s->ops->set(s, key, val, len, dl);

@@ -23,15 +23,17 @@
 fold__area *fold__shm_area(const fold_comm *c) {
   if (c->ntps != 1) return NULL;
   fold__tp *tp = c->tps[0];
-  return tp->ops->coll ? tp->ops->coll(tp) : NULL;
+  /* a sub-communicator's area is made on first use (the transport's state
+   * in one of c's slots): not a change anyone can observe, hence const */
+  return tp->ops->coll ? tp->ops->coll(tp, (fold_comm *)c) : NULL;
 }
 
 const char *fold__shm_usable(const fold_comm *c) {
   if (c->size == 1) return NULL; /* nothing to share: a local copy */
   if (c->sim_drive) return "the simulated transport has no shared memory";
-  /* The collective area of a rank's segment is one per process: a
-   * sub-communicator would share it with its parent and siblings. */
-  if (c->to_root) return "a sub-communicator (fold_comm_split) shares its ranks' collective areas with its parent";
+  /* A sub-communicator has areas of its own (the transport makes them on
+   * first use), so the tests are the world's: one transport reaching every
+   * peer (a child's tps are those that reach its members). */
   if (c->ntps != 1) return "its ranks are reached through more than one transport (not all on one host over shm)";
   /* One transport: it reaches every peer (bootstrap maps each peer to
    * exactly one transport), so no per-peer scan on every call. */
@@ -160,8 +162,7 @@ int fold__shm_init(fold__coll *co, size_t elems, size_t nchunks, int use_mid) {
   fold__area *a = fold__shm_area(co->comm);
   if (co->size > 1 && a == NULL) /* selection checked usable(): cannot happen */
     return fold__error(co->comm, FOLD_EINTERNAL, "%s: rank %d: shm collective area missing", fold__coll_name(co->kind), co->rank);
-  if (a) a->ops->start(a, call, call->nchunks);
-  return FOLD_OK;
+  return a ? a->ops->start(a, call, call->nchunks) : FOLD_OK;
 }
 
 int fold__shm_describe(fold__coll *co, char *buf, size_t cap) {

@@ -23,9 +23,10 @@ typedef fold__area_kind fold__shm_kind;
 enum { FOLD__SHM_U_ELEMS = 0 };
 
 /* NULL if the shm algorithms can run on c, else why not. They can when c
- * has one rank, or when c is not a sub-communicator and its one transport
- * offers a collective area (fold__tp_ops.coll): every peer is a process on
- * this host, and every rank's area has the same size. */
+ * has one rank, or when its one transport offers c a collective area
+ * (fold__tp_ops.coll): every peer is a process on this host, and every
+ * rank's area has the same size. A sub-communicator gets areas of its own
+ * (made by its first collective). */
 const char *fold__shm_usable(const fold_comm *c);
 
 /* NULL if a slot holds one element of esize bytes per piece of collective

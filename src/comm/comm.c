@@ -144,11 +144,3 @@ int fold_comm_size(const fold_comm *comm) { return comm ? comm->size : FOLD_EINV
 int fold_comm_local_rank(const fold_comm *comm) { return comm ? comm->local_rank : FOLD_EINVAL; }
 
 int fold_comm_local_size(const fold_comm *comm) { return comm ? comm->local_size : FOLD_EINVAL; }
-
-int fold_comm_init_threads(int n, fold_comm **comms) {
-  if (comms == NULL)
-    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_threads: comms is NULL");
-  if (n < 1)
-    return fold__error(NULL, FOLD_EINVAL, "fold_comm_init_threads: n = %d, need n >= 1", n);
-  return fold__inproc_create(n, comms);
-}

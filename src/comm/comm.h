@@ -18,6 +18,11 @@ void fold__comm_free(fold_comm *c);
  * (fold__comm_free, and a family's members when they go). */
 void fold__comm_drop_queues(fold_comm *c);
 
+/* fold_comm_destroy on a simulated communicator (comm_local.c): frees the
+ * rank and detaches it from its simulator; peers that need it later see it
+ * as lost (FOLD_EPEER). fold_sim_destroy frees the others. Returns 0. */
+int fold__sim_comm_destroy(fold_comm *c);
+
 /* fold_comm_destroy of a comm of a family (children, or a root with live
  * children): see docs/comm.md. */
 int fold__fam_destroy(fold_comm *c);

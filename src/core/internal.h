@@ -88,6 +88,7 @@ struct fold_request {
    * peer in the family root's numbering (= peer on a root) */
   uint32_t cid;
   int tpeer;
+  int64_t wait_start;  /* fold_wait_for: when its first wait began (0: none yet) */
 };
 
 /* An arrived message that matched no posted receive. Transports allocate it

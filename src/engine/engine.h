@@ -101,6 +101,12 @@ void fold__tx_batch_end(fold_comm *c);
  * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
  * briefly, then sleeps in the transports' wait. Does not free r. */
 int fold__wait_req(fold_comm *c, fold_request *r, const char *op);
+/* fold__wait_req for at most ns nanoseconds of this clock (fold_wait_for):
+ * FOLD__WAIT_STOPPED (> 0) when they pass first, r still pending. FOLD_TIMEOUT
+ * counts from r's first such wait (r->wait_start). A simulated communicator
+ * runs until r completes, as fold__wait_req. Does not free r. */
+#define FOLD__WAIT_STOPPED 1
+int fold__wait_req_for(fold_comm *c, fold_request *r, const char *op, int64_t ns);
 /* Register a running task: its request completes when step() returns != 0. */
 void fold__task_start(fold_comm *c, fold__task *t);
 /* One sleep over every transport of c (and extra_fd): a new epoll fd

@@ -178,6 +178,20 @@ static int wait_impl(fold_request *req, fold_status *st) {
   return finish(c, req, "fold_wait", st);
 }
 
+static int wait_for_impl(fold_request *req, double seconds, int *done, fold_status *st) {
+  if (req == NULL || done == NULL)
+    return fold__error(req ? req->comm : NULL, FOLD_EINVAL, "fold_wait_for: %s is NULL", req ? "done" : "req");
+  fold_comm *c = req->comm;
+  *done = 0;
+  if (!(seconds >= 0))
+    return fold__error(c, FOLD_EINVAL, "fold_wait_for: rank %d: seconds is %g (must be >= 0)", c->rank, seconds);
+  int64_t ns = seconds >= 9.2e9 ? INT64_MAX : (int64_t)(seconds * 1e9);
+  if (fold__wait_req_for(c, req, "fold_wait", ns) == FOLD__WAIT_STOPPED)
+    return FOLD_OK;
+  *done = 1;
+  return finish(c, req, "fold_wait", st);
+}
+
 static int progress_impl(fold_comm *comm) {
   int rc = fold__check_comm(comm);
   if (rc) return rc;
@@ -277,6 +291,14 @@ int fold_wait_status(fold_request *req, fold_status *st) {
   fold_comm *c = req ? req->comm : NULL;
   fold__enter(c);
   int rc = wait_impl(req, st);
+  fold__leave(c);
+  return rc;
+}
+
+int fold_wait_for(fold_request *req, double seconds, int *done, fold_status *st) {
+  fold_comm *c = req ? req->comm : NULL;
+  fold__enter(c);
+  int rc = wait_for_impl(req, seconds, done, st);
   fold__leave(c);
   return rc;
 }

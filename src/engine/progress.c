@@ -232,15 +232,18 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 
-int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
+/* Drive r until it completes, comm fails, FOLD_TIMEOUT passes since *start
+ * (0: set to now at the first clock read) or `slice` ns pass: then
+ * FOLD__WAIT_STOPPED with r untouched. The clock is read only after a first
+ * progress pass: an operation that completes at once pays no clock read. */
+static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *start, int64_t slice) {
   if (c->sim_drive) {
     int rc = c->sim_drive(c, r);
     if (rc < 0 && !fold__req_done(r))
       fold__req_complete(r, rc);
     return rc < 0 ? rc : FOLD_OK;
   }
-  int64_t start = fold__now(c);
-  int64_t deadline = start + c->timeout_ns;
+  int64_t spin_from = 0, deadline = 0, stop = 0;
   for (;;) {
     int st = fold__progress(c);
     if (fold__req_done(r))
@@ -252,21 +255,40 @@ int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
       return st;
     }
     int64_t now = fold__now(c);
+    if (!spin_from) {
+      spin_from = now;
+      if (!*start) *start = now;
+      deadline = *start + c->timeout_ns;
+      stop = slice > INT64_MAX - now ? INT64_MAX : now + slice;
+    }
     if (now >= deadline) {
       st = timed_out(c, r, op);
       fold__req_complete(r, st);
       return st;
     }
-    if (now - start < FOLD__SPIN_NS) {
-      if (now - start > FOLD__YIELD_AFTER_NS && !c->own_cpu)
+    if (now >= stop)
+      return FOLD__WAIT_STOPPED;
+    if (now - spin_from < FOLD__SPIN_NS) {
+      if (now - spin_from > FOLD__YIELD_AFTER_NS && !c->own_cpu)
         sched_yield();
       else
         cpu_relax();
       continue;
     }
-    int64_t left = deadline - now;
+    int64_t left = (stop < deadline ? stop : deadline) - now;
     int64_t timer = fold__timer_next(c) - now; /* never sleep past a timer's deadline */
     if (timer < left) left = timer > 0 ? timer : 0;
     if (left > 0) sleep_in_transports(c, left < FOLD__SLEEP_CAP_NS ? left : FOLD__SLEEP_CAP_NS);
   }
+}
+
+int fold__wait_req(fold_comm *c, fold_request *r, const char *op) {
+  int64_t start = 0;
+  return wait_until(c, r, op, &start, INT64_MAX);
+}
+
+/* FOLD_TIMEOUT counts from the first slice (r->wait_start): a loop of short
+ * waits times out as one long wait would */
+int fold__wait_req_for(fold_comm *c, fold_request *r, const char *op, int64_t ns) {
+  return wait_until(c, r, op, &r->wait_start, ns);
 }

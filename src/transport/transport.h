@@ -76,8 +76,11 @@ typedef struct fold__area_call {
 
 typedef struct fold__area_ops {
   /* Hand out the call's nchunks chunks (>= 1) in call order: every rank
-   * makes the same calls, so chunk indices agree. */
-  void (*start)(fold__area *a, fold__area_call *call, uint64_t nchunks);
+   * makes the same calls, so chunk indices agree. Returns 0, or <0 when
+   * this rank's area could not be made (a sub-communicator's is made on
+   * first use): the transport then failed the communicator and told every
+   * peer (no peer waits for an area that never comes). */
+  int (*start)(fold__area *a, fold__area_call *call, uint64_t nchunks);
   /* The call's task step: 1 done, 0 waiting, <0 failed (a lost peer: the
    * transport fails the communicator naming it; a mismatch: the hooks). */
   int (*step)(fold__area *a, fold__area_call *call, const fold__area_kind *k);
@@ -85,7 +88,8 @@ typedef struct fold__area_ops {
    * returns the first of them or -1. */
   int (*describe)(fold__area *a, const fold__area_call *call, char *buf, size_t cap);
   /* This rank runs call seq with a round algorithm: leave its note where
-   * area-running peers of the same call find it. */
+   * area-running peers of the same call find it (making this rank's area
+   * first if it is not made yet). */
   void (*note_round)(fold__area *a, uint32_t seq, const uint64_t note[FOLD__AREA_NOTE_WORDS]);
 } fold__area_ops;
 
@@ -166,11 +170,15 @@ typedef struct fold__tp_ops {
   void (*joined)(fold__tp *tp);
   /* Free everything. Pending I/O is abandoned; peers see this rank lost. */
   void (*destroy)(fold__tp *tp);
-  /* Collectives through a shared collective area (below): the area of
-   * every rank of tp's communicator, or NULL when there is none (the
-   * transport shares no memory, the area is off, or the ranks disagree on
-   * it). May be NULL: the transport never has one. */
-  fold__area *(*coll)(fold__tp *tp);
+  /* Collectives through a shared collective area (above): the area of
+   * communicator c, or NULL when it has none (the transport shares no
+   * memory, the area is off, the ranks disagree on it, or some peer of c
+   * is not reached through tp). c is tp's communicator (the family's root)
+   * or a sub-communicator of its family whose every peer tp reaches; a
+   * sub-communicator's area is the transport's state kept in one of c's
+   * extension slots (engine.h), made on first use and freed with c. Owner
+   * thread only. May be NULL: the transport never has one. */
+  fold__area *(*coll)(fold__tp *tp, fold_comm *c);
 } fold__tp_ops;
 
 /* Every transport instance starts with this header. */
@@ -198,8 +206,11 @@ int fold__card_encode(const fold__card *card, char *buf, size_t cap);
 int fold__card_decode(fold__card *card, const char *buf, size_t len);
 
 /* ---- inproc: ranks are threads ----------------------------------------------- */
-/* Create n communicators sharing one in-process world. */
-int fold__inproc_create(int n, fold_comm **comms);
+/* The transports of an in-process world of n ranks: tps[i] for rank i, not
+ * attached to a communicator yet (the communicator layer makes the
+ * communicators and attaches them: comm/comm_local.c). Returns 0 or
+ * FOLD_ENOMEM (nothing is left allocated). */
+int fold__inproc_create(int n, fold__tp **tps);
 
 /* ---- shm: processes on one host ------------------------------------------------ */
 /* Phase 1 (before publishing the card): create this rank's segment (sized

@@ -265,9 +265,6 @@ static void bad_fn(targ *a) {
   CHECK_RC(fold_allreduce(&x, &y, 1, FOLD_INT64, FOLD_SUM, c), FOLD_OK, c);
 }
 
-static int run_bench(fold_comm *c);
-static void run_rate(void);
-
 /* ---- processes (foldrun): the workload, a larger count (tcp: rendezvous
  * messages past 64 KiB), and a lost rank ------------------------------------ */
 static int run_procs(const char *what) {
@@ -277,9 +274,7 @@ static int run_procs(const char *what) {
     return 2;
   }
   int r = fold_comm_rank(c);
-  if (strcmp(what, "bench") == 0) {
-    run_bench(c);
-  } else if (strcmp(what, "procs") == 0) {
+  if (strcmp(what, "procs") == 0) {
     workload(c, 11, 3, 1);
     workload(c, 12, 10000, 0);
   } else if (strcmp(what, "lost") == 0) {
@@ -306,130 +301,6 @@ static int run_procs(const char *what) {
   return check_report(what);
 }
 
-
-/* ---- measurements (not a test: docs/areduce.md) ------------------------------
- * foldrun -n N ... areduce_test bench: for each degree, every rank makes
- * 100 fragments 10 us apart (calling fold_progress while it waits), the
- * target polls for the final result; latency = final - the last fragment
- * of any rank (one host: one clock). Then one rank's combine rate. */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* One measurement: every rank makes 100 fragments 10 us apart; between
- * fragments a rank computes (spins without calling fold) for gap us before
- * it calls fold_progress again (gap 0: it polls all the time), and after
- * its last fragment and fold_areduce_done it computes gap us more before
- * it waits; rank slow (if >= 0) uses slow_gap instead. Returns (rank 0) the mean over reps
- * of final - the last fragment of any rank, in seconds. */
-static double bench_one(fold_comm *c, int d, double gap, int slow, double slow_gap, double *best_out) {
-  int n = fold_comm_size(c), r = fold_comm_rank(c), reps = 20;
-  double best = 1e9, sum = 0, g = r == slow ? slow_gap : gap;
-  for (int rep = 0; rep < reps; rep++) {
-    fold_areduce *ar;
-    fold_barrier(c);
-    fold_areduce_create(c, 1, FOLD_INT64, FOLD_SUM, 0, d, FOLD_AREDUCE_FULL, 0, &ar);
-    double t0 = now_s(), last = 0, next_poll = t0;
-    for (int j = 0; j < 100; j++) {
-      while (now_s() < t0 + j * 10e-6) {
-        if (now_s() >= next_poll) {
-          fold_progress(c);
-          next_poll = now_s() + g * 1e-6;
-        }
-      }
-      int64_t one = 1;
-      fold_areduce_contribute(ar, &one); /* makes a progress pass too */
-      last = now_s();
-      next_poll = last + g * 1e-6;
-    }
-    fold_areduce_done(ar);
-    while (now_s() < next_poll) { /* computing on after done, without calling fold */
-    }
-    double fin_t = 0;
-    if (r == 0) {
-      int64_t out;
-      uint64_t nf;
-      int fin = 0;
-      while (!fin) fold_areduce_result(ar, &out, &nf, &fin);
-      fin_t = now_s();
-    }
-    fold_areduce_wait(ar, NULL, NULL);
-    double lmax = 0;
-    fold_allreduce(&last, &lmax, 1, FOLD_FLOAT64, FOLD_MAX, c);
-    if (r == 0) {
-      double lat = fin_t - lmax;
-      sum += lat;
-      if (lat < best) best = lat;
-    }
-    fold_areduce_destroy(ar);
-  }
-  (void)n;
-  if (best_out) *best_out = best;
-  return sum / reps;
-}
-
-static int tree_depth(int n, int d) {
-  int depth = 0;
-  for (int x = 0; x < n; x++) { /* the tree's depth: its deepest rank's */
-    int dd = 0, y = x, pp, kk;
-    while (fold_areduce_tree(n, 0, d, y, &pp, NULL, &kk) == FOLD_OK && pp >= 0) y = pp, dd++;
-    if (dd > depth) depth = dd;
-  }
-  return depth;
-}
-
-static int run_bench(fold_comm *c) {
-  int n = fold_comm_size(c), r = fold_comm_rank(c);
-  /* T_res against every degree */
-  for (int d = 1; d <= (n > 1 ? n - 1 : 1); d++) {
-    double best, mean = bench_one(c, d, 0, -1, 0, &best);
-    if (r == 0) printf("bench n %d degree %d depth %d: last fragment -> final: min %.1f us, mean %.1f us\n", n, d,
-                       tree_depth(n, d), best * 1e6, mean * 1e6);
-  }
-  /* how often to call fold_progress: every rank computes gap us between calls */
-  static const double gaps[] = {0, 10, 30, 100, 300, 1000};
-  int d2 = n > 2 ? 2 : 1;
-  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) {
-    double best, mean = bench_one(c, d2, gaps[i], -1, 0, &best);
-    if (r == 0) printf("bench n %d degree %d every rank polls every %g us: min %.1f us, mean %.1f us\n", n, d2, gaps[i],
-                       best * 1e6, mean * 1e6);
-  }
-  /* one rank computes 1000 us between calls, the others poll: a leaf, an
-   * inner node, the target */
-  int inner = 1, leaf = n - 1;
-  int who[] = {leaf, inner, 0};
-  const char *what[] = {"a leaf", "an inner node", "the target"};
-  for (int k = 0; k < 3 && n > 2; k++) {
-    double best, mean = bench_one(c, d2, 0, who[k], 1000, &best);
-    if (r == 0)
-      printf("bench n %d degree %d rank %d (%s) polls every 1000 us, the others always: min %.1f us, mean %.1f us\n",
-             n, d2, who[k], what[k], best * 1e6, mean * 1e6);
-  }
-  return 0;
-}
-
-/* One rank's combine rate: fragments of count int64 per second. */
-static void run_rate(void) {
-  fold_comm *c;
-  fold_comm_init_threads(1, &c);
-  size_t counts[] = {1, 1024};
-  for (int i = 0; i < 2; i++) {
-    fold_areduce *ar;
-    int64_t *f = calloc(counts[i], sizeof *f);
-    fold_areduce_create(c, counts[i], FOLD_INT64, FOLD_SUM, 0, 2, FOLD_AREDUCE_FULL, 0, &ar);
-    int reps = counts[i] == 1 ? 2000000 : 200000;
-    double t0 = now_s();
-    for (int j = 0; j < reps; j++) fold_areduce_contribute(ar, f);
-    double t = now_s() - t0;
-    printf("rate: count %zu: %.2f M fragments/s (%.0f ns each)\n", counts[i], reps / t / 1e6, t / reps * 1e9);
-    fold_areduce_done(ar);
-    fold_areduce_destroy(ar);
-    free(f);
-  }
-  fold_comm_destroy(c);
-}
 
 /* ---- the simulator: fragments at random virtual times ------------------------- */
 typedef struct simrank {
@@ -608,8 +479,6 @@ int main(int argc, char **argv) {
     run_threads(4, work_fn, 5, 20000); /* inproc with large fragments */
   } else if (strcmp(what, "bad") == 0) {
     run_threads(4, bad_fn, 0, 0);
-  } else if (strcmp(what, "rate") == 0) {
-    run_rate();
   } else if (strcmp(what, "sim") == 0) {
     int ns[] = {1, 2, 31, 200};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)

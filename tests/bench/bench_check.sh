@@ -54,16 +54,22 @@ run)
   [ "$sections" = - ] || [ "$got" -eq "$sections" ] || fail "$got sections, want $sections"
   if [ -n "$json" ]; then
     [ -s "$json" ] || fail "no JSON in $json"
-    if command -v python3 >/dev/null; then
-      python3 - "$json" "$(wc -l <"$tmp/rows")" <<'PY' || fail "bad JSON"
+    [ -x /usr/bin/python3 ] || fail "no /usr/bin/python3 to check the JSON with"
+    /usr/bin/python3 - "$json" "$(wc -l <"$tmp/rows")" <<'PY' || fail "bad JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["tool"] == "fold-bench" and len(d["rows"]) == int(sys.argv[2]), (len(d["rows"]), sys.argv[2])
 for r in d["rows"]:
     assert r["oop_wrong"] in (0, -1, None) and r["ip_wrong"] in (0, -1, None), r
     assert r["size"] >= 0 and r["p99_us"] >= 0, r
+    if d["op"] == "sum_exact":  # what exactness costs, per row: a positive ratio to FOLD_SUM's time
+        for k in ("sum_time_us", "sum_exact_ratio"):
+            v = r[k]
+            assert isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0, (k, r)
+        assert abs(r["sum_exact_ratio"] - r["oop_time_us"] / r["sum_time_us"]) <= 1e-3 * r["sum_exact_ratio"] + 1e-3, r
+    else:
+        assert "sum_exact_ratio" not in r, r
 PY
-    fi
   fi
   echo "ok: $(wc -l <"$tmp/rows") rows, $got sections"
   ;;

@@ -9,16 +9,20 @@
 
 #include "fold.h"
 
-/* Usage: comm_kill transport
+/* Usage: comm_kill transport [early]
  * Forks 6 ranks meeting at a file store; they split by rank parity:
  * A = {0, 2, 4}, B = {1, 3, 5}. World rank 3 (rank 1 of B) kills itself
  * with SIGKILL in the middle of B's allreduce loop. Then:
  *  - ranks 1 and 5 get FOLD_EPEER on B within 5 s, the message naming
- *    "peer rank 1 (rank 3 of the world)";
+ *    "peer rank 1 (rank 3 of the world)" (over shm, from the chunk loop of
+ *    the shm allreduce, which automatic selection picks on B);
  *  - ranks of A finish their loop on A (it does not contain rank 3);
  *  - every survivor gets FOLD_EPEER on a world allreduce within 5 s,
  *    naming rank 3;
- *  - destroying everything (children first or the world first) is quick. */
+ *  - destroying everything (children first or the world first) is quick.
+ * "early": rank 3 dies before B's first call, so over shm before it made
+ * its collective area of B: B's first shm allreduce, waiting for that area,
+ * fails the same way. */
 
 static double now_s(void) {
   struct timespec ts;
@@ -27,6 +31,8 @@ static double now_s(void) {
 }
 
 #define FAIL(...) do { printf(__VA_ARGS__); printf("\n"); ok = 0; } while (0)
+
+static int kill_at = 50; /* the victim's iteration of B's loop ("early": 0, before B's first call) */
 
 static int child(int rank, int n, const char *store) {
   fold_comm *w, *k = NULL;
@@ -44,7 +50,7 @@ static int child(int rank, int n, const char *store) {
   int rc = FOLD_OK;
   double t0 = 0;
   for (int i = 0; i < 400 && rc == FOLD_OK; i++) {
-    if (rank == 3 && i == 50) raise(SIGKILL);
+    if (rank == 3 && i == kill_at) raise(SIGKILL);
     t0 = now_s();
     rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, k);
   }
@@ -54,6 +60,11 @@ static int child(int rank, int n, const char *store) {
     printf("rank %d on B: %s after %.3f s: %s\n", rank, fold_strerror(rc), dt, msg);
     if (rc != FOLD_EPEER || dt > 5.0) FAIL("rank %d: B did not fail with FOLD_EPEER in time", rank);
     if (!strstr(msg, "peer rank 1 (rank 3 of the world)")) FAIL("rank %d: B's message does not name rank 1 (rank 3 of the world)", rank);
+    /* over shm the child runs the shm collectives (its own collective
+     * area): the loss is seen in their chunk loop */
+    const char *tp = getenv("FOLD_TRANSPORT");
+    if (tp && !strcmp(tp, "shm") && !strstr(msg, kill_at ? "(shm, chunk" : "(shm, its collective area"))
+      FAIL("rank %d: B's allreduce did not run shm: %s", rank, msg);
   } else if (rc != FOLD_OK || s != 0 + 2 + 4) {
     FAIL("rank %d: A failed: %s (%s)", rank, fold_strerror(rc), fold_comm_last_error(k));
   }
@@ -80,6 +91,7 @@ static int child(int rank, int n, const char *store) {
 int main(int argc, char **argv) {
   const int n = 6;
   if (argc > 1) setenv("FOLD_TRANSPORT", argv[1], 1);
+  if (argc > 2 && !strcmp(argv[2], "early")) kill_at = 0;
   setenv("FOLD_TIMEOUT", "20", 1);
   char dir[] = "/tmp/fold-commkill-XXXXXX";
   if (!mkdtemp(dir)) return 2;

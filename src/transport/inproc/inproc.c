@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm/comm.h"
+#include "engine/engine.h"
 #include "core/internal.h"
 #include "core/queue.h"
 #include "transport/transport.h"
@@ -184,7 +184,7 @@ static void prune_rdv(inproc_tp *t) {
 
 /* ---- create --------------------------------------------------------------------- */
 
-int fold__inproc_create(int n, fold_comm **comms) {
+int fold__inproc_create(int n, fold__tp **tps) {
   inproc_world *w = calloc(1, sizeof *w + (size_t)n * sizeof(inproc_slot));
   if (w == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for %d ranks", n);
@@ -193,32 +193,20 @@ int fold__inproc_create(int n, fold_comm **comms) {
   for (int i = 0; i < n; i++)
     pthread_mutex_init(&w->slot[i].lock, NULL);
   for (int i = 0; i < n; i++) {
-    fold_comm *c = NULL;
     inproc_tp *t = calloc(1, sizeof *t);
-    int rc = t ? fold__comm_alloc(i, n, &c) : FOLD_ENOMEM;
-    if (rc != FOLD_OK) {
-      free(t);
-      /* Ranks already made own the world; destroy them, then the rest. */
-      atomic_fetch_sub(&w->live, n - i);
+    if (t == NULL) {
       for (int j = 0; j < i; j++)
-        fold__comm_free(comms[j]);
-      if (i == 0) {
-        for (int k = 0; k < n; k++)
-          pthread_mutex_destroy(&w->slot[k].lock);
-        free(w);
-      }
-      return fold__error(NULL, rc, "fold_comm_init_threads: cannot create rank %d of %d", i, n);
+        free(tps[j]);
+      for (int k = 0; k < n; k++)
+        pthread_mutex_destroy(&w->slot[k].lock);
+      free(w);
+      return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for rank %d of %d", i, n);
     }
     t->base.ops = &inproc_ops;
     t->w = w;
     t->rank = i;
-    fold__comm_add_tp(c, &t->base);
-    for (int p = 0; p < n; p++)
-      c->peer_tp[p] = p == i ? NULL : &t->base;
-    comms[i] = c;
+    tps[i] = &t->base;
   }
-  for (int i = 0; i < n; i++) /* FOLD_PROGRESS_THREAD: a failure leaves that rank without */
-    fold__pthread_start(comms[i]);
   return FOLD_OK;
 }
 

@@ -284,7 +284,7 @@ static int shm_poll(fold__tp *tp) {
     return fold__comm_failed(c) ? fold__comm_failed(c) : t->down_status;
   /* Read the doorbell before looking at any ring (see shm_wait). */
   t->bell_seen = atomic_load_explicit(&t->own.hdr->bell, memory_order_seq_cst);
-  if (t->area)
+  if (t->area || t->kids)
     t->area_seen = fold__shm_area_sum(t);
   t->more = 0;
   t->moved = 0;
@@ -330,7 +330,7 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
   /* Any send published after poll() read bell_seen has bumped bell: then do
    * not sleep. The futex re-checks the value atomically in the kernel. */
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen &&
-      (t->area == NULL || fold__shm_area_sum(t) == t->area_seen))
+      ((t->area == NULL && t->kids == NULL) || fold__shm_area_sum(t) == t->area_seen))
     futex_wait(&h->bell, t->bell_seen, timeout_ns);
   atomic_fetch_and_explicit(&h->sleeping, ~1u, memory_order_relaxed);
   return 0;
@@ -363,7 +363,7 @@ static int shm_wait_arm(fold__tp *tp) {
   fold__shm_hdr *h = t->own.hdr;
   atomic_fetch_add_explicit(&h->sleeping, 2, memory_order_seq_cst);
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) != t->bell_seen ||
-      (t->area != NULL && fold__shm_area_sum(t) != t->area_seen)) {
+      ((t->area != NULL || t->kids != NULL) && fold__shm_area_sum(t) != t->area_seen)) {
     atomic_fetch_sub_explicit(&h->sleeping, 2, memory_order_relaxed);
     return 1;
   }

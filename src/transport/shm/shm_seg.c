@@ -182,6 +182,72 @@ static void sweep_stale(fold_comm *c) {
   closedir(d);
 }
 
+int fold__shm_seg_create(fold_comm *c, const char *name, uint64_t bytes, fold__shm_map *m) {
+  if (name != m->name)
+    snprintf(m->name, sizeof m->name, "%s", name);
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+    fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && !(errno == EEXIST && attempt == 0 && remove_stale(c, m->name)))
+      break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot create shared-memory segment %s: %s%s", c->rank, m->name,
+                       strerror(e), e == EEXIST ? " (is another job with the same job id running?)" : "");
+  }
+  m->owner = 1;
+  m->sig_slot = 1 + fold__shm_signal_register(m->name);
+  if (ftruncate(fd, (off_t)bytes) != 0) {
+    int e = errno;
+    close(fd);
+    fold__shm_map_release(m);
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot size shared-memory segment %s to %llu bytes: %s",
+                       c->rank, m->name, (unsigned long long)bytes, strerror(e));
+  }
+  void *base = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (base == MAP_FAILED) {
+    fold__shm_map_release(m);
+    return fold__error(c, FOLD_ESYS, "rank %d: cannot map shared-memory segment %s (%llu bytes): %s", c->rank,
+                       m->name, (unsigned long long)bytes, strerror(e));
+  }
+  m->hdr = base;
+  m->hdr_bytes = (size_t)bytes;
+  m->single = 1;
+  return FOLD_OK;
+}
+
+int fold__shm_seg_open_ro(const char *name, uint64_t bytes, fold__shm_map *m) {
+  memset(m, 0, sizeof *m);
+  int fd = shm_open(name, O_RDONLY, 0);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  /* The owner creates, then sizes, then fills the header, magic last: a
+   * segment seen before that is not there yet. */
+  struct stat st;
+  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != bytes) {
+    close(fd);
+    return 0;
+  }
+  void *base = mmap(NULL, (size_t)bytes, PROT_READ, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (base == MAP_FAILED)
+    return -e;
+  fold__shm_hdr *h = base;
+  if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != FOLD__SHM_MAGIC) {
+    munmap(base, (size_t)bytes);
+    return 0;
+  }
+  snprintf(m->name, sizeof m->name, "%s", name);
+  m->hdr = h;
+  m->hdr_bytes = (size_t)bytes;
+  m->single = 1;
+  return 1;
+}
+
 /* Phase-1 state: just this rank's segment. */
 typedef struct shm_state {
   fold__shm_map own;
@@ -201,43 +267,15 @@ int fold__shm_prepare(fold_comm *c, const char *job_id, fold__card *card, void *
   uint64_t coll_off = FOLD__SHM_PAGE + (uint64_t)c->size * fold__shm_stride(ring);
   uint64_t bytes = coll_off + fold__shm_coll_area_bytes(coll);
 
-  int fd = -1;
-  for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-    fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0 && !(errno == EEXIST && attempt == 0 && remove_stale(c, m->name)))
-      break;
-  }
-  if (fd < 0) {
-    int e = errno;
+  int rc = fold__shm_seg_create(c, m->name, bytes, m);
+  if (rc != FOLD_OK) {
     free(s);
-    return fold__error(c, FOLD_ESYS, "rank %d: cannot create shared-memory segment %s: %s%s", c->rank, m->name,
-                       strerror(e), e == EEXIST ? " (is another job with the same job id running?)" : "");
+    return rc;
   }
-  m->owner = 1;
-  m->sig_slot = 1 + fold__shm_signal_register(m->name);
-  if (ftruncate(fd, (off_t)bytes) != 0) {
-    int e = errno;
-    close(fd);
-    fold__shm_map_release(m);
-    free(s);
-    return fold__error(c, FOLD_ESYS, "rank %d: cannot size shared-memory segment %s to %llu bytes: %s",
-                       c->rank, m->name, (unsigned long long)bytes, strerror(e));
-  }
-  void *base = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int e = errno;
-  close(fd);
-  if (base == MAP_FAILED) {
-    fold__shm_map_release(m);
-    free(s);
-    return fold__error(c, FOLD_ESYS, "rank %d: cannot map shared-memory segment %s (%llu bytes): %s", c->rank,
-                       m->name, (unsigned long long)bytes, strerror(e));
-  }
+  void *base = m->hdr;
   /* One mapping for the own segment: hdr_bytes covers everything and slot
    * points at slot 0 inside it (fold__shm_map_release knows). */
-  m->hdr = base;
-  m->hdr_bytes = (size_t)bytes;
   m->ring_bytes = ring;
-  m->single = 1;
   m->slot = (char *)base + FOLD__SHM_PAGE;
   m->slot_bytes = (size_t)(bytes - FOLD__SHM_PAGE);
   if (coll) {

@@ -119,12 +119,23 @@ static inline uint64_t fold__shm_coll_area_bytes(uint64_t slot) { return slot ? 
  * transport (none when the area is off or some peer is not reached
  * through this transport). pub is what the collective layer sees
  * (transport.h, fold__tp_ops.coll). */
+struct fold__shm_peer;
 typedef struct fold__shm_area {
   fold__area pub;      /* first: a fold__area * is a fold__shm_area * */
-  fold__shm_ctl **ctl; /* size entries; ctl[rank] is writable, the others read-only */
+  fold__shm_ctl **ctl; /* size entries; ctl[rank] is writable, the others read-only
+                          (a child's: NULL until mapped) */
   uint64_t issued;     /* chunks handed out to calls so far (this rank) */
   uint64_t completed;  /* chunks of finished calls: the next call may start at this index */
   fold__tp *tp;
+  struct fold__shm_peer **peer; /* size entries: whose doorbell a flag rings (NULL: this rank) */
+  /* A sub-communicator's area (shm_kid.c): segments of its own, one per
+   * rank, made on first use. All zero/NULL on the world's area. */
+  fold_comm *comm;     /* the sub-communicator */
+  fold__shm_map *maps; /* size entries: maps[rank] our segment, the others the peers' (hdr NULL: not yet) */
+  int missing;         /* peers whose segment is not mapped yet */
+  int made;            /* 1: our segment exists (ctl[rank] is valid) */
+  int linked;          /* our segment's name is still linked: some peer may not have mapped it */
+  struct fold__shm_area *next; /* the transport's list of children's areas */
 } fold__shm_area;
 
 /* Unlink the name of m if this process owns it and has not yet; idempotent. */
@@ -138,6 +149,17 @@ int fold__shm_signal_register(const char *name);
 void fold__shm_signal_unregister(int slot);
 /* Unmap m (unlinking it first if owned); idempotent. */
 void fold__shm_map_release(fold__shm_map *m);
+
+/* Create, size and map read-write a new segment `name` of `bytes` bytes
+ * into m (one mapping: m->hdr, m->hdr_bytes; m->single, m->owner set; the
+ * name registered for SIGTERM/SIGINT cleanup). A stale segment of that
+ * name whose owner process is gone is removed first. Returns 0 or a
+ * negative code with a message naming rank and segment. */
+int fold__shm_seg_create(fold_comm *c, const char *name, uint64_t bytes, fold__shm_map *m);
+/* Map segment `name`, read-only and whole, into m once it exists with
+ * `bytes` bytes and its header's magic (written last, release) is set:
+ * 1 mapped, 0 not there yet (try again later), <0 -errno of a failure. */
+int fold__shm_seg_open_ro(const char *name, uint64_t bytes, fold__shm_map *m);
 
 /* Build the transport from the connected mappings (shm.c). Takes ownership
  * of own, of every peers[p] with peers[p].hdr != NULL and of pidfds[p] >= 0

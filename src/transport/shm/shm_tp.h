@@ -70,6 +70,7 @@ typedef struct fold__shm_tp {
   int64_t next_check;            /* next liveness check (fold__now) */
   int down, down_status;         /* shut down (fail-stop) */
   fold__shm_area *area;          /* every rank's collective area, or NULL (shm_area.c) */
+  fold__shm_area *kids;          /* the areas of sub-communicators made so far (shm_kid.c) */
   int bell_fd;                   /* own doorbell socket (bound on first wait_fd), or -1 */
   int tx_fd;                     /* unbound socket we ring peers' doorbell sockets with */
 } fold__shm_tp;
@@ -95,14 +96,39 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p);
 int fold__shm_drain(fold__shm_tp *t, fold__shm_peer *p, uint64_t budget);
 
 /* ---- shm_area.c ---- */
+/* An area for `size` ranks (this one `rank`) with data slots of
+ * slot_bytes, its arrays allocated and zero; NULL when out of memory.
+ * delete frees it (not its mappings); NULL is fine. */
+fold__shm_area *fold__shm_area_new(fold__shm_tp *t, int rank, int size, size_t slot_bytes);
+void fold__shm_area_delete(fold__shm_area *a);
 /* Make t->area when every peer is reached through t and every segment
  * carries an area of the same slot size; else leave it NULL (logged). */
 void fold__shm_area_make(fold__shm_tp *t);
 void fold__shm_area_free(fold__shm_tp *t);
-/* The sum of every peer's collective counters: it changes whenever a peer
- * publishes a collective flag (counters only grow). */
+/* The sum of every peer's collective counters, over the world's area and
+ * the children's: it changes whenever a peer publishes a collective flag
+ * (counters only grow). */
 uint64_t fold__shm_area_sum(const fold__shm_tp *t);
-/* The vtable's coll. */
-fold__area *fold__shm_coll(fold__tp *tp);
+/* The vtable's coll: the world's area, or a child's (shm_kid.c). */
+fold__area *fold__shm_coll(fold__tp *tp, fold_comm *c);
+
+/* ---- shm_kid.c: the areas of sub-communicators ---- */
+/* Sub-communicator c's area (made, without segments, on first use and kept
+ * in an extension slot of c), or NULL when c has none: some peer is not
+ * reached through t or its area differs from ours (the verdict is kept). */
+fold__area *fold__shm_kid_area(fold__shm_tp *t, fold_comm *c);
+/* Make this rank's segment of a child's area (named after ours and the
+ * cid) and ring the peers. Returns 0 or a negative code (message in the
+ * child's last error). */
+int fold__shm_kid_make(fold__shm_area *a);
+/* Map the peers' segments that exist by now: 1 all mapped, 0 some not
+ * yet, <0 the child failed (a peer lost before it made its area: FOLD_EPEER;
+ * an unusable one). */
+int fold__shm_kid_connect(fold__shm_area *a, fold__area_call *call);
+/* Every peer mapped our segment: unlink its name. */
+void fold__shm_kid_unlink(fold__shm_area *a);
+/* For a timeout's message: the peers whose area is not mapped yet; returns
+ * the first of them or -1. */
+int fold__shm_kid_describe(fold__shm_area *a, char *buf, size_t cap);
 
 #endif /* FOLD_SHM_TP_H */

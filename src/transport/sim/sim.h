@@ -101,9 +101,20 @@ double fold__sim_reduce_cost(const fold_comm *c, size_t bytes);
  * event fold__now(c) >= t_ns holds. Returns 0, FOLD_ENOMEM, or FOLD_EINVAL if
  * c is not simulated. */
 int fold__sim_wake_at(fold_comm *c, int64_t t_ns);
-/* fold_comm_destroy on a simulated communicator (called by comm.c): frees
- * the rank and detaches it from its simulator; peers that need it later see
- * it as lost (FOLD_EPEER). fold_sim_destroy frees the others. Returns 0. */
-int fold__sim_comm_destroy(fold_comm *c);
+
+/* ---- making and freeing a simulator (sim_api.c); its communicators are
+ * the communicator layer's (src/comm/comm_sim.c: fold_sim_create,
+ * fold_sim_destroy), which attaches sim->tps[i] to rank i's ---------------- */
+/* A simulator of n ranks with params (NULL: the defaults): its state and
+ * its n transports (tps[i], not attached to a communicator yet); comms[i]
+ * stay NULL until fold__sim_attach. Returns 0, FOLD_EINVAL for bad
+ * parameters or FOLD_ENOMEM (message in fold_comm_last_error(NULL)). */
+int fold__sim_new(int n, const fold_sim_params *params, struct fold_sim **out);
+/* Make c (fresh from fold__comm_alloc) rank i of sim: comms[i], the virtual
+ * clock, the simulator's drive and cost hooks, a host of its own. */
+void fold__sim_attach(struct fold_sim *sim, int i, fold_comm *c);
+/* Free sim once its communicators are freed (each took its transport
+ * along): pending events, transports never attached, the arrays. */
+void fold__sim_free(struct fold_sim *sim);
 
 #endif /* FOLD_SIM_H */

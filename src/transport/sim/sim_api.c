@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/comm.h"
 #include "engine/engine.h"
 #include "transport/sim/sim.h"
 
@@ -233,26 +232,6 @@ static const fold__clock_hooks sim_hooks = {
     .wake_at = sim_timer_wake,
 };
 
-int fold__sim_comm_destroy(fold_comm *c) {
-  struct fold_sim *sim = sim_of(c);
-  if (sim == NULL) { /* not ours after all: the ordinary path */
-    fold__comm_free(c);
-    return FOLD_OK;
-  }
-  if (sim->running)
-    return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running",
-                       c->rank);
-  const int d = c->rank;
-  sim->comms[d] = NULL;
-  fold__comm_free(c);
-  /* Peers learn that d is gone: those that wait for it now fail with
-   * FOLD_EPEER; for the others, later sends to or receives from d fail. */
-  for (int i = 0; i < sim->n; i++)
-    if (sim->comms[i])
-      fold__peer_lost(sim->comms[i], d, 0, "destroyed with fold_comm_destroy");
-  return FOLD_OK;
-}
-
 /* ---- compute, callbacks, per-rank parameters ------------------------------------------ */
 
 int fold_sim_compute(fold_comm *comm, double seconds) {
@@ -331,20 +310,15 @@ void fold_sim_params_default(fold_sim_params *p) {
   p->op_overhead = 0.0;
 }
 
-int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_comm **comms) {
-  if (out)
-    *out = NULL;
-  if (out == NULL || comms == NULL)
-    return fold__error(NULL, FOLD_EINVAL, "fold_sim_create: %s is NULL", out ? "comms" : "sim");
-  if (n < 1)
-    return fold__error(NULL, FOLD_EINVAL, "fold_sim_create: n = %d, need n >= 1", n);
+int fold__sim_new(int n, const fold_sim_params *params, struct fold_sim **out) {
+  *out = NULL;
   fold_sim_params p;
   fold_sim_params_default(&p);
   if (params)
     p = *params;
-  int prc = params_ok("fold_sim_create", -1, &p);
-  if (prc)
-    return prc;
+  int rc = params_ok("fold_sim_create", -1, &p);
+  if (rc)
+    return rc;
   struct fold_sim *sim = calloc(1, sizeof *sim);
   if (sim == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory");
@@ -357,61 +331,38 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
   sim->in_free = calloc((size_t)n, sizeof(double));
   sim->busy = calloc((size_t)n, sizeof(double));
   sim->rp = malloc((size_t)n * sizeof *sim->rp);
-  int rc = FOLD_OK;
   if (!sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy || !sim->rp)
     rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for %d ranks", n);
-  for (int i = 0; i < n && rc == FOLD_OK; i++)
-    sim->rp[i] = p;
   for (int i = 0; i < n && rc == FOLD_OK; i++) {
-    fold_comm *c;
-    if ((rc = fold__comm_alloc(i, n, &c)) != FOLD_OK)
-      break;
-    sim->comms[i] = c;
-    c->clock = sim_clock;
-    c->clock_ctx = sim;
-    c->sim_drive = sim_drive;
-    fold__engine_hooks_set(c, &sim_hooks);
-    /* Every simulated rank has its own link to the switch: its own host. */
-    c->local_rank = 0;
-    c->local_size = 1;
-    fold__sim_tp *tp = fold__sim_tp_new(sim, i);
-    if (tp == NULL) {
+    sim->rp[i] = p;
+    if ((sim->tps[i] = fold__sim_tp_new(sim, i)) == NULL)
       rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for rank %d", i);
-      break;
-    }
-    if ((rc = fold__comm_add_tp(c, &tp->base)) != FOLD_OK) {
-      free(tp);
-      break;
-    }
-    sim->tps[i] = tp;
-    /* peer_tp[i] stays NULL: the engine delivers messages to oneself */
-    for (int q = 0; q < n; q++)
-      if (q != i)
-        c->peer_tp[q] = &tp->base;
   }
   if (rc != FOLD_OK) {
-    fold_sim_destroy(sim);
+    fold__sim_free(sim);
     return rc;
   }
-  memcpy(comms, sim->comms, (size_t)n * sizeof *comms);
-  FOLD__INFO(sim->comms[0], "simulated world of %d ranks: latency %g s, byte_time %g s, op_time %g s, op_overhead %g s",
-             n, p.latency, p.byte_time, p.op_time, p.op_overhead);
   *out = sim;
   return FOLD_OK;
 }
 
-int fold_sim_destroy(fold_sim *sim) {
+void fold__sim_attach(struct fold_sim *sim, int i, fold_comm *c) {
+  sim->comms[i] = c;
+  c->clock = sim_clock;
+  c->clock_ctx = sim;
+  c->sim_drive = sim_drive;
+  fold__engine_hooks_set(c, &sim_hooks);
+  /* Every simulated rank has its own link to the switch: its own host. */
+  c->local_rank = 0;
+  c->local_size = 1;
+}
+
+void fold__sim_free(struct fold_sim *sim) {
   if (sim == NULL)
-    return FOLD_OK;
-  if (sim->running)
-    return fold__error(NULL, FOLD_EINVAL, "fold_sim_destroy: called while the simulator is running");
-  /* The ranks first: their transports drop the send references they hold, so
-   * that only the messages themselves are left in the queue. */
-  for (int i = 0; sim->comms && i < sim->n; i++) {
-    fold_comm *c = sim->comms[i];
-    sim->comms[i] = NULL;
-    fold__comm_free(c);
-  }
+    return;
+  /* transports never attached to a communicator (an attached one went with it) */
+  for (int i = 0; sim->tps && i < sim->n; i++)
+    free(sim->tps[i]);
   fold__sim_ev ev;
   while (fold__sim_heap_pop(&sim->heap, &ev))
     if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH || /* a message's later events: one at a time */
@@ -425,5 +376,4 @@ int fold_sim_destroy(fold_sim *sim) {
   free(sim->busy);
   free(sim->rp);
   free(sim);
-  return FOLD_OK;
 }

@@ -1,0 +1,37 @@
+# tests/torch.cmake — the torch.distributed backend "fold" (python/fold/torch.py): every operation against a
+# reference and gloo, a killed rank, and DistributedDataParallel training equal to gloo's.
+# Pass = every rank exits 0 (foldrun and kill.py pass the first failure on); a "FAIL" or a traceback in the output
+# fails the test too. Python cannot load a sanitizer-built libfold without LD_PRELOAD: every test here is labelled nosan.
+if(TARGET fold_torch)
+  set(FOLD_TORCH_RUN ${CMAKE_COMMAND} -E env PYTHONPATH=${CMAKE_BINARY_DIR}/python FOLD_TIMEOUT=60)
+  set(FOLD_TORCH_DIR ${FOLD_TEST_DIR}/torch)
+  # Every operation, every dtype, fold against a local reference and gloo (ops.py). foldrun with shm and
+  # tcp, and torchrun's variables by hand (Debian's torchrun fails on Python 3.11 before starting anything).
+  foreach(n 2 4)
+    add_test(NAME torch_ops_foldrun_${n}
+      COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n ${n} --timeout 120 /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
+  endforeach()
+  add_test(NAME torch_ops_foldrun_tcp_2
+    COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n 2 --transport tcp --timeout 120 /usr/bin/python3
+            ${FOLD_TORCH_DIR}/ops.py)
+  add_test(NAME torch_ops_torchrun_env_3
+    COMMAND ${FOLD_TORCH_RUN} ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun-env 3 ${CMAKE_BINARY_DIR}
+            /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
+  set_tests_properties(torch_ops_foldrun_2 torch_ops_foldrun_4 torch_ops_foldrun_tcp_2 torch_ops_torchrun_env_3
+    PROPERTIES TIMEOUT 150 LABELS nosan FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
+  # A rank killed with SIGKILL: work.wait() raises naming it within 5 s on every other rank (kill.py starts
+  # the ranks itself with torchrun's variables, so that they outlive the victim).
+  add_test(NAME torch_kill_shm_3 COMMAND ${FOLD_TORCH_RUN} /usr/bin/python3 ${FOLD_TORCH_DIR}/kill.py 3 shm)
+  add_test(NAME torch_kill_tcp_4 COMMAND ${FOLD_TORCH_RUN} /usr/bin/python3 ${FOLD_TORCH_DIR}/kill.py 4 tcp)
+  set_tests_properties(torch_kill_shm_3 torch_kill_tcp_4 PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE
+    FAIL_REGULAR_EXPRESSION "FAIL|hangs|Traceback")
+  # DistributedDataParallel on the digits: per-step losses of fold equal gloo's to 1e-6, same accuracy.
+  foreach(n 2 4)
+    add_test(NAME torch_ddp_digits_${n}
+      COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n ${n} --timeout 150 /usr/bin/python3
+              ${FOLD_TORCH_DIR}/ddp_digits.py)
+    set_tests_properties(torch_ddp_digits_${n} PROPERTIES TIMEOUT 180 LABELS nosan
+      FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
+  endforeach()
+  set_tests_properties(torch_ddp_digits_4 PROPERTIES LABELS "nosan;slow")
+endif()
