@@ -776,5 +776,6 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #endif
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
+#include "fold_kv.h" /* the parameter-server key-value store (MXNet's KVStore) */
 #include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
 #endif /* FOLD_H */
