@@ -8,7 +8,9 @@
  *   X = K * MIB MiB / (time of the slowest thread), best repetition, 1 GB =
  *   1e9 bytes. A memcpy of S bytes reads S and writes S; X counts S once, so
  *   "traffic / X" is a time in memcpy-equivalents, as the model wants.
- * Built by bench/compare: cc -O2 -pthread -o membw bench/membw.c */
+ * Built by bench/compare: cc -O2 -pthread -o membw bench/membw.c
+ * Other benchmarks measure in their own run by compiling this file with
+ * -DMEMBW_NO_MAIN and calling membw_gbps (bench/kv_local.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +41,46 @@ static void *run(void *arg) {
   return NULL;
 }
 
+/* The best of reps memcpy bandwidths (GB/s as above) of k threads each
+ * copying its own buffer of `bytes`; 0 if memory or threads ran out. */
+double membw_gbps(size_t bytes, long k, long reps);
+double membw_gbps(size_t bytes, long k, long reps) {
+  worker *w = calloc((size_t)k, sizeof *w);
+  double best = 0;
+  long made = 0;
+  pthread_barrier_t start;
+  if (w == NULL) return 0;
+  for (; made < k; made++) {
+    w[made].src = malloc(bytes), w[made].dst = malloc(bytes), w[made].bytes = bytes;
+    if (!w[made].src || !w[made].dst) goto out;
+    memset(w[made].src, 1 + (int)made, bytes);
+    memset(w[made].dst, 0, bytes);
+  }
+  pthread_barrier_init(&start, NULL, (unsigned)k);
+  for (long r = 0; r < reps; r++) {
+    for (long j = 0; j < k; j++) {
+      w[j].start = &start;
+      if (pthread_create(&w[j].tid, NULL, run, &w[j]) != 0) abort();
+    }
+    double slowest = 0;
+    for (long j = 0; j < k; j++) {
+      pthread_join(w[j].tid, NULL);
+      if (w[j].secs > slowest) slowest = w[j].secs;
+    }
+    double gbps = (double)k * (double)bytes / slowest / 1e9;
+    if (gbps > best) best = gbps;
+  }
+  pthread_barrier_destroy(&start);
+out:
+  for (long j = 0; j < k; j++) {
+    free(w[j].src);
+    free(w[j].dst);
+  }
+  free(w);
+  return made == k ? best : 0;
+}
+
+#ifndef MEMBW_NO_MAIN
 int main(int argc, char **argv) {
   long mib = 128, threads = 2, reps = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -89,3 +131,4 @@ int main(int argc, char **argv) {
   }
   return 0;
 }
+#endif

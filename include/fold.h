@@ -664,13 +664,14 @@ FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* The straggler-tolerant ring (algorithm "ring_skip" of allreduce and
  * reduce_scatter, docs/straggler.md): how many distinct ranks this rank
- * routed around (stopped waiting for, after alpha*T + T_trans) in its last
- * completed collective on comm; 0 if that call rerouted nothing or was not
- * ring_skip. Writes up to max of them into ranks (ranks may be NULL). Does
- * not block, does not communicate. FOLD_EINVAL for a NULL comm or max < 0.
- * With FOLD_DEBUG=INFO every rerouting call logs one line. FOLD_SKIP_ALPHA
- * (> 1, default 2), FOLD_SKIP_T and FOLD_SKIP_TTRANS (seconds) override the
- * threshold's online estimates. */
+ * routed around in its last completed collective on comm: stopped waiting
+ * for after alpha*T + T_trans, or did the reductions of because that rank
+ * found itself late and handed them on. 0 if that call rerouted nothing or
+ * was not ring_skip. Writes up to max of them into ranks (ranks may be
+ * NULL). Does not block, does not communicate. FOLD_EINVAL for a NULL comm
+ * or max < 0. With FOLD_DEBUG=INFO every rerouting call logs one line.
+ * FOLD_SKIP_ALPHA (> 1, default 4), FOLD_SKIP_T and FOLD_SKIP_TTRANS
+ * (seconds) override the threshold's online estimates. */
 FOLD_API int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
@@ -775,5 +776,6 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #endif
 #include "fold_iterq.h" /* the iterative communication queue (Alink's model) */
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
+#include "fold_kv.h" /* the parameter-server key-value store (MXNet's KVStore) */
 #include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
 #endif /* FOLD_H */

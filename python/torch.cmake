@@ -25,6 +25,13 @@ if(NOT FOLD_LIBTORCH_PYTHON)
   message(STATUS "fold: libtorch_python.so not found in ${_fold_torch_dir}/lib: the torch backend is not built")
   return()
 endif()
+# fold is C: where no C++ compiler exists the backend is skipped, not the configure (tests/cxx: build_nocxx).
+include(CheckLanguage)
+check_language(CXX)
+if(NOT CMAKE_CXX_COMPILER)
+  message(STATUS "fold: no C++ compiler: the torch.distributed backend is not built")
+  return()
+endif()
 enable_language(CXX)
 message(STATUS "fold: torch.distributed backend against ${_fold_torch_dir} (_GLIBCXX_USE_CXX11_ABI=${_fold_torch_abi})")
 

@@ -1,0 +1,610 @@
+/* dist_server.c — a server of a distributed store: takes the workers' messages in arrival order, merges rounds, applies updates, answers pulls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/kv.h"
+
+/* A message from a worker: received into buf (eager ones at once). */
+typedef struct kv_msg {
+  struct kv_msg *next;
+  fold_request *r;
+  char *buf;
+  size_t bytes;
+  int src, tag;
+  uint64_t round; /* a push: the sender's push number for its key */
+} kv_msg;
+
+/* A pull waiting until its worker's pushes are applied (and, dist_ssp,
+ * until the slowest worker is close enough). */
+typedef struct kv_pull {
+  struct kv_pull *next;
+  int src;
+  int32_t reply;
+  uint64_t need; /* pushes of src to this key before the pull */
+  int64_t since; /* arrival (engine clock) */
+  int stalled;   /* the worker was told who it waits for */
+} kv_pull;
+
+/* One key's shard held here. */
+typedef struct skey {
+  int64_t key;
+  uint64_t total, off, n;
+  fold_dtype dtype;
+  size_t esize;
+  void *val;              /* NULL until worker 0's INIT came */
+  void *merged;           /* dist_sync: this round's sum so far */
+  int nmerged;
+  uint8_t *contrib;       /* per worker: pushed this round */
+  uint64_t *pushes;       /* per worker: pushes arrived */
+  uint64_t *applied;      /* per worker: pushes applied */
+  uint64_t rounds;        /* dist_sync: rounds applied */
+  kv_msg *dhead, *dtail;  /* pushes not applied yet, in arrival order */
+  kv_pull *pulls;
+} skey;
+
+typedef struct kv_sent {
+  fold_request *r;
+  void *buf;
+} kv_sent;
+
+struct fold__kv_server {
+  fold__task task; /* takes the messages in order, watches the workers */
+  fold_kv *kv;
+  fold__kv_map keys;
+  kv_msg *ihead, *itail; /* arrived, in arrival order */
+  kv_sent *sent;
+  size_t nsent, capsent;
+  uint8_t *bye;          /* the handler saw the worker's BYE (it may be queued behind others) */
+  int nleft;
+  /* barriers (server 0): who arrived, their reply tags and init digests */
+  uint8_t *bar_in;
+  int32_t *bar_reply;
+  uint64_t *bar_digest, *bar_ninit;
+  /* pulls waiting past half of FOLD_TIMEOUT: their workers are told which
+   * worker holds them up, so that a timeout names it, not this server */
+  fold__timer stall;
+  int64_t stall_ns;
+};
+
+#define S_OF(kv) ((kv)->s)
+
+/* ---- replies -------------------------------------------------------------------- */
+
+static int send_owned(fold_kv *kv, int to, int tag, void *buf, size_t bytes) {
+  struct fold__kv_server *s = kv->s;
+  fold_comm *c = kv->c;
+  if (s->nsent == s->capsent) {
+    size_t cap = s->capsent ? s->capsent * 2 : 64;
+    kv_sent *p = realloc(s->sent, cap * sizeof *p);
+    if (p == NULL) {
+      free(buf);
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
+    }
+    s->sent = p;
+    s->capsent = cap;
+  }
+  fold_request *r = NULL;
+  int rc = fold__isend_bytes(c, buf, bytes, to, fold__kv_ctx(), tag, &r);
+  if (rc != FOLD_OK) {
+    free(buf);
+    return rc;
+  }
+  s->sent[s->nsent++] = (kv_sent){r, buf};
+  return FOLD_OK;
+}
+
+static void reap_sent(struct fold__kv_server *s) {
+  size_t j = 0;
+  for (size_t i = 0; i < s->nsent; i++) {
+    if (fold__req_done(s->sent[i].r)) {
+      fold__req_unref(s->sent[i].r);
+      free(s->sent[i].buf);
+    } else {
+      s->sent[j++] = s->sent[i];
+    }
+  }
+  s->nsent = j;
+}
+
+/* A pull's answer: a snapshot of the value (it may change while the reply
+ * is still being read by the transport). */
+static int answer(fold_kv *kv, skey *k, const kv_pull *p) {
+  size_t bytes = k->n * k->esize;
+  void *snap = malloc(bytes ? bytes : 1);
+  if (snap == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
+  memcpy(snap, k->val, bytes);
+  return send_owned(kv, p->src, p->reply, snap, bytes);
+}
+
+/* ---- a key's rounds -------------------------------------------------------------- */
+
+static void msg_free(kv_msg *m) {
+  if (m == NULL) return;
+  if (m->r) fold__req_unref(m->r);
+  free(m->buf);
+  free(m);
+}
+
+static int merge(fold_kv *kv, skey *k, const void *data) {
+  if (k->nmerged++ == 0) {
+    memcpy(k->merged, data, k->n * k->esize);
+    return FOLD_OK;
+  }
+  const void *srcs[2] = {k->merged, data};
+  return fold__kv_sum(kv->pool, k->merged, srcs, 2, k->n, k->dtype, kv->bound);
+}
+
+/* dist_sync: is the round complete? Every worker pushed it, or left
+ * without a push for it (a worker that ran out of batches: apache/mxnet#7888). */
+static int round_done(const fold_kv *kv, const skey *k) {
+  if (k->nmerged == 0) return 0;
+  for (int w = 0; w < kv->nworkers; w++)
+    if (!k->contrib[w] && !(kv->left[w] && k->pushes[w] <= k->rounds)) return 0;
+  return 1;
+}
+
+/* dist_ssp: the slowest worker still in (its applied pushes). */
+static uint64_t slowest(const fold_kv *kv, const skey *k, int self) {
+  uint64_t m = UINT64_MAX;
+  for (int w = 0; w < kv->nworkers; w++)
+    if ((!kv->left[w] || w == self) && k->applied[w] < m) m = k->applied[w];
+  return m;
+}
+
+static int pull_ready(const fold_kv *kv, const skey *k, const kv_pull *p) {
+  if (k->val == NULL || k->applied[p->src] < p->need) return 0;
+  if (kv->type == FOLD__KV_SSP && p->need > slowest(kv, k, p->src) + (uint64_t)kv->staleness) return 0;
+  return 1;
+}
+
+/* Apply what can be applied, answer the pulls that can be answered. */
+static int key_go(fold_kv *kv, skey *k) {
+  int rc = FOLD_OK;
+  if (k->val == NULL) return FOLD_OK; /* worker 0's INIT is still on its way */
+  for (int again = 1; again && rc == FOLD_OK;) {
+    again = 0;
+    kv_msg *prev = NULL;
+    for (kv_msg *m = k->dhead, *next; m && rc == FOLD_OK; m = next) {
+      next = m->next;
+      const char *data = m->buf + sizeof(fold__kv_hdr);
+      if (kv->type == FOLD__KV_SYNC) {
+        if (m->round != k->rounds || k->contrib[m->src]) { /* a later round's */
+          prev = m;
+          continue;
+        }
+        rc = merge(kv, k, data);
+        k->contrib[m->src] = 1;
+      } else {
+        fold__kv_apply(kv, k->key, data, k->val, k->n, k->dtype);
+        k->applied[m->src]++;
+      }
+      if (prev) prev->next = next;
+      else k->dhead = next;
+      if (k->dtail == m) k->dtail = prev;
+      msg_free(m);
+    }
+    if (kv->type == FOLD__KV_SYNC && rc == FOLD_OK && round_done(kv, k)) {
+      fold__kv_apply(kv, k->key, k->merged, k->val, k->n, k->dtype);
+      for (int w = 0; w < kv->nworkers; w++)
+        if (k->contrib[w]) k->applied[w]++;
+      memset(k->contrib, 0, (size_t)kv->nworkers);
+      k->nmerged = 0;
+      k->rounds++;
+      again = 1; /* the next round's pushes may be here already */
+    }
+  }
+  for (kv_pull **pp = &k->pulls; *pp && rc == FOLD_OK;) {
+    kv_pull *p = *pp;
+    if (!pull_ready(kv, k, p)) {
+      pp = &p->next;
+      continue;
+    }
+    rc = answer(kv, k, p);
+    *pp = p->next;
+    free(p);
+  }
+  return rc;
+}
+
+static void key_free(void *p) {
+  skey *k = p;
+  while (k->dhead) {
+    kv_msg *m = k->dhead;
+    k->dhead = m->next;
+    msg_free(m);
+  }
+  while (k->pulls) {
+    kv_pull *q = k->pulls;
+    k->pulls = q->next;
+    free(q);
+  }
+  free(k->val);
+  free(k->merged);
+  free(k->contrib);
+  free(k->pushes);
+  free(k->applied);
+  free(k);
+}
+
+/* ---- the messages ------------------------------------------------------------------ */
+
+static int protocol_error(fold_kv *kv, int src, const char *what) {
+  return fold__comm_fail(kv->c, FOLD_EINTERNAL, "fold_kv_serve: rank %d: a malformed message from worker %d: %s",
+                         kv->c->rank, src, what);
+}
+
+/* Remember a string key's name (sent with its INIT) for messages. */
+static void keep_name(fold_kv *kv, int64_t key, const char *name, size_t len) {
+  if (fold__kv_map_get(&kv->names, key) != NULL || len == 0 || len > sizeof ((fold__kv_name *)0)->name) return;
+  fold__kv_name *nm = malloc(sizeof *nm);
+  if (nm == NULL) return; /* only messages would miss it */
+  nm->key = key;
+  memcpy(nm->name, name, len);
+  if (fold__kv_map_put(&kv->names, key, nm) != FOLD_OK) free(nm);
+}
+
+static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
+  fold_comm *c = kv->c;
+  struct fold__kv_server *s = kv->s;
+  skey *k = fold__kv_map_get(&s->keys, h->key);
+  size_t esize = fold_dtype_size((fold_dtype)h->dtype);
+  size_t vbytes = (h->flags & FOLD__KV_INIT_VALUE) ? h->n * esize : 0;
+  if (esize == 0 || h->n == 0 || m->bytes < sizeof *h + vbytes) return protocol_error(kv, m->src, "INIT");
+  const char *name = m->buf + sizeof *h + vbytes;
+  size_t nlen = m->bytes - sizeof *h - vbytes;
+  if ((h->flags & FOLD__KV_INIT_NAME) ? (nlen == 0 || name[nlen - 1] != '\0') : nlen != 0)
+    return protocol_error(kv, m->src, "INIT's name");
+  if (nlen) keep_name(kv, h->key, name, nlen);
+  if (k == NULL) {
+    if ((k = calloc(1, sizeof *k)) == NULL || (k->merged = malloc(h->n * esize)) == NULL ||
+        (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
+        (k->pushes = calloc((size_t)kv->nworkers, sizeof *k->pushes)) == NULL ||
+        (k->applied = calloc((size_t)kv->nworkers, sizeof *k->applied)) == NULL ||
+        fold__kv_map_put(&s->keys, h->key, k) != FOLD_OK) {
+      if (k) key_free(k);
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
+    }
+    k->key = h->key;
+    k->total = h->total;
+    k->off = h->off;
+    k->n = h->n;
+    k->dtype = (fold_dtype)h->dtype;
+    k->esize = esize;
+  } else if (k->total != h->total || k->off != h->off || k->n != h->n || k->dtype != (fold_dtype)h->dtype) {
+    char msg[FOLD__ERRLEN], kb[300];
+    snprintf(msg, sizeof msg,
+             "fold_kv: server rank %d: the workers initialised %s differently (or in a different order): worker %d "
+             "gave %llu elements of %s, an earlier worker %llu elements of %s",
+             c->rank, fold__kv_keyname(kv, h->key, kb, sizeof kb), m->src, (unsigned long long)h->total,
+             fold_dtype_name((fold_dtype)h->dtype), (unsigned long long)k->total, fold_dtype_name(k->dtype));
+    return fold__comm_fail_and_tell(c, FOLD_EMISMATCH, msg);
+  }
+  if ((h->flags & FOLD__KV_INIT_VALUE) && k->val == NULL) { /* worker 0's value */
+    if ((k->val = malloc(k->n * esize)) == NULL)
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
+    memcpy(k->val, m->buf + sizeof *h, k->n * esize);
+  }
+  return key_go(kv, k);
+}
+
+static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
+  skey *k = fold__kv_map_get(&kv->s->keys, h->key);
+  /* the sender's INIT came first on the same channel */
+  if (k == NULL || h->n != k->n || m->bytes != sizeof *h + k->n * k->esize) return protocol_error(kv, m->src, "PUSH");
+  m->round = k->pushes[m->src]++;
+  m->next = NULL;
+  if (k->dtail) k->dtail->next = m;
+  else k->dhead = m;
+  k->dtail = m;
+  *kept = 1;
+  return key_go(kv, k);
+}
+
+static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
+  skey *k = fold__kv_map_get(&kv->s->keys, h->key);
+  if (k == NULL || h->n != k->n || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "PULL");
+  kv_pull *p = malloc(sizeof *p);
+  if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
+  *p = (kv_pull){NULL, m->src, h->reply, k->pushes[m->src], fold__now(kv->c), 0};
+  kv_pull **pp = &k->pulls; /* in arrival order */
+  while (*pp) pp = &(*pp)->next;
+  *pp = p;
+  return key_go(kv, k);
+}
+
+/* Server 0: every worker still in is at the barrier: answer them all. */
+static int barrier_go(fold_kv *kv) {
+  struct fold__kv_server *s = kv->s;
+  int first = -1;
+  for (int w = 0; w < kv->nworkers; w++) {
+    if (kv->left[w]) continue;
+    if (!s->bar_in[w]) return FOLD_OK;
+    if (first < 0) first = w;
+  }
+  if (first < 0) return FOLD_OK;
+  int rc = FOLD_OK;
+  for (int w = first; w < kv->nworkers && rc == FOLD_OK; w++) {
+    if (kv->left[w] || !s->bar_in[w]) continue;
+    fold__kv_hdr *a = calloc(1, sizeof *a);
+    if (a == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: out of memory");
+    /* the workers' inits must agree: report the first that differs */
+    for (int v = first; v < kv->nworkers; v++)
+      if (s->bar_in[v] && !kv->left[v] && (s->bar_digest[v] != s->bar_digest[first] || s->bar_ninit[v] != s->bar_ninit[first])) {
+        a->flags = 1;
+        a->key = v;
+        a->n = s->bar_ninit[v];
+        a->total = s->bar_ninit[first];
+        break;
+      }
+    rc = send_owned(kv, w, s->bar_reply[w], a, sizeof *a);
+  }
+  memset(s->bar_in, 0, (size_t)kv->nworkers);
+  return rc;
+}
+
+static int on_barrier(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
+  struct fold__kv_server *s = kv->s;
+  if (kv->c->rank != kv->nworkers || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "BARRIER");
+  s->bar_in[m->src] = 1;
+  s->bar_reply[m->src] = h->reply;
+  s->bar_digest[m->src] = h->total;
+  s->bar_ninit[m->src] = h->n;
+  return barrier_go(kv);
+}
+
+static int on_bye(fold_kv *kv, kv_msg *m) {
+  struct fold__kv_server *s = kv->s;
+  if (kv->left[m->src]) return FOLD_OK;
+  kv->left[m->src] = 1;
+  s->nleft++;
+  /* rounds and barriers stop waiting for it */
+  int rc = FOLD_OK;
+  for (size_t i = 0; i < s->keys.cap && rc == FOLD_OK; i++)
+    if (s->keys.vals[i]) rc = key_go(kv, s->keys.vals[i]);
+  if (rc == FOLD_OK && kv->c->rank == kv->nworkers) rc = barrier_go(kv);
+  return rc;
+}
+
+static int on_opt(fold_kv *kv, kv_msg *m) {
+  const char *spec = m->buf + sizeof(fold__kv_hdr);
+  size_t len = m->bytes - sizeof(fold__kv_hdr);
+  if (len == 0 || spec[len - 1] != '\0') return protocol_error(kv, m->src, "OPT");
+  char why[200] = "";
+  fold__kv_optim *o = NULL;
+  if (fold__kv_optim_parse(spec, &o, why, sizeof why) != FOLD_OK)
+    return protocol_error(kv, m->src, "an optimizer spec that does not parse"); /* the worker checked it */
+  fold__kv_optim_free(kv->optim);
+  kv->optim = o;
+  kv->updater = NULL;
+  return FOLD_OK;
+}
+
+static int dispatch(fold_kv *kv, kv_msg *m, int *kept) {
+  fold__kv_hdr h;
+  if (m->bytes < sizeof h) return protocol_error(kv, m->src, "too short");
+  memcpy(&h, m->buf, sizeof h);
+  switch (m->tag) {
+  case FOLD__KV_MSG_INIT: return on_init(kv, m, &h);
+  case FOLD__KV_MSG_PUSH: return on_push(kv, m, &h, kept);
+  case FOLD__KV_MSG_PULL: return on_pull(kv, m, &h);
+  case FOLD__KV_MSG_OPT: return on_opt(kv, m);
+  case FOLD__KV_MSG_BARRIER: return on_barrier(kv, m, &h);
+  case FOLD__KV_MSG_BYE: return on_bye(kv, m);
+  default: return protocol_error(kv, m->src, "unknown type");
+  }
+}
+
+/* Every message from a worker is received whole (eager ones at once, big
+ * ones by the transport meanwhile) and then taken in arrival order by the
+ * task, so that a pull after a push sees it. */
+static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
+  fold_kv *kv = arg;
+  struct fold__kv_server *s = kv->s;
+  (void)data;
+  if (tag == FOLD__KV_MSG_SDONE && src >= kv->nworkers && src < c->size) {
+    kv->left[src] = 1; /* its going next is no loss */
+    return;
+  }
+  if (src < 0 || src >= kv->nworkers || tag < FOLD__KV_MSG_INIT || tag > FOLD__KV_MSG_BYE) {
+    FOLD__INFO(c, "fold_kv: rank %d: dropped a %zu-byte message (tag %d) from rank %d", c->rank, bytes, tag, src);
+    return;
+  }
+  if (tag == FOLD__KV_MSG_BYE) s->bye[src] = 1; /* its going is no loss */
+  kv_msg *m = calloc(1, sizeof *m);
+  char *buf = malloc(bytes ? bytes : 1);
+  if (m == NULL || buf == NULL || fold__irecv_bytes(c, buf, bytes, src, fold__kv_ctx(), tag, &m->r) != FOLD_OK) {
+    free(m);
+    free(buf);
+    fold__comm_fail(c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory for a %zu-byte message from rank %d", c->rank,
+                    bytes, src);
+    return;
+  }
+  m->buf = buf;
+  m->bytes = bytes;
+  m->src = src;
+  m->tag = tag;
+  if (s->itail) s->itail->next = m;
+  else s->ihead = m;
+  s->itail = m;
+}
+
+/* A worker lost without its BYE, or a server without its SDONE: tell the
+ * workers (they do not watch each other, and may not be connected to a
+ * dead server: fold_kv_dead_nodes lists it there too), then fail naming it. */
+static int peer_died(fold_kv *kv, int w) {
+  fold_comm *c = kv->c;
+  kv->dead[w] = 1;
+  for (int p = 0; p < kv->nworkers; p++) {
+    if (p == w || c->lost[p] || kv->left[p] || kv->s->bye[p]) continue;
+    fold__kv_hdr *h = calloc(1, sizeof *h);
+    if (h == NULL) break;
+    h->key = w;
+    send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h);
+  }
+  /* out now: the failure below stops the batch's flush */
+  fold__tx_batch_end(c);
+  fold__tx_batch_begin(c);
+  return fold__fail_for_lost(c, w, w < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+}
+
+static int serve_step(fold__task *t) {
+  struct fold__kv_server *s = (struct fold__kv_server *)t;
+  fold_kv *kv = s->kv;
+  fold_comm *c = kv->c;
+  int rc = FOLD_OK;
+  while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {
+    kv_msg *m = s->ihead;
+    s->ihead = m->next;
+    if (s->ihead == NULL) s->itail = NULL;
+    if (m->r->status != FOLD_OK) rc = m->r->status;
+    int kept = 0;
+    if (rc == FOLD_OK) rc = dispatch(kv, m, &kept);
+    if (!kept) msg_free(m);
+  }
+  if (rc != FOLD_OK) return rc;
+  reap_sent(s);
+  for (int w = 0; w < kv->nworkers; w++)
+    if (c->lost[w] && !s->bye[w]) return peer_died(kv, w);
+  for (int p = kv->nworkers; p < c->size; p++)
+    if (p != c->rank && c->lost[p] && !kv->left[p]) return peer_died(kv, p);
+  return s->nleft == kv->nworkers && s->ihead == NULL && s->nsent == 0;
+}
+
+static int serve_describe(fold__task *t, char *buf, size_t cap) {
+  struct fold__kv_server *s = (struct fold__kv_server *)t;
+  fold_kv *kv = s->kv;
+  for (int w = 0; w < kv->nworkers; w++)
+    if (!kv->left[w]) {
+      snprintf(buf, cap, "worker rank %d (its fold_kv_destroy)", w);
+      return w;
+    }
+  snprintf(buf, cap, "replies being sent");
+  return -1;
+}
+
+static void serve_release(fold__task *t) { (void)t; }
+
+int fold__kv_server_open(fold_kv *kv) {
+  fold_comm *c = kv->c;
+  struct fold__kv_server *s = calloc(1, sizeof *s);
+  size_t nw = (size_t)kv->nworkers;
+  kv->s = s;
+  if (s == NULL || (kv->left = calloc((size_t)c->size, 1)) == NULL || (kv->dead = calloc((size_t)c->size, 1)) == NULL ||
+      (s->bye = calloc(nw, 1)) == NULL || (s->bar_in = calloc(nw, 1)) == NULL ||
+      (s->bar_reply = calloc(nw, sizeof *s->bar_reply)) == NULL ||
+      (s->bar_digest = calloc(nw, sizeof *s->bar_digest)) == NULL ||
+      (s->bar_ninit = calloc(nw, sizeof *s->bar_ninit)) == NULL ||
+      (s->task.req = fold__req_new(c, FOLD__REQ_TASK)) == NULL) {
+    fold__kv_server_close(kv);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  s->kv = kv;
+  s->task.step = serve_step;
+  s->task.describe = serve_describe;
+  s->task.release = serve_release;
+  s->task.req->task = &s->task;
+  if (fold__handler_set(c, fold__kv_ctx(), on_message, kv) != FOLD_OK) {
+    fold__kv_server_close(kv);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  fold__task_start(c, &s->task);
+  return FOLD_OK;
+}
+
+void fold__kv_server_close(fold_kv *kv) {
+  struct fold__kv_server *s = kv->s;
+  if (s == NULL) return;
+  fold_comm *c = kv->c;
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == &s->task) {
+      *pp = s->task.next;
+      break;
+    }
+  fold__timer_cancel(c, &s->stall);
+  fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
+  while (s->ihead) {
+    kv_msg *m = s->ihead;
+    s->ihead = m->next;
+    msg_free(m);
+  }
+  for (size_t i = 0; i < s->nsent; i++) {
+    fold__req_unref(s->sent[i].r);
+    free(s->sent[i].buf);
+  }
+  free(s->sent);
+  fold__kv_map_free(&s->keys, key_free);
+  if (s->task.req) fold__req_unref(s->task.req);
+  free(s->bye);
+  free(s->bar_in);
+  free(s->bar_reply);
+  free(s->bar_digest);
+  free(s->bar_ninit);
+  free(s);
+  kv->s = NULL;
+}
+
+/* Which worker keeps pull p of key k waiting (-1: none known). */
+static int blocker(const fold_kv *kv, const skey *k, const kv_pull *p) {
+  if (k->val == NULL) return 0; /* worker 0's INIT */
+  int best = -1;
+  for (int w = 0; w < kv->nworkers; w++) {
+    if (kv->left[w]) continue;
+    if (kv->type == FOLD__KV_SYNC && !k->contrib[w] && k->applied[p->src] < p->need) return w;
+    if (kv->type == FOLD__KV_SSP && (best < 0 || k->applied[w] < k->applied[best])) best = w;
+  }
+  return best;
+}
+
+static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
+  fold_kv *kv = arg;
+  struct fold__kv_server *s = kv->s;
+  int64_t now = fold__now(c);
+  for (size_t i = 0; i < s->keys.cap; i++) {
+    skey *k = s->keys.vals[i];
+    for (kv_pull *p = k ? k->pulls : NULL; p; p = p->next) {
+      if (p->stalled || now - p->since < s->stall_ns) continue;
+      p->stalled = 1;
+      int b = blocker(kv, k, p);
+      fold__kv_hdr *h = calloc(1, sizeof *h);
+      if (b < 0 || h == NULL) {
+        free(h);
+        continue;
+      }
+      h->key = b;
+      h->total = (uint64_t)k->key;
+      h->n = (uint64_t)((now - p->since) / 1000000000);
+      send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
+    }
+  }
+  fold__timer_arm_in(c, t, s->stall_ns / 4);
+}
+
+int fold__kv_server_serve(fold_kv *kv) {
+  fold_comm *c = kv->c;
+  /* A server waits as long as its workers train: the store's deadline is
+   * lifted meanwhile (a dead worker is still found at once, a silent live
+   * one is waited for), and set back for the store's other waits. */
+  int64_t t = c->timeout_ns;
+  c->timeout_ns = INT64_MAX / 4;
+  kv->s->stall_ns = t / 2;
+  fold__timer_init(&kv->s->stall, stall_scan, kv);
+  fold__timer_arm_in(c, &kv->s->stall, kv->s->stall_ns / 4);
+  int rc = fold__wait_req(c, kv->s->task.req, "fold_kv_serve");
+  fold__timer_cancel(c, &kv->s->stall);
+  c->timeout_ns = t;
+  if (rc == FOLD_OK) rc = kv->s->task.req->status;
+  if (rc != FOLD_OK) return rc;
+  /* Tell the other servers that our going is no loss: each watches the
+   * others for deaths, and a server may still be serving its last BYEs. */
+  fold__tx_batch_begin(c);
+  for (int p = kv->nworkers; p < c->size; p++) {
+    if (p == c->rank || c->lost[p]) continue;
+    fold__kv_hdr *h = calloc(1, sizeof *h);
+    if (h) send_owned(kv, p, FOLD__KV_MSG_SDONE, h, sizeof *h); /* it frees h on failure */
+  }
+  fold__tx_batch_end(c);
+  /* a peer server may be gone already: its failure is not ours */
+  for (size_t i = 0; i < kv->s->nsent && !fold__comm_failed(c); i++)
+    fold__wait_req(c, kv->s->sent[i].r, "fold_kv_serve");
+  return FOLD_OK;
+}

@@ -1,0 +1,575 @@
+/* dist_worker.c — a worker of a distributed store: sends inits, pushes and pulls to the keys' servers, waits, leaves. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/kv.h"
+
+/* A request in flight and the buffer to free with it (NULL: the user's). */
+typedef struct kv_pend {
+  fold_request *r;
+  void *buf;
+  size_t bytes; /* a send's: counted in flight until it completes */
+} kv_pend;
+/* A message not sent yet (the outbox: a heap, highest priority first). */
+typedef struct kv_out {
+  char *msg;
+  size_t bytes;
+  int to, type;
+  int prio;          /* effective: never above an earlier queued message of the same key */
+  uint64_t seq;      /* queueing order: ties, and a key's messages, keep it */
+  fold__kv_ent *ent; /* its key (NULL: no key) */
+} kv_out;
+/* Bytes in flight before the outbox holds messages back (16 MiB: 61% of
+ * the 1 Gbit/s link bound against 52-58% with 1-8 MiB, docs/kvstore.md): enough to keep
+ * the links busy, small enough that a high-priority message issued later
+ * (the first layers' weights, needed first in the next forward pass) does
+ * not queue behind a whole model. */
+#define KV_WINDOW ((size_t)16 << 20)
+/* A pull's extra outputs of one key: copied from its first after the wait. */
+typedef struct kv_copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} kv_copy;
+
+struct fold__kv_worker {
+  fold__task task; /* the watchdog: a worker or a server lost without a BYE fails the store */
+  fold_kv *kv;
+  fold__kv_place place;
+  kv_pend *pend;
+  size_t npend, cappend;
+  kv_copy *copies;
+  size_t ncopy, capcopy;
+  int32_t next_tag;   /* replies' tags: FOLD__KV_REPLY_TAG0 .. INT32_MAX, wrapping */
+  uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
+  uint64_t ninit;
+  uint64_t barriers;
+  kv_out *heap;
+  size_t nheap, capheap;
+  uint64_t seq;
+  size_t inflight;
+  int leaving;        /* BYE sent: the servers may go, that is no loss */
+  int stall_worker;   /* a server's STALL: the worker a pull waits for (-1: none) */
+  int64_t stall_key;
+  uint64_t stall_s;
+};
+
+static int32_t reply_tag(struct fold__kv_worker *w) {
+  int32_t t = w->next_tag;
+  w->next_tag = t == INT32_MAX ? FOLD__KV_REPLY_TAG0 : t + 1;
+  return t;
+}
+
+static int pend_add(fold_kv *kv, fold_request *r, void *buf, size_t bytes) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->npend == w->cappend) {
+    size_t cap = w->cappend ? w->cappend * 2 : 64;
+    kv_pend *p = realloc(w->pend, cap * sizeof *p);
+    if (p == NULL) {
+      fold__req_unref(r);
+      free(buf);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
+    }
+    w->pend = p;
+    w->cappend = cap;
+  }
+  w->pend[w->npend++] = (kv_pend){r, buf, bytes};
+  w->inflight += bytes;
+  return FOLD_OK;
+}
+
+/* Drop the requests that completed (called by every push and pull, so a
+ * worker that rarely waits does not pile them up). */
+static void reap(struct fold__kv_worker *w) {
+  size_t j = 0;
+  for (size_t i = 0; i < w->npend; i++) {
+    if (fold__req_done(w->pend[i].r)) {
+      w->inflight -= w->pend[i].bytes;
+      fold__req_unref(w->pend[i].r);
+      free(w->pend[i].buf);
+    } else {
+      w->pend[j++] = w->pend[i];
+    }
+  }
+  w->npend = j;
+}
+
+/* A request's message: the header, then room for `bytes` of payload. */
+static char *msg_new(fold_kv *kv, const fold__kv_hdr *hdr, size_t bytes) {
+  char *buf = malloc(sizeof *hdr + bytes);
+  if (buf == NULL) {
+    fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory for a %zu-byte message", kv->c->rank,
+                    sizeof *hdr + bytes);
+    return NULL;
+  }
+  memcpy(buf, hdr, sizeof *hdr);
+  return buf;
+}
+
+/* Send msg (from msg_new, freed once sent) to rank `to` now. */
+static int msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes) {
+  fold_request *r = NULL;
+  size_t len = sizeof(fold__kv_hdr) + bytes;
+  int rc = fold__isend_bytes(kv->c, msg, len, to, fold__kv_ctx(), type, &r);
+  if (rc != FOLD_OK) {
+    free(msg);
+    return rc;
+  }
+  return pend_add(kv, r, msg, len);
+}
+
+static int out_before(const kv_out *a, const kv_out *b) { return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq); }
+
+/* Send queued messages, highest priority first, while the bytes in flight
+ * are under the window (one message at least, however big). */
+static int pump(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  int rc = fold__comm_failed(kv->c);
+  reap(w);
+  while (rc == FOLD_OK && w->nheap > 0 && (w->inflight < KV_WINDOW || w->inflight == 0)) {
+    kv_out top = w->heap[0];
+    /* pop: the last element sifts down from the root */
+    kv_out last = w->heap[--w->nheap];
+    size_t i = 0;
+    for (;;) {
+      size_t l = 2 * i + 1, r = l + 1, m = i;
+      const kv_out *best = &last;
+      if (l < w->nheap && out_before(&w->heap[l], best)) best = &w->heap[m = l];
+      if (r < w->nheap && out_before(&w->heap[r], best)) best = &w->heap[m = r];
+      if (m == i) break;
+      w->heap[i] = w->heap[m];
+      i = m;
+    }
+    if (w->nheap > 0) w->heap[i] = last;
+    if (top.ent) top.ent->queued--;
+    rc = msg_send(kv, top.to, top.type, top.msg, top.bytes);
+  }
+  return rc;
+}
+
+/* Queue msg for rank `to` with priority prio; a message of a key never
+ * overtakes an earlier one of the same key (per-key order: a pull after a
+ * push sees it), so its priority is capped by theirs. */
+static int msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->nheap == w->capheap) {
+    size_t cap = w->capheap ? w->capheap * 2 : 64;
+    kv_out *h = realloc(w->heap, cap * sizeof *h);
+    if (h == NULL) {
+      free(msg);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
+    }
+    w->heap = h;
+    w->capheap = cap;
+  }
+  if (e) {
+    if (e->queued > 0 && e->qprio < prio) prio = e->qprio;
+    e->qprio = prio;
+    e->queued++;
+  }
+  kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
+  size_t i = w->nheap++;
+  while (i > 0 && out_before(&o, &w->heap[(i - 1) / 2])) {
+    w->heap[i] = w->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  w->heap[i] = o;
+  return FOLD_OK;
+}
+
+/* ---- the watchdog and the handler ---------------------------------------------- */
+
+/* A server lost (killed, crashed: servers never leave before the
+ * workers), or a worker that a server found lost without its BYE: fail,
+ * naming it, so that no pull waits for it and the user learns who.
+ * Workers do not watch each other (a worker that left and exited looks
+ * lost too): the servers, which hear every worker's BYE, tell them. */
+static int watch(fold__task *t) {
+  struct fold__kv_worker *w = (struct fold__kv_worker *)t;
+  fold_kv *kv = w->kv;
+  fold_comm *c = kv->c;
+  if (w->leaving) return 0;
+  if (w->nheap) pump(kv); /* sends completed: the window has room */
+  for (int p = kv->nworkers; p < c->size; p++)
+    if (c->lost[p]) kv->dead[p] = 1;
+  for (int p = 0; p < c->size; p++)
+    if (kv->dead[p])
+      return fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+  return 0;
+}
+
+static int watch_describe(fold__task *t, char *buf, size_t cap) {
+  (void)t;
+  snprintf(buf, cap, "the store's peers (watchdog)");
+  return -1;
+}
+
+static void watch_release(fold__task *t) { (void)t; }
+
+/* Unsolicited messages to a worker: a server's notice that a worker died
+ * (the watchdog fails on it at once). */
+static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
+  fold_kv *kv = arg;
+  (void)src;
+  if ((tag != FOLD__KV_MSG_DEAD && tag != FOLD__KV_MSG_STALL) || data == NULL || bytes < sizeof(fold__kv_hdr)) return;
+  fold__kv_hdr h;
+  memcpy(&h, data, sizeof h);
+  if (h.key < 0 || h.key >= c->size || h.key == c->rank) return;
+  if (tag == FOLD__KV_MSG_DEAD) {
+    kv->dead[h.key] = 1;
+  } else {
+    kv->w->stall_worker = (int)h.key;
+    kv->w->stall_key = (int64_t)h.total;
+    kv->w->stall_s = h.n;
+  }
+}
+
+void fold__kv_worker_stall_note(fold_kv *kv, const char *op) {
+  struct fold__kv_worker *w = kv->w;
+  if (w == NULL || w->stall_worker < 0) return;
+  char kb[300];
+  fold__kv_err(kv, FOLD_ETIMEDOUT,
+               "%s: rank %d: not complete within FOLD_TIMEOUT: a pull of %s waits for worker rank %d, which has "
+               "not pushed its round (the server reported it %llu s into the wait)",
+               op, kv->c->rank, fold__kv_keyname(kv, w->stall_key, kb, sizeof kb), w->stall_worker,
+               (unsigned long long)w->stall_s);
+}
+
+int fold__kv_worker_open(fold_kv *kv) {
+  struct fold__kv_worker *w = calloc(1, sizeof *w);
+  fold_comm *c = kv->c;
+  if (w == NULL || (kv->dead = calloc((size_t)c->size, 1)) == NULL ||
+      fold__kv_place_init(&w->place, kv->nservers, kv->bound) != FOLD_OK) {
+    free(w);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  w->kv = kv;
+  w->stall_worker = -1;
+  w->next_tag = FOLD__KV_REPLY_TAG0;
+  w->digest = 0xcbf29ce484222325ULL;
+  kv->w = w;
+  w->task.step = watch;
+  w->task.describe = watch_describe;
+  w->task.release = watch_release;
+  w->task.req = fold__req_new(c, FOLD__REQ_TASK);
+  if (w->task.req == NULL || fold__handler_set(c, fold__kv_ctx(), on_message, kv) != FOLD_OK) {
+    fold__kv_worker_close(kv);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
+  }
+  w->task.req->task = &w->task;
+  fold__task_start(c, &w->task);
+  return FOLD_OK;
+}
+
+void fold__kv_worker_close(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  if (w == NULL) return;
+  fold_comm *c = kv->c;
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == &w->task) {
+      *pp = w->task.next;
+      break;
+    }
+  fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
+  /* requests still pending belong to a failed store: the transports drop
+   * theirs when the communicator goes; ours are released here */
+  for (size_t i = 0; i < w->npend; i++) {
+    fold__req_unref(w->pend[i].r);
+    free(w->pend[i].buf);
+  }
+  for (size_t i = 0; i < w->nheap; i++) free(w->heap[i].msg);
+  free(w->heap);
+  if (w->task.req) fold__req_unref(w->task.req);
+  free(w->pend);
+  free(w->copies);
+  fold__kv_place_free(&w->place);
+  free(w);
+  kv->w = NULL;
+}
+
+double fold__kv_worker_imbalance(const fold_kv *kv) { return kv->w ? fold__kv_place_imbalance(&kv->w->place) : 0.0; }
+
+/* ---- init, push, pull ---------------------------------------------------------------- */
+
+static void digest_add(struct fold__kv_worker *w, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    w->digest ^= (v >> (8 * i)) & 0xff;
+    w->digest *= 0x100000001b3ULL;
+  }
+}
+
+/* The shards of e: servers s0 .. s1-1, shard i's range by fold__kv_shard. */
+static void shard_of(const fold_kv *kv, const fold__kv_ent *e, int i, int *server, size_t *off, size_t *len) {
+  if (e->server >= 0) {
+    *server = kv->nworkers + e->server;
+    *off = 0;
+    *len = e->count;
+    return;
+  }
+  fold__kv_shard(e->count, kv->nservers, i, off, len);
+  *server = kv->nworkers + i;
+}
+static int nshards(const fold_kv *kv, const fold__kv_ent *e) { return e->server >= 0 ? 1 : kv->nservers; }
+
+int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
+  struct fold__kv_worker *w = kv->w;
+  e->server = fold__kv_place_key(&w->place, e->count, e->esize);
+  digest_add(w, (uint64_t)e->key);
+  digest_add(w, e->count);
+  digest_add(w, (uint64_t)e->dtype);
+  w->ninit++;
+  int with_value = kv->c->rank == 0; /* worker 0's values are the ones stored */
+  int rc = FOLD_OK;
+  fold__tx_batch_begin(kv->c);
+  for (int i = 0; i < nshards(kv, e) && rc == FOLD_OK; i++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, i, &server, &off, &len);
+    if (len == 0) continue;
+    /* a string key's name travels too: the server's messages name it */
+    const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
+    size_t vbytes = with_value ? len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype,
+                      (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
+    char *msg = msg_new(kv, &h, vbytes + nbytes);
+    if (msg == NULL) {
+      rc = fold__comm_failed(kv->c);
+      break;
+    }
+    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, vbytes);
+    if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
+    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, e);
+  }
+  if (rc == FOLD_OK) rc = pump(kv);
+  fold__tx_batch_end(kv->c);
+  return rc;
+}
+
+static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
+  struct fold__kv_worker *w = kv->w;
+  if (w->ncopy == w->capcopy) {
+    size_t cap = w->capcopy ? w->capcopy * 2 : 16;
+    kv_copy *p = realloc(w->copies, cap * sizeof *p);
+    if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_pull: rank %d: out of memory", kv->c->rank);
+    w->copies = p;
+    w->capcopy = cap;
+  }
+  w->copies[w->ncopy++] = (kv_copy){dst, src, bytes};
+  return FOLD_OK;
+}
+
+/* One key's push: the devices' values (srcs, ns of them) summed straight
+ * into one message per shard, queued. */
+static int push_key(fold_kv *kv, const fold__kv_ent *e, const void *const *srcs, int ns, int priority) {
+  int rc = FOLD_OK;
+  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, s, &server, &off, &len);
+    if (len == 0) continue;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, 0, 0};
+    char *msg = msg_new(kv, &h, len * e->esize);
+    if (msg == NULL) return fold__comm_failed(kv->c);
+    const void *part[64];
+    const void **ps = ns <= 64 ? part : malloc(sizeof *ps * (size_t)ns);
+    if (ps == NULL) {
+      free(msg);
+      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", kv->c->rank);
+    }
+    for (int k = 0; k < ns; k++) ps[k] = (const char *)srcs[k] + off * e->esize;
+    rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, ns, len, e->dtype, kv->bound);
+    if (ps != part) free((void *)ps);
+    if (rc != FOLD_OK) {
+      free(msg);
+      break;
+    }
+    rc = msg_queue(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize, priority, (fold__kv_ent *)e);
+  }
+  return rc;
+}
+
+/* One key's pull into out (the key's first output; the others, nout of
+ * them, get copies after the wait). */
+static int pull_key(fold_kv *kv, const fold__kv_ent *e, void *out, void *const *others, int nothers, int priority) {
+  struct fold__kv_worker *w = kv->w;
+  fold_comm *c = kv->c;
+  int rc = FOLD_OK;
+  for (int j = 0; j < nothers && rc == FOLD_OK; j++)
+    if (others[j] != out) rc = copy_add(kv, others[j], out, e->count * e->esize);
+  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
+    int server;
+    size_t off, len;
+    shard_of(kv, e, s, &server, &off, &len);
+    if (len == 0) continue;
+    /* the reply lands in the output itself: post its receive first */
+    int32_t tag = reply_tag(w);
+    fold_request *r = NULL;
+    rc = fold__irecv_bytes(c, (char *)out + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
+    if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
+    if (rc != FOLD_OK) break;
+    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
+    char *msg = msg_new(kv, &h, 0);
+    rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
+  }
+  return rc;
+}
+
+typedef struct kv_run {
+  int first; /* the key's first position in the call */
+  int a, b;  /* its positions are order[a..b) */
+} kv_run;
+
+static int run_cmp(const void *x, const void *y) {
+  const kv_run *p = x, *q = y;
+  return (p->first > q->first) - (p->first < q->first);
+}
+
+/* Push and/or pull n keys (values or outs NULL: that half is skipped), key
+ * by key in the order of their first appearance in the call; with both,
+ * each key's pull is queued right behind its push, so that its reply can
+ * flow while the later keys' pushes are still going out (MXNet gets this
+ * from one pushpull per key). */
+static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
+                    int priority) {
+  struct fold__kv_worker *w = kv->w;
+  reap(w);
+  size_t cap = (size_t)(n ? n : 1);
+  int *order = fold__kv_group(n, keys);
+  kv_run *runs = malloc(sizeof *runs * cap);
+  const void **srcs = malloc(sizeof *srcs * cap);
+  void **others = malloc(sizeof *others * cap);
+  int rc = FOLD_OK, nruns = 0;
+  if (order == NULL || runs == NULL || srcs == NULL || others == NULL) {
+    rc = fold__kv_err(kv, FOLD_ENOMEM, "%s: out of memory", values ? "fold_kv_push" : "fold_kv_pull");
+    goto out;
+  }
+  for (int a = 0, b; a < n; a = b) {
+    for (b = a; b < n && keys[order[b]] == keys[order[a]];) b++;
+    runs[nruns++] = (kv_run){order[a], a, b};
+  }
+  qsort(runs, (size_t)nruns, sizeof *runs, run_cmp);
+  fold__tx_batch_begin(kv->c);
+  for (int r = 0; r < nruns && rc == FOLD_OK; r++) {
+    const fold__kv_ent *e = fold__kv_map_get(&kv->ents, keys[runs[r].first]);
+    int ns = 0;
+    for (int j = runs[r].a; j < runs[r].b; j++) {
+      if (values) srcs[ns] = values[order[j]];
+      if (outs && j > runs[r].a) others[ns - 1] = outs[order[j]];
+      ns++;
+    }
+    if (values) rc = push_key(kv, e, srcs, ns, priority);
+    if (outs && rc == FOLD_OK) rc = pull_key(kv, e, outs[runs[r].first], others, ns - 1, priority);
+  }
+  if (rc == FOLD_OK) rc = pump(kv);
+  fold__tx_batch_end(kv->c);
+  if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
+out:
+  free(order);
+  free(runs);
+  free(srcs);
+  free(others);
+  return rc;
+}
+
+int fold__kv_worker_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
+  return pushpull(kv, n, keys, values, NULL, priority);
+}
+
+int fold__kv_worker_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
+  return pushpull(kv, n, keys, NULL, outs, priority);
+}
+
+int fold__kv_worker_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
+                             int priority) {
+  return pushpull(kv, n, keys, values, outs, priority);
+}
+
+/* Wait for r, holding a reference of our own: the watchdog's pump reaps
+ * (and drops) completed requests while we wait. */
+static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
+  fold__req_ref(r);
+  int rc = fold__wait_req(kv->c, r, op);
+  if (rc == FOLD_OK) rc = r->status;
+  fold__req_unref(r);
+  return rc;
+}
+
+int fold__kv_worker_wait(fold_kv *kv, const char *op) {
+  struct fold__kv_worker *w = kv->w;
+  int rc = fold__comm_failed(kv->c);
+  /* until the outbox is empty and nothing is in flight; the outbox empties
+   * as sends complete (the watchdog pumps it every pass) */
+  while (rc == FOLD_OK && (rc = pump(kv)) == FOLD_OK) {
+    size_t i = 0;
+    while (i < w->npend && fold__req_done(w->pend[i].r)) i++;
+    if (i == w->npend) {
+      if (w->nheap == 0) break;
+      continue; /* nothing in flight: pump sends at once */
+    }
+    rc = wait_one(kv, w->pend[i].r, op);
+  }
+  if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
+  if (rc != FOLD_OK) return rc;
+  reap(w);
+  for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
+  w->ncopy = 0;
+  return rc;
+}
+
+/* ---- optimizer, barrier, leaving ---------------------------------------------------- */
+
+int fold__kv_worker_send_opt(fold_kv *kv, const char *spec) {
+  size_t len = strlen(spec) + 1;
+  int rc = fold__comm_failed(kv->c);
+  fold__kv_hdr h = {0, 0, 0, len, 0, 0, 0, 0};
+  for (int s = 0; s < kv->nservers && rc == FOLD_OK; s++) {
+    char *msg = msg_new(kv, &h, len);
+    if (msg == NULL) return fold__comm_failed(kv->c);
+    memcpy(msg + sizeof h, spec, len);
+    rc = msg_queue(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len, INT_MAX, NULL);
+  }
+  if (rc == FOLD_OK) rc = pump(kv);
+  return rc ? rc : fold__kv_failed(kv);
+}
+
+int fold__kv_worker_barrier(fold_kv *kv) {
+  struct fold__kv_worker *w = kv->w;
+  fold_comm *c = kv->c;
+  int rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
+  if (rc != FOLD_OK) return rc;
+  /* server 0 answers once every worker still in arrived */
+  fold__kv_hdr h = {0, w->digest, w->barriers++, w->ninit, 0, 0, reply_tag(w), 0}, ans;
+  fold_request *r = NULL;
+  rc = fold__irecv_bytes(c, &ans, sizeof ans, kv->nworkers, fold__kv_ctx(), h.reply, &r);
+  if (rc != FOLD_OK) return rc;
+  char *msg = msg_new(kv, &h, 0);
+  rc = msg ? msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
+  if (rc == FOLD_OK) rc = wait_one(kv, r, "fold_kv_barrier");
+  fold__req_unref(r);
+  if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
+  if (rc == FOLD_OK && ans.flags)
+    rc = fold__kv_err(kv, FOLD_EMISMATCH,
+                      "fold_kv_barrier: rank %d: the workers did not initialise the same keys in the same order "
+                      "(worker %lld made %llu inits, worker 0 %llu, or their keys, counts or dtypes differ)",
+                      c->rank, (long long)ans.key, (unsigned long long)ans.n, (unsigned long long)ans.total);
+  return rc;
+}
+
+int fold__kv_worker_leave(fold_kv *kv) {
+  fold_comm *c = kv->c;
+  int rc = fold__kv_worker_wait(kv, "fold_kv_destroy");
+  if (rc != FOLD_OK || fold__comm_failed(c)) return rc ? rc : fold__comm_failed(c);
+  /* BYE to every server: later rounds stop waiting for us, the last BYE
+   * ends fold_kv_serve, and our going is no loss */
+  fold__kv_hdr h = {0};
+  kv->w->leaving = 1;
+  fold__tx_batch_begin(c);
+  for (int p = kv->nworkers; p < c->size && rc == FOLD_OK; p++) {
+    char *msg = msg_new(kv, &h, 0);
+    rc = msg ? msg_send(kv, p, FOLD__KV_MSG_BYE, msg, 0) : fold__comm_failed(c);
+  }
+  fold__tx_batch_end(c);
+  if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_destroy");
+  return rc;
+}
