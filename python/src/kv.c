@@ -419,15 +419,19 @@ static PyObject *kvs_pushpull(fpy_kv *self, PyObject *args, PyObject *kw) {
   return push_pull(self, OP_PUSHPULL, k, v, o == Py_None ? v : o, prio);
 }
 
-/* wait, barrier, serve: block with the GIL released; Ctrl-C aborts the
- * communicator (see the report of issue 14: the store's own duplicate does
- * not see that abort yet, so the call then ends at FOLD_TIMEOUT). */
-static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *)) {
+/* wait, barrier, serve: block with the GIL released. Ctrl-C: serve and
+ * barrier run under the wakeup-fd guard, which aborts the store's
+ * communicator; but fold_kv works on its own duplicate, which does not see
+ * that abort yet (a C change, docs/python.md "Not done"), so the call ends
+ * when its wait does (at the latest FOLD_TIMEOUT) and KeyboardInterrupt is
+ * raised then. wait goes without the guard: its pipes and thread cost
+ * about 50 us, a small pushpull's whole round trip, for no effect today. */
+static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *), int guard) {
   fold_kv *kv = use(self);
   if (!kv) return NULL;
   int rc;
   fpy_guard g;
-  fpy_guard_begin(&g, self->comm && !self->comm->simulated ? self->comm->c : NULL);
+  fpy_guard_begin(&g, guard && self->comm && !self->comm->simulated ? self->comm->c : NULL);
   enter(self);
   Py_BEGIN_ALLOW_THREADS
   rc = fn(kv);
@@ -439,9 +443,9 @@ static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *)) {
   if (rc) return raise_rc(self, rc);
   Py_RETURN_NONE;
 }
-static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait); }
-static PyObject *kvs_barrier(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_barrier); }
-static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_serve); }
+static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait, 0); }
+static PyObject *kvs_barrier(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_barrier, 1); }
+static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_serve, 1); }
 
 static PyObject *kvs_destroy(fpy_kv *self, PyObject *u) {
   if (!self->kv) Py_RETURN_NONE;
