@@ -21,9 +21,17 @@ typedef struct {
 
 static PyTypeObject kv_type;
 
-static const char *err_text(fpy_kv *self) { return fold_comm_last_error(self->comm ? self->comm->c : NULL); }
-
-static PyObject *raise_rc(fpy_kv *self, int rc) { return fpy_raise(rc, err_text(self)); }
+/* fold's message for rc. fold_comm_last_error takes the family's lock,
+ * which the progress thread may hold while it waits for the GIL to run a
+ * server's Python updater: read it with the GIL released. */
+static PyObject *raise_rc(fpy_kv *self, int rc) {
+  char msg[1024];
+  fold_comm *c = self->comm ? self->comm->c : NULL;
+  Py_BEGIN_ALLOW_THREADS
+  snprintf(msg, sizeof msg, "%s", fold_comm_last_error(c));
+  Py_END_ALLOW_THREADS
+  return fpy_raise(rc, msg);
+}
 
 /* The updater's exception, if one is waiting: raise it (returns -1). */
 static int raise_pending(fpy_kv *self) {
@@ -513,7 +521,11 @@ static PyObject *kvs_dead_nodes(fpy_kv *self, PyObject *u) {
   fold_kv *kv = use(self);
   if (!kv) return NULL;
   int ranks[64];
-  int n = fold_kv_dead_nodes(kv, ranks, 64);
+  int n;
+  /* takes the family's lock: see raise_rc */
+  Py_BEGIN_ALLOW_THREADS
+  n = fold_kv_dead_nodes(kv, ranks, 64);
+  Py_END_ALLOW_THREADS
   if (n < 0) return raise_rc(self, n);
   PyObject *l = PyList_New(0);
   for (int i = 0; l && i < n && i < 64; i++) {
