@@ -213,6 +213,7 @@ out:
 
 /* Keep a pull's outputs alive until the next wait (moved out of a). */
 static int keep_outs(fpy_kv *self, kv_args *a) {
+  if (a->n == 0) return 0; /* a push: nothing to keep */
   if (self->nouts + (size_t)a->n > self->capouts) {
     size_t cap = (self->nouts + (size_t)a->n) * 2 + 8;
     fpy_buf *o = PyMem_Realloc(self->outs, cap * sizeof *o);
