@@ -505,16 +505,23 @@ static PyObject *kvs_set_updater(fpy_kv *self, PyObject *fn) {
     Py_XDECREF(np);
     if (!self->frombuffer) return NULL;
   }
+  /* in place before fold switches: a server's progress thread may call the
+   * trampoline the moment it is set, and must find the new callable */
+  PyObject *old = self->updater;
+  self->updater = fn == Py_None ? NULL : fn;
+  Py_XINCREF(self->updater);
   int rc;
   enter(self);
-  /* fold takes the store's lock (a server's progress thread may be applying an update) */
+  /* fold takes the family's lock, which that thread may hold while it waits for the GIL */
   Py_BEGIN_ALLOW_THREADS
   rc = fold_kv_set_updater(kv, fn == Py_None ? NULL : updater_tramp, fn == Py_None ? NULL : self);
   Py_END_ALLOW_THREADS
   leave(self);
-  if (rc) return raise_rc(self, rc);
-  Py_XINCREF(fn == Py_None ? NULL : fn);
-  Py_XSETREF(self->updater, fn == Py_None ? NULL : fn);
+  if (rc) {
+    Py_XSETREF(self->updater, old);
+    return raise_rc(self, rc);
+  }
+  Py_XDECREF(old);
   Py_RETURN_NONE;
 }
 
