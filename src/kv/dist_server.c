@@ -181,7 +181,7 @@ static int key_go(fold_kv *kv, skey *k) {
         rc = merge(kv, k, data);
         k->contrib[m->src] = 1;
       } else {
-        fold__kv_apply(kv, k->key, data, k->val, k->n, k->dtype);
+        fold__kv_apply(kv, k->key, k->off, data, k->val, k->n, k->dtype);
         k->applied[m->src]++;
       }
       if (prev) prev->next = next;
@@ -190,7 +190,7 @@ static int key_go(fold_kv *kv, skey *k) {
       msg_free(m);
     }
     if (kv->type == FOLD__KV_SYNC && rc == FOLD_OK && round_done(kv, k)) {
-      fold__kv_apply(kv, k->key, k->merged, k->val, k->n, k->dtype);
+      fold__kv_apply(kv, k->key, k->off, k->merged, k->val, k->n, k->dtype);
       for (int w = 0; w < kv->nworkers; w++)
         if (k->contrib[w]) k->applied[w]++;
       memset(k->contrib, 0, (size_t)kv->nworkers);
