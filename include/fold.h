@@ -664,13 +664,14 @@ FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
 /* The straggler-tolerant ring (algorithm "ring_skip" of allreduce and
  * reduce_scatter, docs/straggler.md): how many distinct ranks this rank
- * routed around (stopped waiting for, after alpha*T + T_trans) in its last
- * completed collective on comm; 0 if that call rerouted nothing or was not
- * ring_skip. Writes up to max of them into ranks (ranks may be NULL). Does
- * not block, does not communicate. FOLD_EINVAL for a NULL comm or max < 0.
- * With FOLD_DEBUG=INFO every rerouting call logs one line. FOLD_SKIP_ALPHA
- * (> 1, default 2), FOLD_SKIP_T and FOLD_SKIP_TTRANS (seconds) override the
- * threshold's online estimates. */
+ * routed around in its last completed collective on comm: stopped waiting
+ * for after alpha*T + T_trans, or did the reductions of because that rank
+ * found itself late and handed them on. 0 if that call rerouted nothing or
+ * was not ring_skip. Writes up to max of them into ranks (ranks may be
+ * NULL). Does not block, does not communicate. FOLD_EINVAL for a NULL comm
+ * or max < 0. With FOLD_DEBUG=INFO every rerouting call logs one line.
+ * FOLD_SKIP_ALPHA (> 1, default 4), FOLD_SKIP_T and FOLD_SKIP_TTRANS
+ * (seconds) override the threshold's online estimates. */
 FOLD_API int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for

@@ -78,7 +78,7 @@ set_tests_properties(coll_records_procs_tcp3 PROPERTIES TIMEOUT 600 RUN_SERIAL T
 # processes over shm and tcp with a delayed rank, and a killed rank
 # (FOLD_EPEER naming it).
 fold_add_test_exe(ring_skip_test coll/ring_skip_test.c)
-foreach(case threads sim timeout refuse)
+foreach(case threads sim late timeout refuse)
   add_test(NAME ring_skip_${case} COMMAND ring_skip_test ${case})
   set_tests_properties(ring_skip_${case} PROPERTIES TIMEOUT 60)
 endforeach()

@@ -22,8 +22,13 @@ if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
       ${CMAKE_BINARY_DIR}/python)
     add_test(NAME python_asan_kill COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py kill 3 tcp
       ${CMAKE_BINARY_DIR}/python)
+    # fold.KVStore: a local store, and dist_sync with two servers (the updater on the progress thread)
+    add_test(NAME python_asan_kv_local COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/kv.py)
+    add_test(NAME python_asan_kv_dist COMMAND ${_run} FOLD_TIMEOUT=30 FOLD_KV_SERVERS=2 FOLD_KV_BIGARRAY_BOUND=256
+      FOLD_PROGRESS_THREAD=1 $<TARGET_FILE:foldrun> -n 4 --transport shm /usr/bin/python3 ${FOLD_TEST_DIR}/python/kv.py)
     set_tests_properties(python_asan_calls python_asan_errors python_asan_areduce_ml python_asan_sim
-      python_asan_iterq python_asan_sigint python_asan_kill PROPERTIES TIMEOUT 120)
+      python_asan_iterq python_asan_sigint python_asan_kill python_asan_kv_local python_asan_kv_dist
+      PROPERTIES TIMEOUT 120)
     set_tests_properties(python_asan_sigint python_asan_kill PROPERTIES RUN_SERIAL TRUE)
   endif()
 elseif(TARGET fold_python)
@@ -72,6 +77,22 @@ elseif(TARGET fold_python)
       $<TARGET_FILE:foldrun> -n ${n} ${FOLD_PY} ${FOLD_TEST_DIR}/python/iterq.py)
     set_tests_properties(python_iterq_${n} PROPERTIES TIMEOUT 60 LABELS nosan)
   endforeach()
+  # fold.KVStore (docs/python.md "KVStore"): a local store against numpy (devices, sgd, Python updaters, string
+  # keys, bad input); dist_sync with two servers (a key split over them) equal to a serial numpy reference,
+  # over shm and tcp, with and without the progress thread; a SIGKILLed worker: PeerLost within 5 s
+  add_test(NAME python_kv_local COMMAND ${FOLD_PY_RUN} ${FOLD_PY} ${FOLD_TEST_DIR}/python/kv.py)
+  set_tests_properties(python_kv_local PROPERTIES TIMEOUT 60 LABELS nosan)
+  foreach(t shm tcp)
+    add_test(NAME python_kv_dist_${t} COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30 FOLD_KV_SERVERS=2
+      FOLD_KV_BIGARRAY_BOUND=256 $<TARGET_FILE:foldrun> -n 4 --transport ${t} ${FOLD_PY} ${FOLD_TEST_DIR}/python/kv.py)
+    add_test(NAME python_kv_kill_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/kv_kill.py 4 ${t} ${CMAKE_BINARY_DIR}/python)
+    set_tests_properties(python_kv_dist_${t} PROPERTIES TIMEOUT 60 LABELS nosan)
+    set_tests_properties(python_kv_kill_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
+  endforeach()
+  add_test(NAME python_kv_dist_pthread_shm COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30 FOLD_KV_SERVERS=2
+    FOLD_KV_BIGARRAY_BOUND=256 FOLD_PROGRESS_THREAD=1 $<TARGET_FILE:foldrun> -n 4 --transport shm ${FOLD_PY}
+    ${FOLD_TEST_DIR}/python/kv.py)
+  set_tests_properties(python_kv_dist_pthread_shm PROPERTIES TIMEOUT 60 LABELS nosan)
   # fold.Sim: simulated ranks in one process, virtual time against the model
   add_test(NAME python_sim COMMAND ${FOLD_PY_RUN} ${FOLD_PY} ${FOLD_TEST_DIR}/python/sim.py)
   set_tests_properties(python_sim PROPERTIES TIMEOUT 60 LABELS nosan)

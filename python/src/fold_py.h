@@ -117,6 +117,8 @@ int fpy_sim_adopt(struct fpy_sim *sim, PyObject *comm);
 int fpy_areduce_init_type(PyObject *m);
 int fpy_ml_init(PyObject *m);
 int fpy_iterq_init_type(PyObject *m);
+/* fold.KVStore, fold.KV_WORKER, fold.KV_SERVER (kv.c). */
+int fpy_kv_init_type(PyObject *m);
 /* A dtype from a name, a numpy dtype or scalar type, or a torch dtype. */
 int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
 

@@ -29,7 +29,7 @@ PyMODINIT_FUNC PyInit__fold(void) {
   PyObject *m = PyModule_Create(&moddef);
   if (!m) return NULL;
   if (fpy_errors_init(m) < 0 || fpy_comm_init_type(m) < 0 || fpy_request_init_types(m) < 0 || fpy_sim_init_type(m) < 0 ||
-      fpy_areduce_init_type(m) < 0 || fpy_ml_init(m) < 0 || fpy_iterq_init_type(m) < 0 ||
+      fpy_areduce_init_type(m) < 0 || fpy_ml_init(m) < 0 || fpy_iterq_init_type(m) < 0 || fpy_kv_init_type(m) < 0 ||
       PyModule_AddIntConstant(m, "ANY_SOURCE", FOLD_ANY_SOURCE) < 0 ||
       PyModule_AddIntConstant(m, "ANY_TAG", FOLD_ANY_TAG) < 0 ||
       PyModule_AddIntConstant(m, "UNDEFINED", FOLD_UNDEFINED) < 0) {

@@ -27,10 +27,27 @@
  * on timing, so a late message racing the watchdog is harmless: it lands
  * either before the skip (merged) or after it (passed on).
  *
- * allreduce then runs a ring allgather on the same message stream: a
+ * allreduce then runs a ring allgather on a second message stream: a
  * forward-only phase has no reduction a straggler could delay (its
  * transfers go on while it waits, algorithms never block), so there is
  * nothing to route around.
+ *
+ * The path without a straggler costs what `ring` costs (docs/straggler.md,
+ * measured): no copy. A received partial is kept in the buffer it arrived
+ * in (hold[j]) and our contribution is reduced into it in place, then that
+ * buffer is sent on; the first message of a call (position 0: a rank's own
+ * contribution, always the first it sends) goes headerless from the
+ * caller's buffer; the allgather stream carries no headers at all, in a
+ * fixed order (the rank's own block first, then the blocks it forwards in
+ * the order they came), so each block is received straight into the
+ * result and forwarded from there.
+ *
+ * A rank that finds itself late (a partial waited for it longer than the
+ * threshold, or its own block's last reduction did) remembers it for the
+ * next call at this size: from its first position on it passes partials
+ * and its raw contribution on without reducing, so the only reduction left
+ * on it is its own block's last one, which also tells it whether it is
+ * still late.
  *
  * T is estimated online per communicator (see t_sample); FOLD_SKIP_T,
  * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
@@ -47,20 +64,28 @@
 #include "coll/shm_coll.h"
 #include "patterns/patterns.h"
 
-enum { HDR = 16, K_RS = 1, K_AG = 2, POOL_MAX = 16 };
+enum { HDR = 16, POOL_MAX = 16 };
 
-/* The default alpha: see docs/straggler.md (the simulator's sweep: small
- * alphas skip on noise, large ones give the straggler's delay back). */
-#define ALPHA_DEFAULT 2.0
+/* The default alpha, measured (docs/straggler.md): the noise-free
+ * simulator favours a small alpha (it skips sooner), but T is the
+ * smallest recent step, and on a loaded machine alpha = 2 skipped on
+ * noise (+50% at 1 MiB on shm without a straggler); 4 and 8 recovered
+ * alike from a 2 ms straggler. */
+#define ALPHA_DEFAULT 4.0
 
+/* A partial's header. t_us: the sender's own estimate of T (see
+ * t_sample); flags: F_LATE, the sender is late and passed this on
+ * unreduced. */
+enum { F_LATE = 1, TWIN = 16 };
 typedef struct msg_hdr {
-  uint32_t kind, block, cov, pad;
+  float t_us;
+  uint32_t block, cov, flags;
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == HDR, "header size");
 
 typedef struct out_msg {
   fold_request *req;
-  char *buf;
+  char *buf; /* a message buffer of ours, or NULL (sent from the caller's buffer) */
 } out_msg;
 
 typedef struct rs_comm rs_comm;
@@ -71,9 +96,10 @@ struct rs_call {
   fold__coll *co;
   int n, r, left, right, allreduce;
   size_t maxb;         /* bytes of the largest block */
-  char *acc;           /* n * maxb: received partials not passed on yet */
+  char **hold;         /* per block: the message buffer holding received partials not passed on yet */
   int *cov;            /* contributions received per block */
-  int *acc_cov;        /* of which held in acc */
+  int64_t missing;     /* contributions still to come, over all blocks (sum of pos_of(j) - cov[j]) */
+  int *acc_cov;        /* of which held in hold[j] */
   unsigned char *own_sent;
   int64_t *full_at;    /* when block j's partials were all here (for the lateness test) */
   int pos;             /* next position to work; n: reduce-scatter done */
@@ -84,6 +110,12 @@ struct rs_call {
   int64_t threshold_ns; /* 0: no skipping (no T yet) */
   fold_request *rreq;
   char *rmsg;
+  int rs_taken;        /* messages taken from the reduce-scatter stream (the first has no header) */
+  int ag_ctx;          /* the allgather stream: the data context with the digest's lowest bit flipped */
+  fold_request *agreq; /* the allgather block being received, straight into the result */
+  int late;            /* we were late in the last call: hand every middle reduction on */
+  int left_late;       /* the left neighbour handed its reductions on to us */
+  int64_t owner_ns;    /* how long our own block's last reduction took from the moment it could start */
   out_msg *outs;
   int nouts, outcap;
   int skips;           /* positions at which the left neighbour was routed around */
@@ -95,7 +127,11 @@ struct rs_call {
 struct rs_comm {
   double t_ns;      /* the estimate of T (0: none yet) */
   size_t t_bytes;   /* the block size it was measured at */
-  int rejected;     /* samples in a row thrown out as slow */
+  double twin[TWIN]; /* the last TWIN samples (see t_sample) */
+  double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
+  int tn;           /* samples taken at this size */
+  int late;         /* our last call at late_bytes found us late */
+  size_t late_bytes;
   double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
   int last_nskip, last_skip;
@@ -110,8 +146,6 @@ struct rs_comm {
   char *pool[POOL_MAX];
   int npool;
   size_t pool_sz;
-  char *acc_keep;
-  size_t acc_keep_sz;
 };
 
 static const char rs_key;
@@ -143,18 +177,19 @@ static void call_free(fold_comm *c, rs_call *s) {
     fold__unpost(c, s->rreq);
     fold__req_unref(s->rreq);
   }
+  if (s->agreq) {
+    fold__unpost(c, s->agreq);
+    fold__req_unref(s->agreq);
+  }
   for (int i = 0; i < s->nouts; i++) {
     fold__req_unref(s->outs[i].req);
     free(s->outs[i].buf); /* possibly still read by a transport: not back to the pool */
   }
   free(s->outs);
   buf_put(s, s->rmsg);
-  if (s->rc->acc_keep == NULL) {
-    s->rc->acc_keep = s->acc;
-    s->rc->acc_keep_sz = (size_t)s->n * s->maxb + 1;
-  } else {
-    free(s->acc);
-  }
+  if (s->hold)
+    for (int j = 0; j < s->n; j++) buf_put(s, s->hold[j]);
+  free(s->hold);
   free(s->cov);
   free(s->acc_cov);
   free(s->own_sent);
@@ -172,7 +207,6 @@ static void rs_teardown(void *p) {
     call_free(rc->comm, s);
   }
   while (rc->npool) free(rc->pool[--rc->npool]);
-  free(rc->acc_keep);
   free(rc);
 }
 
@@ -206,23 +240,35 @@ static rs_comm *comm_state(fold_comm *c) {
   return rc;
 }
 
-/* The estimator of T: an exponentially weighted mean (weight 1/4) of the
- * steps this rank saw complete without a skip, for one block size (a new
- * size starts afresh). A sample above 2x the estimate is what the
- * watchdog is meant to detect and is thrown out; after 8 such samples in
- * a row the regime changed (a busier machine) and the estimate restarts. */
+/* The estimator of T: the smallest of the last TWIN steps this rank
+ * finished without a skip, for one block size (a new size starts afresh).
+ * Why the minimum and not a mean: in a ring every rank's steps run at the
+ * pace of the slowest one, so a mean learns the straggler's pace as
+ * "normal" and never skips it (the first version did exactly that: with a
+ * rank 2 ms late per step, every rank estimated T at about 2 ms). A step
+ * can only be slowed by waiting and noise, never sped up, so the smallest
+ * recent one is the normal step; the window lets the estimate follow a
+ * machine that got slower for good. alpha covers the noise above it.
+ * Samples are steps that waited for their partial (so they include a
+ * transfer): a step whose partial was already here is only a reduction.
+ * A straggler's own steps are all slow, so its window cannot tell it is
+ * late: each header carries the sender's own estimate, and the threshold
+ * uses the smaller of ours and our left neighbour's (not fed back into
+ * the window, so a low value does not circulate for ever). */
 static void t_sample(rs_comm *rc, size_t bytes, double ns) {
   if (rc->t_bytes != bytes) {
     rc->t_bytes = bytes;
-    rc->t_ns = 0;
-    rc->rejected = 0;
-  }
-  if (rc->t_ns > 0 && ns > 2 * rc->t_ns) {
-    if (++rc->rejected < 8) return;
+    rc->tn = 0;
+    rc->left_t_ns = 0;
     rc->t_ns = 0;
   }
-  rc->rejected = 0;
-  rc->t_ns = rc->t_ns > 0 ? 0.75 * rc->t_ns + 0.25 * ns : ns;
+  if (ns <= 0) return;
+  rc->twin[rc->tn++ % TWIN] = ns;
+  int k = rc->tn < TWIN ? rc->tn : TWIN;
+  double m = rc->twin[0];
+  for (int i = 1; i < k; i++)
+    if (rc->twin[i] < m) m = rc->twin[i];
+  rc->t_ns = m > 1 ? m : 1;
 }
 
 static size_t blk_start(const rs_call *s, int j) {
@@ -272,25 +318,28 @@ int fold__ring_skip_init(fold__coll *co) {
   s->maxb = (s->allreduce ? fold__block_len(co->count, s->n, 0) : co->count) * co->esize;
   size_t nn = (size_t)s->n;
   s->rc = rc;
-  if (rc->acc_keep && rc->acc_keep_sz == nn * s->maxb + 1) {
-    s->acc = rc->acc_keep;
-    rc->acc_keep = NULL;
-  } else {
-    s->acc = malloc(nn * s->maxb + 1);
-  }
+  s->hold = calloc(nn, sizeof *s->hold);
+  s->ag_ctx = co->data_ctx ^ 4;
+  s->missing = (int64_t)s->n * (s->n - 1) / 2; /* block j expects pos_of(j): 0 + 1 + ... + n-1 */
   s->cov = calloc(nn, sizeof *s->cov);
   s->acc_cov = calloc(nn, sizeof *s->acc_cov);
   s->own_sent = calloc(nn, 1);
   s->full_at = calloc(nn, sizeof *s->full_at);
   s->rmsg = buf_get(s);
   fold__timer_init(&s->watchdog, watchdog_fired, s);
-  if (!s->acc || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
+  if (!s->hold || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
     call_free(c, s);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
-  double t = rc->t_env_ns > 0 ? rc->t_env_ns : (rc->t_bytes == s->maxb ? rc->t_ns : 0);
+  double t = 0;
+  if (rc->t_env_ns > 0)
+    t = rc->t_env_ns;
+  else if (rc->t_bytes == s->maxb)
+    t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + rc->ttrans_ns) : 0;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
+  s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
+  s->owner_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
   s->next = rc->calls;
@@ -328,27 +377,36 @@ static int sig_step(rs_call *s) {
   return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
 }
 
-/* Send buf (HDR + payload bytes, malloc'd: ownership moves to the call). */
-static int send_msg(rs_call *s, char *buf, size_t payload) {
+/* Send len bytes from data to the right on ctx. owned: a message buffer
+ * of ours (ownership moves to the call), or NULL when data is the caller's
+ * buffer or the result (they outlive the call's sends). */
+static int send_msg(rs_call *s, int ctx, const void *data, size_t len, char *owned) {
   fold__coll *co = s->co;
   if (s->nouts == s->outcap) {
     int cap = s->outcap ? 2 * s->outcap : 8;
     out_msg *o = realloc(s->outs, (size_t)cap * sizeof *o);
     if (o == NULL) {
-      buf_put(s, buf);
+      buf_put(s, owned);
       return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
     }
     s->outs = o;
     s->outcap = cap;
   }
   fold_request *r = NULL;
-  int rc = fold__isend_bytes(co->comm, buf, HDR + payload, s->right, co->data_ctx, co->tag, &r);
+  int rc = fold__isend_bytes(co->comm, data, len, s->right, ctx, co->tag, &r);
   if (rc != FOLD_OK) {
-    buf_put(s, buf);
+    buf_put(s, owned);
     return rc;
   }
-  s->outs[s->nouts++] = (out_msg){r, buf};
+  s->outs[s->nouts++] = (out_msg){r, owned};
   return FOLD_OK;
+}
+
+/* A partial in message buffer buf (payload after the header). */
+static int send_partial(rs_call *s, char *buf, int j, int cov, unsigned flags, size_t bytes) {
+  msg_hdr h = {(float)(s->rc->t_bytes == s->maxb ? s->rc->t_ns / 1e3 : 0), (uint32_t)j, (uint32_t)cov, flags};
+  memcpy(buf, &h, HDR);
+  return send_msg(s, s->co->data_ctx, buf, HDR + bytes, buf);
 }
 
 static int sends_step(rs_call *s) {
@@ -370,34 +428,46 @@ static int sends_step(rs_call *s) {
   return st;
 }
 
-/* Send our contribution to block j, merged with what we hold of it. */
-static int send_own(rs_call *s, int j) {
+static int no_memory(rs_call *s) {
+  return fold__error(s->co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(s->co->kind), s->r);
+}
+
+/* Send our contribution to block j, merged with what we hold of it: the
+ * reduction goes into the buffer the partial arrived in, which is then
+ * sent (no copy). With nothing held, a copy of ours behind a header
+ * (only after a skip: the first position sends without a header). */
+static int send_own(rs_call *s, int j, unsigned flags) {
   fold__coll *co = s->co;
   size_t len = blk_len(s, j), bytes = len * co->esize;
-  char *buf = buf_get(s);
-  if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
-  msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j] + 1u, 0};
-  memcpy(buf, &h, HDR);
-  if (s->acc_cov[j]) {
-    fold__op_reduce3(co->comm, co->op, co->dtype, buf + HDR, s->acc + (size_t)j * s->maxb, own(s, j), len);
+  char *buf = s->hold[j];
+  int cov = s->acc_cov[j] + 1;
+  if (buf) {
+    fold__op_reduce3(co->comm, co->op, co->dtype, buf + HDR, buf + HDR, own(s, j), len);
     fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
-  } else if (bytes) {
-    memcpy(buf + HDR, own(s, j), bytes);
+    s->hold[j] = NULL;
+  } else {
+    if ((buf = buf_get(s)) == NULL) return no_memory(s);
+    if (bytes) memcpy(buf + HDR, own(s, j), bytes);
   }
   s->acc_cov[j] = 0;
   s->own_sent[j] = 1;
-  return send_msg(s, buf, bytes);
+  return send_partial(s, buf, j, cov, flags, bytes);
 }
 
-static int recv_expected(const rs_call *s) {
-  for (int j = 0; j < s->n; j++)
-    if (s->cov[j] < pos_of(s, j)) return 1;
-  return s->allreduce && s->ag_got < s->n - 1;
-}
+/* A counter, not a loop over the blocks: the step runs after every
+ * message, and at n = 1,024 the loop was 84% of the simulator's time
+ * (perf; it was first blamed on the engine's timer list). */
+static int recv_expected(const rs_call *s) { return s->missing > 0; }
 
+/* The reduce-scatter stream. Its first message from the left is always
+ * the left's position 0 (its own contribution to block left-1, sent before
+ * anything else), so it comes without a header: received behind the
+ * header's room, the header is filled in on arrival. */
 static int post_recv(rs_call *s) {
   fold__coll *co = s->co;
   if (s->rreq || !recv_expected(s)) return FOLD_OK;
+  if (s->rs_taken == 0)
+    return fold__irecv_bytes(co->comm, s->rmsg + HDR, s->maxb, s->left, co->data_ctx, co->tag, &s->rreq);
   return fold__irecv_bytes(co->comm, s->rmsg, HDR + s->maxb, s->left, co->data_ctx, co->tag, &s->rreq);
 }
 
@@ -408,65 +478,101 @@ static int bad_msg(rs_call *s, const char *why) {
   return fold__comm_fail_and_tell(s->co->comm, FOLD_EMISMATCH, msg);
 }
 
-/* Take one arrived message. */
+static int req_status(rs_call *s, fold_request **rp, size_t *got) {
+  fold_request *r = *rp;
+  *rp = NULL;
+  int st = r->status;
+  *got = r->got;
+  fold__req_unref(r);
+  if (st == FOLD_EPEER) return fold__fail_for_lost(s->co->comm, s->left, "receive from");
+  if (st == FOLD_EMISMATCH) return bad_msg(s, "a message larger than a block");
+  return st < 0 ? st : FOLD_OK;
+}
+
+/* Take one arrived reduce-scatter message. */
 static int take(rs_call *s) {
   fold__coll *co = s->co;
-  fold_request *r = s->rreq;
-  s->rreq = NULL;
-  int st = r->status;
-  size_t got = r->got;
-  fold__req_unref(r);
-  if (st == FOLD_EPEER) return fold__fail_for_lost(co->comm, s->left, "receive from");
-  if (st == FOLD_EMISMATCH) return bad_msg(s, "a message larger than a block");
-  if (st < 0) return st;
+  size_t got;
+  int st = req_status(s, &s->rreq, &got);
+  if (st) return st;
   msg_hdr h;
+  if (s->rs_taken++ == 0) {
+    h = (msg_hdr){0, (uint32_t)fold__mod(s->left - 1, s->n), 1, 0};
+    memcpy(s->rmsg, &h, HDR);
+    got += HDR;
+  }
   if (got < HDR) return bad_msg(s, "a message shorter than its header");
   memcpy(&h, s->rmsg, HDR);
   if (h.block >= (uint32_t)s->n || got != HDR + blk_len(s, (int)h.block) * co->esize) return bad_msg(s, "a malformed message");
   int j = (int)h.block;
   size_t len = blk_len(s, j), bytes = len * co->esize;
-  if (h.kind == K_AG) {
-    if (!s->allreduce || s->ag_got >= s->n - 1 || j == s->r) return bad_msg(s, "an unexpected allgather message");
-    if (bytes) memcpy(out_of(s, j), s->rmsg + HDR, bytes);
-    s->ag_got++;
-    if (s->right == j) return FOLD_OK; /* the last rank of block j's allgather */
-  } else if (h.kind == K_RS && h.cov >= 1 && s->cov[j] + (int)h.cov <= pos_of(s, j)) {
-    s->cov[j] += (int)h.cov;
-    if (!s->own_sent[j]) { /* not passed yet: hold it */
-      char *a = s->acc + (size_t)j * s->maxb;
-      if (s->acc_cov[j] == 0) {
-        if (bytes) memcpy(a, s->rmsg + HDR, bytes);
-      } else {
-        fold__op_reduce3(co->comm, co->op, co->dtype, a, a, s->rmsg + HDR, len);
-        fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
-      }
-      s->acc_cov[j] += (int)h.cov;
-      if (s->acc_cov[j] == pos_of(s, j)) s->full_at[j] = fold__now(co->comm);
-      return FOLD_OK;
-    }
-  } else {
+  if (h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j) || h.flags > F_LATE || !(h.t_us >= 0))
     return bad_msg(s, "a partial with a wrong contribution count");
+  if (h.t_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_t_ns = (double)h.t_us * 1e3;
+  s->cov[j] += (int)h.cov;
+  s->missing -= h.cov;
+  if (h.flags & F_LATE) s->left_late = 1;
+  if (!s->own_sent[j]) { /* not passed yet: hold it, in the buffer it came in */
+    if (s->hold[j] == NULL) {
+      s->hold[j] = s->rmsg;
+      s->rmsg = buf_get(s);
+      if (s->rmsg == NULL) return no_memory(s);
+    } else {
+      char *a = s->hold[j] + HDR;
+      fold__op_reduce3(co->comm, co->op, co->dtype, a, a, s->rmsg + HDR, len);
+      fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
+    }
+    s->acc_cov[j] += (int)h.cov;
+    if (s->acc_cov[j] == pos_of(s, j)) s->full_at[j] = fold__now(co->comm);
+    return FOLD_OK;
   }
   /* pass it on as it is: the buffer goes with the send */
   char *buf = s->rmsg;
   s->rmsg = buf_get(s);
   if (s->rmsg == NULL) {
     s->rmsg = buf;
-    return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
+    return no_memory(s);
   }
-  return send_msg(s, buf, bytes);
+  return send_msg(s, co->data_ctx, buf, HDR + bytes, buf);
+}
+
+/* The allgather stream (allreduce only), after our reduce-scatter: blocks
+ * left, left-1, ..., right+1 arrive in this order (each rank sends its own
+ * block first and then forwards in arrival order), each straight into the
+ * result, and is forwarded from there unless the right neighbour owns it. */
+static int ag_step(rs_call *s, int *took) {
+  fold__coll *co = s->co;
+  *took = 0;
+  if (!s->allreduce || s->n < 2 || s->pos < s->n) return FOLD_OK;
+  int j = fold__mod(s->left - s->ag_got, s->n);
+  size_t bytes = blk_len(s, j) * co->esize;
+  if (s->agreq && fold__req_done(s->agreq)) {
+    size_t got;
+    int st = req_status(s, &s->agreq, &got);
+    if (st) return st;
+    if (got != bytes) return bad_msg(s, "an allgather block of the wrong size");
+    s->ag_got++;
+    *took = 1;
+    if (s->right != j && (st = send_msg(s, s->ag_ctx, out_of(s, j), bytes, NULL))) return st;
+    j = fold__mod(s->left - s->ag_got, s->n);
+    bytes = blk_len(s, j) * co->esize;
+  }
+  if (s->agreq == NULL && s->ag_got < s->n - 1)
+    return fold__irecv_bytes(co->comm, out_of(s, j), bytes, s->left, s->ag_ctx, co->tag, &s->agreq);
+  return FOLD_OK;
 }
 
 static void position_done(rs_call *s, int skipped) {
   fold__coll *co = s->co;
   int64_t now = fold__now(co->comm);
   rs_comm *rc = fold__ext_get(co->comm, &rs_key);
-  if (!skipped && s->pos > 0 && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
+  int waited = s->pos > 0 && s->full_at[block_at(s, s->pos)] > s->ready_ns;
+  if (!skipped && !s->late && waited && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
   fold__timer_cancel(co->comm, &s->watchdog);
   s->fired = 0;
   s->pos++;
   s->ready_ns = now;
-  if (s->pos > 0 && s->pos < s->n - 1 && s->threshold_ns > 0)
+  if (s->pos > 0 && s->pos < s->n - 1 && s->threshold_ns > 0 && !s->late)
     fold__timer_arm_in(co->comm, &s->watchdog, s->threshold_ns);
 }
 
@@ -477,16 +583,13 @@ static int send_unreduced(rs_call *s, int j) {
   fold__coll *co = s->co;
   size_t bytes = blk_len(s, j) * co->esize;
   int rc;
-  if (s->acc_cov[j]) {
-    char *buf = buf_get(s);
-    if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
-    msg_hdr h = {K_RS, (uint32_t)j, (uint32_t)s->acc_cov[j], 0};
-    memcpy(buf, &h, HDR);
-    if (bytes) memcpy(buf + HDR, s->acc + (size_t)j * s->maxb, bytes);
-    if ((rc = send_msg(s, buf, bytes))) return rc;
+  if (s->hold[j]) {
+    char *buf = s->hold[j];
+    s->hold[j] = NULL;
+    if ((rc = send_partial(s, buf, j, s->acc_cov[j], F_LATE, bytes))) return rc;
     s->acc_cov[j] = 0;
   }
-  return send_own(s, j); /* nothing held now: a copy, no reduction */
+  return send_own(s, j, F_LATE); /* nothing held now: a copy, no reduction */
 }
 
 /* Work positions while we can. 0: waiting; <0 error. */
@@ -495,27 +598,29 @@ static int advance(rs_call *s) {
   int n = s->n, rc;
   while (s->pos < n) {
     int p = s->pos, j = block_at(s, p);
-    if (p == 0 && n > 1) {
-      if ((rc = send_own(s, j))) return rc;
+    if (p == 0 && n > 1) { /* our contribution as it is, from the caller's buffer, without a header */
+      s->own_sent[j] = 1;
+      if ((rc = send_msg(s, co->data_ctx, own(s, j), blk_len(s, j) * co->esize, NULL))) return rc;
       position_done(s, 0);
     } else if (p < n - 1) {
       int full = s->acc_cov[j] == p;
-      if (!full && !s->fired) return 0;
-      /* The paper's rule from the slow rank's side: our left neighbour's
-       * partial has waited for us longer than the threshold, so we are the
-       * straggler. Our reduction would hold up everyone after us, so hand
-       * it on (only when no delay of ours is pending: a reduction we
-       * started waiting for is served). */
-      if (full && s->threshold_ns > 0 && co->straggle == 0 &&
-          fold__now(co->comm) - s->full_at[j] > s->threshold_ns) {
+      /* Late in the last call: hand on at once, partials come through
+       * (own_sent) as they arrive. Otherwise the paper's rule from the
+       * slow rank's side: our left neighbour's partial has waited for us
+       * longer than the threshold, so we are the straggler. Our reduction
+       * would hold up everyone after us, so hand it on (only when no delay
+       * of ours is pending: a reduction we started waiting for is served). */
+      if (s->late || (full && s->threshold_ns > 0 && co->straggle == 0 &&
+                      fold__now(co->comm) - s->full_at[j] > s->threshold_ns)) {
         s->self_skips++;
         if ((rc = send_unreduced(s, j))) return rc;
         position_done(s, 1);
         continue;
       }
+      if (!full && !s->fired) return 0;
       if (fold__coll_straggle(co, 1)) return 0;
       if (!full) s->skips++;
-      if ((rc = send_own(s, j))) return rc;
+      if ((rc = send_own(s, j, 0))) return rc;
       position_done(s, !full);
     } else {
       if (s->acc_cov[j] != p) return 0;
@@ -524,20 +629,19 @@ static int advance(rs_call *s) {
       if (p == 0 || len == 0) {
         if (len && out_of(s, j) != own(s, j)) memcpy(out_of(s, j), own(s, j), len * co->esize);
       } else {
-        fold__op_reduce3(co->comm, co->op, co->dtype, out_of(s, j), s->acc + (size_t)j * s->maxb, own(s, j), len);
+        fold__op_reduce3(co->comm, co->op, co->dtype, out_of(s, j), s->hold[j] + HDR, own(s, j), len);
         fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, len * co->esize));
       }
+      buf_put(s, s->hold[j]);
+      s->hold[j] = NULL;
       s->acc_cov[j] = 0;
-      position_done(s, 0);
-      if (s->allreduce && n > 1) { /* start our block's allgather */
-        size_t bytes = len * co->esize;
-        char *buf = buf_get(s);
-        if (buf == NULL) return fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
-        msg_hdr h = {K_AG, (uint32_t)j, 0, 0};
-        memcpy(buf, &h, HDR);
-        if (bytes) memcpy(buf + HDR, out_of(s, j), bytes);
-        if ((rc = send_msg(s, buf, bytes))) return rc;
+      if (p > 0) { /* how long the last reduction took once it could start: still late? */
+        int64_t t0 = s->full_at[j] > s->ready_ns ? s->full_at[j] : s->ready_ns;
+        s->owner_ns = fold__now(co->comm) - t0;
       }
+      position_done(s, s->late);
+      if (s->allreduce && n > 1) /* start our block's allgather, from the result */
+        if ((rc = send_msg(s, s->ag_ctx, out_of(s, j), len * co->esize, NULL))) return rc;
     }
   }
   return 0;
@@ -549,14 +653,27 @@ static void call_end(rs_call *s, int status) {
   co->u[7] = 0;
   rs_comm *rc = fold__ext_get(c, &rs_key);
   if (status == 1 && rc && rc->last_tag == co->tag) {
-    rc->last_nskip = s->skips ? 1 : 0;
-    rc->last_skip = s->skips ? s->left : -1;
+    int around = s->skips || s->left_late;
+    rc->last_nskip = around ? 1 : 0;
+    rc->last_skip = around ? s->left : -1;
     if (s->skips)
       FOLD__INFO(c, "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us)",
                  fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3);
+    else if (s->left_late)
+      FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3);
     if (s->self_skips)
       FOLD__INFO(c, "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us)",
                  fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
+    /* Late from the next call on: a partial waited for us in this one.
+     * Still late: our own block's last reduction (the only one left on us)
+     * took longer than the threshold. A slow owner step alone does not
+     * start it: one preemption there on a loaded machine would hand a
+     * whole call's reductions to our neighbour. */
+    if (s->threshold_ns > 0) {
+      rc->late = s->late ? s->owner_ns > s->threshold_ns : s->self_skips > 0;
+      rc->late_bytes = s->maxb;
+    }
   }
   if (status == 1 && rc) {
     for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
@@ -573,7 +690,7 @@ static void call_end(rs_call *s, int status) {
 int fold__ring_skip_step(fold__coll *co) {
   rs_call *s = (rs_call *)(uintptr_t)co->u[7];
   if (s == NULL) return FOLD_EINTERNAL;
-  int rc = s->n > 1 ? sig_step(s) : 1;
+  int rc = s->n > 1 ? sig_step(s) : 1, took;
   if (rc < 0) goto fail;
   for (;;) { /* take everything that arrived, work what it allows */
     if ((rc = post_recv(s))) goto fail;
@@ -581,12 +698,15 @@ int fold__ring_skip_step(fold__coll *co) {
       if ((rc = take(s))) goto fail;
       continue;
     }
+    if ((rc = ag_step(s, &took))) goto fail;
+    if (took) continue;
     int pos = s->pos;
     if ((rc = advance(s)) < 0) goto fail;
     if (s->pos == pos) break;
   }
   if ((rc = sends_step(s)) < 0) goto fail;
   if (s->pos < s->n || s->rreq || recv_expected(s) || s->nouts || !s->sig_done) return 0;
+  if (s->allreduce && s->n > 1 && (s->agreq || s->ag_got < s->n - 1)) return 0;
   if (co->sig_send && !fold__req_done(co->sig_send)) return 0;
   if (co->op == FOLD_AVG) fold__op_finish(co->op, co->dtype, co->rbuf, co->count, s->n);
   call_end(s, 1);

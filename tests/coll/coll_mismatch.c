@@ -31,8 +31,8 @@ static const char *coll_names[] = {"allreduce", "reduce_scatter", "reduce", "bro
 static const char *kind_names[] = {"algorithm", "root", "op", "dtype (same size)", "dtype (wider)"};
 
 static const char *allreduce_algos[] = {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring",
-                                        "ring_segmented", "direct", "shm", NULL};
-static const char *reduce_scatter_algos[] = {"recursive_halving", "ring", "pairwise", "shm", NULL};
+                                        "ring_segmented", "direct", "shm", "ring_skip", NULL};
+static const char *reduce_scatter_algos[] = {"recursive_halving", "ring", "pairwise", "shm", "ring_skip", NULL};
 
 typedef struct {
   int coll, kind, odd;

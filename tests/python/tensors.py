@@ -58,6 +58,24 @@ for bad, word in ((torch.ones(4, 4).t(), "not contiguous"), (torch.ones(8)[::2],
 t = torch.full((4,), float(r))
 comm.allreduce(t.numpy())
 check(torch.all(t == n * (n - 1) / 2).item(), "tensor.numpy() in place")
+# fold.KVStore on tensors: a local store per rank (push sums two tensors, pull into a bfloat16 and a
+# float32 tensor; the updater sees numpy views)
+with fold.KVStore(None, "local") as kv:
+    kv.init("t", torch.zeros(6))
+    kv.init(1, torch.zeros(6, dtype=torch.bfloat16))
+    kv.set_updater(lambda key, merged, stored: stored.__iadd__(merged) if key == "t" else None)
+    kv.push(["t", 1], [[torch.ones(6), torch.full((6,), float(r))], torch.full((6,), 2.0, dtype=torch.bfloat16)])
+    kv.push("t", torch.ones(6))
+    out, outb = torch.empty(6), torch.empty(6, dtype=torch.bfloat16)
+    kv.pull(["t", 1], [out, outb])
+    kv.wait()
+    check(torch.all(out == r + 2).item(), f"KVStore tensor push/pull: {out}")
+    check(torch.all(outb == 0).item(), f"KVStore bfloat16 key: the updater left it: {outb}")
+    try:
+        kv.push("t", torch.ones(5))
+        check(False, "KVStore: a short tensor accepted")
+    except fold.InvalidArgument as e:
+        check("'t'" in str(e), f"KVStore message: {e}")
 comm.barrier()
 if fail:
     sys.exit(f"rank {r}: {len(fail)} check(s) failed")

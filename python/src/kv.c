@@ -1,0 +1,597 @@
+/* kv.c — fold.KVStore: the parameter-server key-value store (fold_kv_*, include/fold_kv.h) with Python updaters. */
+#include "fold_py.h"
+
+#include <string.h>
+
+typedef struct {
+  PyObject_HEAD
+  fold_kv *kv;
+  fpy_comm *comm;     /* kept alive (NULL: a local store made without one) */
+  int role;
+  int busy;           /* a thread is inside a call with the GIL released */
+  PyObject *meta;     /* dict: key -> (count, dtype), what init recorded: push and pull
+                         check their buffers against it (fold_kv_push trusts the sizes it is given) */
+  PyObject *names;    /* dict: key -> the string it came from, for messages and the updater */
+  PyObject *updater;  /* the Python updater (NULL: none) */
+  PyObject *pending;  /* the first exception the updater raised, for the next call to raise */
+  PyObject *frombuffer; /* numpy.frombuffer, once an updater is set */
+  fpy_buf *outs;      /* pulls' outputs, kept alive until wait/barrier/destroy */
+  size_t nouts, capouts;
+} fpy_kv;
+
+static PyTypeObject kv_type;
+
+/* fold's message for rc. fold_comm_last_error takes the family's lock,
+ * which the progress thread may hold while it waits for the GIL to run a
+ * server's Python updater: read it with the GIL released. */
+static PyObject *raise_rc(fpy_kv *self, int rc) {
+  char msg[1024];
+  fold_comm *c = self->comm ? self->comm->c : NULL;
+  Py_BEGIN_ALLOW_THREADS
+  snprintf(msg, sizeof msg, "%s", fold_comm_last_error(c));
+  Py_END_ALLOW_THREADS
+  return fpy_raise(rc, msg);
+}
+
+/* The updater's exception, if one is waiting: raise it (returns -1). */
+static int raise_pending(fpy_kv *self) {
+  if (!self->pending) return 0;
+  PyObject *e = self->pending;
+  self->pending = NULL;
+  PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+  Py_DECREF(e);
+  return -1;
+}
+
+/* The store for a call, or NULL with an exception: destroyed, its
+ * communicator destroyed, another thread inside, or the updater raised. */
+static fold_kv *use(fpy_kv *self) {
+  if (!self->kv) return fpy_invalid("KVStore: destroyed"), NULL;
+  if (self->comm && !fpy_comm_use(self->comm)) return NULL;
+  if (self->busy) return fpy_invalid("KVStore: another thread is inside a call on this store"), NULL;
+  if (raise_pending(self) < 0) return NULL;
+  return self->kv;
+}
+
+/* Around a call with the GIL released: fold's one-thread-per-family rule. */
+static void enter(fpy_kv *self) {
+  self->busy = 1;
+  if (self->comm) *self->comm->busy = 1;
+}
+static void leave(fpy_kv *self) {
+  self->busy = 0;
+  if (self->comm) *self->comm->busy = 0;
+}
+
+static void release_outs(fpy_kv *self) {
+  for (size_t i = 0; i < self->nouts; i++) fpy_buf_release(&self->outs[i]);
+  self->nouts = 0;
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+
+/* An int key, or a str through fold_kv_key (remembered for messages). */
+static int key_of(fpy_kv *self, PyObject *o, int64_t *key) {
+  if (PyLong_Check(o)) {
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    *key = (int64_t)v;
+    return 0;
+  }
+  if (!PyUnicode_Check(o)) {
+    fpy_invalid("KVStore: a key must be an int or a str, not %s", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  const char *name = PyUnicode_AsUTF8(o);
+  if (!name) return -1;
+  int rc = fold_kv_key(self->kv, name, key);
+  if (rc) {
+    raise_rc(self, rc);
+    return -1;
+  }
+  PyObject *k = PyLong_FromLongLong(*key);
+  int r = k ? PyDict_SetItem(self->names, k, o) : -1;
+  Py_XDECREF(k);
+  return r;
+}
+
+/* The key as a user knows it: its string, else the integer (new reference). */
+static PyObject *key_obj(fpy_kv *self, int64_t key) {
+  PyObject *k = PyLong_FromLongLong(key);
+  if (!k) return NULL;
+  PyObject *n = PyDict_GetItemWithError(self->names, k);
+  if (n) {
+    Py_DECREF(k);
+    Py_INCREF(n);
+    return n;
+  }
+  return PyErr_Occurred() ? (Py_DECREF(k), NULL) : k;
+}
+
+/* ---- arguments: keys and values flattened to one (key, buffer) per value -- */
+
+typedef struct {
+  Py_ssize_t n;
+  int64_t *keys;
+  fpy_buf *bufs;
+  const void **ptrs;
+} kv_args;
+
+static void args_free(kv_args *a, int release) {
+  if (release)
+    for (Py_ssize_t i = 0; i < a->n; i++) fpy_buf_release(&a->bufs[i]);
+  PyMem_Free(a->keys);
+  PyMem_Free(a->bufs);
+  PyMem_Free(a->ptrs);
+  memset(a, 0, sizeof *a);
+}
+
+static int is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
+
+/* Check one buffer against what init recorded for key. */
+static int check_buf(fpy_kv *self, const char *op, int64_t key, const fpy_buf *b) {
+  PyObject *k = PyLong_FromLongLong(key);
+  if (!k) return -1;
+  PyObject *m = PyDict_GetItemWithError(self->meta, k);
+  Py_DECREF(k);
+  if (!m) return PyErr_Occurred() ? -1 : 0; /* never initialised: fold says so, naming the key */
+  size_t cnt = (size_t)PyLong_AsSize_t(PyTuple_GET_ITEM(m, 0));
+  fold_dtype dt = (fold_dtype)PyLong_AsLong(PyTuple_GET_ITEM(m, 1));
+  if (cnt == b->count && dt == b->dtype) return 0;
+  PyObject *ko = key_obj(self, key);
+  if (ko) fpy_invalid("%s: key %R holds %zu %s, a value given has %zu %s", op, ko, cnt, fold_dtype_name(dt),
+                      b->count, fold_dtype_name(b->dtype));
+  Py_XDECREF(ko);
+  return -1;
+}
+
+/* keys: one key or a list of them; vals: for one key a buffer or a list of
+ * buffers (devices, summed), for a list of keys a list as long of those. */
+static int args_get(fpy_kv *self, const char *op, PyObject *keys, PyObject *vals, int writable, kv_args *a) {
+  memset(a, 0, sizeof *a);
+  PyObject *kl = is_seq(keys) ? PySequence_Fast(keys, "keys") : PyTuple_Pack(1, keys);
+  PyObject *vl = kl ? (is_seq(keys) ? PySequence_Fast(vals, "values") : PyTuple_Pack(1, vals)) : NULL;
+  int rc = -1;
+  if (!vl) {
+    if (kl && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      fpy_invalid("%s: keys is a list: the values must be a list as long", op);
+    }
+    goto out;
+  }
+  Py_ssize_t nk = PySequence_Fast_GET_SIZE(kl);
+  if (PySequence_Fast_GET_SIZE(vl) != nk) {
+    fpy_invalid("%s: %zd keys but %zd values", op, nk, PySequence_Fast_GET_SIZE(vl));
+    goto out;
+  }
+  Py_ssize_t total = 0;
+  for (Py_ssize_t i = 0; i < nk; i++) {
+    PyObject *v = PySequence_Fast_GET_ITEM(vl, i);
+    total += is_seq(v) ? PySequence_Size(v) : 1;
+  }
+  if (total > 0x7fffffff) {
+    fpy_invalid("%s: too many values", op);
+    goto out;
+  }
+  a->keys = PyMem_Calloc((size_t)total + 1, sizeof *a->keys);
+  a->bufs = PyMem_Calloc((size_t)total + 1, sizeof *a->bufs);
+  a->ptrs = PyMem_Calloc((size_t)total + 1, sizeof *a->ptrs);
+  if (!a->keys || !a->bufs || !a->ptrs) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  for (Py_ssize_t i = 0; i < nk; i++) {
+    int64_t key;
+    if (key_of(self, PySequence_Fast_GET_ITEM(kl, i), &key) < 0) goto out;
+    PyObject *v = PySequence_Fast_GET_ITEM(vl, i);
+    Py_ssize_t nv = is_seq(v) ? PySequence_Size(v) : 1;
+    if (nv == 0) {
+      PyObject *ko = key_obj(self, key);
+      if (ko) fpy_invalid("%s: key %R: an empty list of values", op, ko);
+      Py_XDECREF(ko);
+      goto out;
+    }
+    for (Py_ssize_t j = 0; j < nv; j++) {
+      PyObject *item = is_seq(v) ? PySequence_GetItem(v, j) : (Py_INCREF(v), v);
+      if (!item) goto out;
+      int r = fpy_buf_get(item, writable, op, &a->bufs[a->n]);
+      Py_DECREF(item);
+      if (r < 0) goto out;
+      a->keys[a->n] = key;
+      a->ptrs[a->n] = a->bufs[a->n].ptr;
+      a->n++;
+      if (check_buf(self, op, key, &a->bufs[a->n - 1]) < 0) goto out;
+    }
+  }
+  rc = 0;
+out:
+  Py_XDECREF(kl);
+  Py_XDECREF(vl);
+  if (rc < 0) args_free(a, 1);
+  return rc;
+}
+
+/* Keep a pull's outputs alive until the next wait (moved out of a). */
+static int keep_outs(fpy_kv *self, kv_args *a) {
+  if (a->n == 0) return 0; /* a push: nothing to keep */
+  if (self->nouts + (size_t)a->n > self->capouts) {
+    size_t cap = (self->nouts + (size_t)a->n) * 2 + 8;
+    fpy_buf *o = PyMem_Realloc(self->outs, cap * sizeof *o);
+    if (!o) return PyErr_NoMemory(), -1;
+    self->outs = o;
+    self->capouts = cap;
+  }
+  memcpy(self->outs + self->nouts, a->bufs, (size_t)a->n * sizeof *a->bufs);
+  self->nouts += (size_t)a->n;
+  a->n = 0; /* moved */
+  return 0;
+}
+
+/* ---- the updater: a Python callable run from inside fold ------------------ */
+
+static void updater_tramp(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dt, void *ctx) {
+  fpy_kv *self = ctx;
+  /* fold may call this inside a call that released the GIL (push on a local
+   * store, serve, wait), on this thread or the progress thread */
+  PyGILState_STATE g = PyGILState_Ensure();
+  if (self->updater && !self->pending) {
+    size_t bytes = count * fold_dtype_size(dt);
+    const char *np = dt == FOLD_BFLOAT16 ? "uint16" : fold_dtype_name(dt); /* numpy has no bfloat16 */
+    PyObject *mm = PyMemoryView_FromMemory((char *)merged, (Py_ssize_t)bytes, PyBUF_READ);
+    PyObject *sm = PyMemoryView_FromMemory(stored, (Py_ssize_t)bytes, PyBUF_WRITE);
+    PyObject *ma = mm ? PyObject_CallFunction(self->frombuffer, "Os", mm, np) : NULL;
+    PyObject *sa = sm && ma ? PyObject_CallFunction(self->frombuffer, "Os", sm, np) : NULL;
+    PyObject *ko = sa ? key_obj(self, key) : NULL;
+    PyObject *r = ko ? PyObject_CallFunctionObjArgs(self->updater, ko, ma, sa, NULL) : NULL;
+    if (!r) {
+      /* cannot fail fold's call from here: kept, raised by the next call */
+      PyObject *t, *v, *tb;
+      PyErr_Fetch(&t, &v, &tb);
+      PyErr_NormalizeException(&t, &v, &tb);
+      if (tb && v) PyException_SetTraceback(v, tb);
+      self->pending = v;
+      Py_XDECREF(t);
+      Py_XDECREF(tb);
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(ko);
+    Py_XDECREF(sa);
+    Py_XDECREF(ma);
+    Py_XDECREF(sm);
+    Py_XDECREF(mm);
+  }
+  PyGILState_Release(g);
+}
+
+/* ---- the type ------------------------------------------------------------- */
+
+static PyObject *kvs_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kl[] = {"comm", "type", NULL};
+  PyObject *commo = Py_None;
+  const char *t = "local";
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|Os:KVStore", kl, &commo, &t)) return NULL;
+  fpy_comm *comm = NULL;
+  fold_comm *c = NULL;
+  if (commo != Py_None) {
+    if (!PyObject_TypeCheck(commo, &fpy_comm_type))
+      return fpy_invalid("KVStore: comm must be a fold.Comm or None, not %s", Py_TYPE(commo)->tp_name);
+    comm = (fpy_comm *)commo;
+    if (!(c = fpy_comm_use(comm))) return NULL;
+  }
+  fpy_kv *self = (fpy_kv *)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->meta = PyDict_New();
+  self->names = PyDict_New();
+  if (!self->meta || !self->names) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  int rc;
+  fpy_guard g;
+  fpy_guard_begin(&g, comm && !comm->simulated ? c : NULL);
+  if (comm) *comm->busy = 1;
+  /* collective: blocks until every rank created its store */
+  Py_BEGIN_ALLOW_THREADS
+  rc = fold_kv_create(c, t, &self->kv);
+  Py_END_ALLOW_THREADS
+  if (comm) *comm->busy = 0;
+  fpy_guard_end(&g);
+  if (rc) {
+    Py_DECREF(self);
+    if (PyErr_CheckSignals() < 0) return NULL;
+    return fpy_raise(rc, fold_comm_last_error(c));
+  }
+  self->comm = comm;
+  Py_XINCREF(comm);
+  self->role = fold_kv_role(self->kv);
+  return (PyObject *)self;
+}
+
+/* Destroy the store (GIL released: a worker completes its operations). */
+static int do_destroy(fpy_kv *self) {
+  int rc = FOLD_OK;
+  if (self->kv && (!self->comm || self->comm->c)) {
+    fold_kv *kv = self->kv;
+    enter(self);
+    Py_BEGIN_ALLOW_THREADS
+    rc = fold_kv_destroy(kv);
+    Py_END_ALLOW_THREADS
+    leave(self);
+  }
+  /* a communicator destroyed first took the store's engine state with it:
+   * what is left cannot be freed safely, so it is left */
+  self->kv = NULL;
+  release_outs(self);
+  return rc;
+}
+
+static void kvs_dealloc(fpy_kv *self) {
+  do_destroy(self);
+  PyMem_Free(self->outs);
+  Py_CLEAR(self->meta);
+  Py_CLEAR(self->names);
+  Py_CLEAR(self->updater);
+  Py_CLEAR(self->pending);
+  Py_CLEAR(self->frombuffer);
+  Py_CLEAR(self->comm);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *kvs_key(fpy_kv *self, PyObject *name) {
+  if (!PyUnicode_Check(name)) return fpy_invalid("KVStore.key: name must be a str, not %s", Py_TYPE(name)->tp_name);
+  int64_t key;
+  if (!use(self) || key_of(self, name, &key) < 0) return NULL;
+  return PyLong_FromLongLong(key);
+}
+
+static PyObject *kvs_init(fpy_kv *self, PyObject *args) {
+  PyObject *ko, *vo;
+  if (!PyArg_ParseTuple(args, "OO:init", &ko, &vo)) return NULL;
+  fold_kv *kv = use(self);
+  int64_t key;
+  fpy_buf b;
+  if (!kv || key_of(self, ko, &key) < 0 || fpy_buf_get(vo, 0, "KVStore.init: value", &b) < 0) return NULL;
+  int rc;
+  enter(self);
+  Py_BEGIN_ALLOW_THREADS
+  rc = fold_kv_init(kv, key, b.ptr, b.count, b.dtype);
+  Py_END_ALLOW_THREADS
+  leave(self);
+  size_t count = b.count;
+  fold_dtype dt = b.dtype;
+  fpy_buf_release(&b);
+  if (rc) return raise_rc(self, rc);
+  PyObject *k = PyLong_FromLongLong(key);
+  PyObject *m = Py_BuildValue("(ni)", (Py_ssize_t)count, (int)dt);
+  int r = k && m ? PyDict_SetItem(self->meta, k, m) : -1;
+  Py_XDECREF(k);
+  Py_XDECREF(m);
+  if (r < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+enum { OP_PUSH, OP_PULL, OP_PUSHPULL };
+
+static PyObject *push_pull(fpy_kv *self, int op, PyObject *keys, PyObject *vals, PyObject *outs, int priority) {
+  static const char *const names[] = {"KVStore.push", "KVStore.pull", "KVStore.pushpull"};
+  fold_kv *kv = use(self);
+  if (!kv) return NULL;
+  kv_args in = {0}, out = {0};
+  if (op != OP_PULL && args_get(self, names[op], keys, vals, 0, &in) < 0) return NULL;
+  if (op != OP_PUSH && args_get(self, names[op], keys, outs, 1, &out) < 0) {
+    args_free(&in, 1);
+    return NULL;
+  }
+  if (op == OP_PUSHPULL && in.n != out.n) {
+    args_free(&in, 1);
+    args_free(&out, 1);
+    return fpy_invalid("KVStore.pushpull: %zd values but %zd outputs: give each key as many", in.n, out.n);
+  }
+  int rc;
+  enter(self);
+  Py_BEGIN_ALLOW_THREADS
+  if (op == OP_PUSH) rc = fold_kv_push(kv, (int)in.n, in.keys, in.ptrs, priority);
+  else if (op == OP_PULL) rc = fold_kv_pull(kv, (int)out.n, out.keys, (void *const *)out.ptrs, priority);
+  else rc = fold_kv_pushpull(kv, (int)in.n, in.keys, in.ptrs, (void *const *)out.ptrs, priority);
+  Py_END_ALLOW_THREADS
+  leave(self);
+  args_free(&in, 1); /* push copied its values */
+  if (rc) {
+    args_free(&out, 1);
+    return raise_rc(self, rc);
+  }
+  int r = keep_outs(self, &out);
+  args_free(&out, 1);
+  if (r < 0 || raise_pending(self) < 0) return NULL; /* a local store ran the updater inside push */
+  Py_RETURN_NONE;
+}
+
+static PyObject *kvs_push(fpy_kv *self, PyObject *args, PyObject *kw) {
+  static char *kl[] = {"keys", "values", "priority", NULL};
+  PyObject *k, *v;
+  int prio = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|i:push", kl, &k, &v, &prio)) return NULL;
+  return push_pull(self, OP_PUSH, k, v, NULL, prio);
+}
+static PyObject *kvs_pull(fpy_kv *self, PyObject *args, PyObject *kw) {
+  static char *kl[] = {"keys", "outs", "priority", NULL};
+  PyObject *k, *o;
+  int prio = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|i:pull", kl, &k, &o, &prio)) return NULL;
+  return push_pull(self, OP_PULL, k, NULL, o, prio);
+}
+static PyObject *kvs_pushpull(fpy_kv *self, PyObject *args, PyObject *kw) {
+  static char *kl[] = {"keys", "values", "outs", "priority", NULL};
+  PyObject *k, *v, *o = Py_None;
+  int prio = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|Oi:pushpull", kl, &k, &v, &o, &prio)) return NULL;
+  return push_pull(self, OP_PUSHPULL, k, v, o == Py_None ? v : o, prio);
+}
+
+/* wait, barrier, serve: block with the GIL released. Ctrl-C: serve and
+ * barrier run under the wakeup-fd guard, which aborts the store's
+ * communicator; but fold_kv works on its own duplicate, which does not see
+ * that abort yet (a C change, docs/python.md "Not done"), so the call ends
+ * when its wait does (at the latest FOLD_TIMEOUT) and KeyboardInterrupt is
+ * raised then. wait goes without the guard: its pipes and thread cost
+ * about 50 us, a small pushpull's whole round trip, for no effect today. */
+static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *), int guard) {
+  fold_kv *kv = use(self);
+  if (!kv) return NULL;
+  int rc;
+  fpy_guard g;
+  fpy_guard_begin(&g, guard && self->comm && !self->comm->simulated ? self->comm->c : NULL);
+  enter(self);
+  Py_BEGIN_ALLOW_THREADS
+  rc = fn(kv);
+  Py_END_ALLOW_THREADS
+  leave(self);
+  fpy_guard_end(&g);
+  if (fn != fold_kv_serve) release_outs(self);
+  if (raise_pending(self) < 0 || PyErr_CheckSignals() < 0) return NULL;
+  if (rc) return raise_rc(self, rc);
+  Py_RETURN_NONE;
+}
+static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait, 0); }
+static PyObject *kvs_barrier(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_barrier, 1); }
+static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_serve, 1); }
+
+static PyObject *kvs_destroy(fpy_kv *self, PyObject *u) {
+  if (!self->kv) Py_RETURN_NONE;
+  if (self->busy) return fpy_invalid("KVStore: another thread is inside a call on this store");
+  int rc = do_destroy(self);
+  if (raise_pending(self) < 0 || PyErr_CheckSignals() < 0) return NULL;
+  if (rc) return raise_rc(self, rc);
+  Py_RETURN_NONE;
+}
+
+static PyObject *kvs_enter(PyObject *self, PyObject *u) {
+  Py_INCREF(self);
+  return self;
+}
+static PyObject *kvs_exit(fpy_kv *self, PyObject *args) {
+  PyObject *r = kvs_destroy(self, NULL);
+  /* an exception already on its way out wins over destroy's */
+  if (!r && PyTuple_Size(args) > 0 && PyTuple_GET_ITEM(args, 0) != Py_None) PyErr_Clear();
+  if (!r && PyErr_Occurred()) return NULL;
+  Py_XDECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static PyObject *kvs_set_optimizer(fpy_kv *self, PyObject *arg) {
+  const char *spec = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (!spec) return PyErr_Occurred() ? NULL : fpy_invalid("KVStore.set_optimizer: spec must be a str");
+  fold_kv *kv = use(self);
+  if (!kv) return NULL;
+  int rc;
+  enter(self);
+  Py_BEGIN_ALLOW_THREADS
+  rc = fold_kv_set_optimizer(kv, spec);
+  Py_END_ALLOW_THREADS
+  leave(self);
+  if (rc) return raise_rc(self, rc);
+  Py_CLEAR(self->updater); /* the optimizer replaced it */
+  Py_RETURN_NONE;
+}
+
+static PyObject *kvs_set_updater(fpy_kv *self, PyObject *fn) {
+  if (fn != Py_None && !PyCallable_Check(fn))
+    return fpy_invalid("KVStore.set_updater: want a callable fn(key, merged, stored) or None");
+  fold_kv *kv = use(self);
+  if (!kv) return NULL;
+  if (fn != Py_None && !self->frombuffer) {
+    PyObject *np = PyImport_ImportModule("numpy");
+    self->frombuffer = np ? PyObject_GetAttrString(np, "frombuffer") : NULL;
+    Py_XDECREF(np);
+    if (!self->frombuffer) return NULL;
+  }
+  /* in place before fold switches: a server's progress thread may call the
+   * trampoline the moment it is set, and must find the new callable */
+  PyObject *old = self->updater;
+  self->updater = fn == Py_None ? NULL : fn;
+  Py_XINCREF(self->updater);
+  int rc;
+  enter(self);
+  /* fold takes the family's lock, which that thread may hold while it waits for the GIL */
+  Py_BEGIN_ALLOW_THREADS
+  rc = fold_kv_set_updater(kv, fn == Py_None ? NULL : updater_tramp, fn == Py_None ? NULL : self);
+  Py_END_ALLOW_THREADS
+  leave(self);
+  if (rc) {
+    Py_XSETREF(self->updater, old);
+    return raise_rc(self, rc);
+  }
+  Py_XDECREF(old);
+  Py_RETURN_NONE;
+}
+
+static PyObject *kvs_dead_nodes(fpy_kv *self, PyObject *u) {
+  fold_kv *kv = use(self);
+  if (!kv) return NULL;
+  int ranks[64];
+  int n;
+  /* takes the family's lock: see raise_rc */
+  Py_BEGIN_ALLOW_THREADS
+  n = fold_kv_dead_nodes(kv, ranks, 64);
+  Py_END_ALLOW_THREADS
+  if (n < 0) return raise_rc(self, n);
+  PyObject *l = PyList_New(0);
+  for (int i = 0; l && i < n && i < 64; i++) {
+    PyObject *r = PyLong_FromLong(ranks[i]);
+    if (!r || PyList_Append(l, r) < 0) Py_CLEAR(l);
+    Py_XDECREF(r);
+  }
+  return l;
+}
+
+static PyObject *kvs_role(fpy_kv *self, void *u) { return PyLong_FromLong(self->role); }
+static PyObject *kvs_destroyed(fpy_kv *self, void *u) { return PyBool_FromLong(self->kv == NULL); }
+
+static PyMethodDef kvs_methods[] = {
+    {"key", (PyCFunction)kvs_key, METH_O, "key(name) -> int: the key of a string name (fold_kv_key; the same on every rank)."},
+    {"init", (PyCFunction)kvs_init, METH_VARARGS,
+     "init(key, value): initialise key with a copy of value (workers, same keys in the same order; worker 0's is kept)."},
+    {"push", (PyCFunction)(void (*)(void))kvs_push, METH_VARARGS | METH_KEYWORDS,
+     "push(keys, values, priority=0): push (copied at once; a list of values for one key is summed). Does not block."},
+    {"pull", (PyCFunction)(void (*)(void))kvs_pull, METH_VARARGS | METH_KEYWORDS,
+     "pull(keys, outs, priority=0): pull the stored values into outs, valid after wait(). Does not block."},
+    {"pushpull", (PyCFunction)(void (*)(void))kvs_pushpull, METH_VARARGS | METH_KEYWORDS,
+     "pushpull(keys, values, outs=None, priority=0): push then pull into outs (default: the values themselves)."},
+    {"wait", (PyCFunction)kvs_wait, METH_NOARGS, "wait(): block until this rank's pushes and pulls completed."},
+    {"barrier", (PyCFunction)kvs_barrier, METH_NOARGS, "barrier(): wait, then wait for every worker still in."},
+    {"serve", (PyCFunction)kvs_serve, METH_NOARGS, "serve(): servers: serve until every worker destroyed its store."},
+    {"set_optimizer", (PyCFunction)kvs_set_optimizer, METH_O,
+     "set_optimizer(spec): a built-in optimizer where the weights live ('sgd lr=0.1 momentum=0.9', 'adam lr=0.001')."},
+    {"set_updater", (PyCFunction)kvs_set_updater, METH_O,
+     "set_updater(fn): fn(key, merged, stored) updates the numpy view stored in place (local store, or each server)."},
+    {"dead_nodes", (PyCFunction)kvs_dead_nodes, METH_NOARGS, "dead_nodes() -> list: the ranks known lost."},
+    {"destroy", (PyCFunction)kvs_destroy, METH_NOARGS, "destroy(): complete this rank's operations, leave, free."},
+    {"__enter__", kvs_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)kvs_exit, METH_VARARGS, NULL},
+    {NULL},
+};
+static PyGetSetDef kvs_getset[] = {
+    {"role", (getter)kvs_role, NULL, "fold.KV_WORKER or fold.KV_SERVER", NULL},
+    {"destroyed", (getter)kvs_destroyed, NULL, "True after destroy()", NULL},
+    {NULL},
+};
+
+static PyTypeObject kv_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "fold.KVStore",
+    .tp_basicsize = sizeof(fpy_kv),
+    .tp_dealloc = (destructor)kvs_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "KVStore(comm=None, type='local'): the parameter-server store (fold_kv, docs/kvstore.md): 'local', "
+              "'dist_sync', 'dist_async', 'dist_ssp'. Collective over comm; blocks until every rank made it.",
+    .tp_methods = kvs_methods,
+    .tp_getset = kvs_getset,
+    .tp_new = kvs_new,
+};
+
+int fpy_kv_init_type(PyObject *m) {
+  if (PyType_Ready(&kv_type) < 0) return -1;
+  if (PyModule_AddIntConstant(m, "KV_WORKER", FOLD_KV_WORKER) < 0 ||
+      PyModule_AddIntConstant(m, "KV_SERVER", FOLD_KV_SERVER) < 0)
+    return -1;
+  return PyModule_AddObjectRef(m, "KVStore", (PyObject *)&kv_type);
+}
