@@ -133,9 +133,11 @@ FOLD_API int fold_kv_wait(fold_kv *kv);
  * Blocks. FOLD_EINVAL on a server; the store's failure status. */
 FOLD_API int fold_kv_barrier(fold_kv *kv);
 
-/* The user's update rule: merged is the pushed sum (or one server's part
- * of it: a key split over servers calls it once per part, with that part's
- * count), stored the value kept; it updates stored in place. */
+/* The user's update rule: merged is the pushed sum, or a part of it, stored
+ * the value kept; it updates stored in place. A distributed store sends a
+ * key in pieces of at most 64 KiB (with a key split over servers, pieces of
+ * each server's part) and calls it once per piece, with that piece's count:
+ * the rule must work element by element (the built-in optimizers do). */
 typedef void (*fold_kv_updater)(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dtype, void *ctx);
 
 /* Set the updater (fn NULL: none; then a push replaces the stored value).

@@ -40,6 +40,12 @@ typedef struct skey {
   uint64_t rounds;        /* dist_sync: rounds applied */
   kv_msg *dhead, *dtail;  /* pushes not applied yet, in arrival order */
   kv_pull *pulls;
+  /* A worker sends a key in pieces (dist_worker.c: each fits an eager
+   * message), each with rounds of its own, so that a piece's pull is
+   * answered while the key's later pieces still stream in. The key table
+   * holds the first piece to arrive here; it lists them all, in INIT order. */
+  struct skey **part;
+  size_t npart, cappart;
 } skey;
 
 typedef struct kv_sent {
@@ -175,7 +181,7 @@ static int key_go(fold_kv *kv, skey *k) {
         rc = merge(kv, k, data);
         k->contrib[m->src] = 1;
       } else {
-        fold__kv_apply(kv, k->key, data, k->val, k->n, k->dtype);
+        fold__kv_apply(kv, k->key, k->off, data, k->val, k->n, k->dtype);
         k->applied[m->src]++;
       }
       if (prev) prev->next = next;
@@ -184,7 +190,7 @@ static int key_go(fold_kv *kv, skey *k) {
       msg_free(m);
     }
     if (kv->type == FOLD__KV_SYNC && rc == FOLD_OK && round_done(kv, k)) {
-      fold__kv_apply(kv, k->key, k->merged, k->val, k->n, k->dtype);
+      fold__kv_apply(kv, k->key, k->off, k->merged, k->val, k->n, k->dtype);
       for (int w = 0; w < kv->nworkers; w++)
         if (k->contrib[w]) k->applied[w]++;
       memset(k->contrib, 0, (size_t)kv->nworkers);
@@ -206,8 +212,7 @@ static int key_go(fold_kv *kv, skey *k) {
   return rc;
 }
 
-static void key_free(void *p) {
-  skey *k = p;
+static void piece_free(skey *k) {
   while (k->dhead) {
     kv_msg *m = k->dhead;
     k->dhead = m->next;
@@ -223,7 +228,39 @@ static void key_free(void *p) {
   free(k->contrib);
   free(k->pushes);
   free(k->applied);
+  free(k->part);
   free(k);
+}
+
+/* The table's value: the key's first piece, which owns the others. */
+static void key_free(void *p) {
+  skey *head = p;
+  for (size_t i = 1; i < head->npart; i++) piece_free(head->part[i]);
+  piece_free(head);
+}
+
+/* The piece of key starting at off (NULL: none). Pieces have the same
+ * length but the last of a shard, so the index is a guess that is checked. */
+static skey *piece_get(const struct fold__kv_server *s, int64_t key, uint64_t off) {
+  skey *head = fold__kv_map_get(&s->keys, key);
+  if (head == NULL) return NULL;
+  skey *k0 = head->part[0];
+  size_t i = off >= k0->off ? (size_t)((off - k0->off) / k0->n) : 0;
+  if (i < head->npart && head->part[i]->off == off) return head->part[i];
+  for (i = 0; i < head->npart; i++)
+    if (head->part[i]->off == off) return head->part[i];
+  return NULL;
+}
+
+/* Call fn on every piece of every key (until it fails). */
+static int each_piece(fold_kv *kv, int (*fn)(fold_kv *, skey *)) {
+  struct fold__kv_server *s = kv->s;
+  int rc = FOLD_OK;
+  for (size_t i = 0; i < s->keys.cap && rc == FOLD_OK; i++) {
+    skey *head = s->keys.vals[i];
+    for (size_t j = 0; head && j < head->npart && rc == FOLD_OK; j++) rc = fn(kv, head->part[j]);
+  }
+  return rc;
 }
 
 /* ---- the messages ------------------------------------------------------------------ */
@@ -243,10 +280,41 @@ static void keep_name(fold_kv *kv, int64_t key, const char *name, size_t len) {
   if (fold__kv_map_put(&kv->names, key, nm) != FOLD_OK) free(nm);
 }
 
+static skey *piece_new(fold_kv *kv, const fold__kv_hdr *h, size_t esize) {
+  skey *k = calloc(1, sizeof *k);
+  if (k == NULL || (k->merged = malloc(h->n * esize)) == NULL || (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
+      (k->pushes = calloc((size_t)kv->nworkers, sizeof *k->pushes)) == NULL ||
+      (k->applied = calloc((size_t)kv->nworkers, sizeof *k->applied)) == NULL) {
+    if (k) piece_free(k);
+    return NULL;
+  }
+  k->key = h->key;
+  k->total = h->total;
+  k->off = h->off;
+  k->n = h->n;
+  k->dtype = (fold_dtype)h->dtype;
+  k->esize = esize;
+  return k;
+}
+
+/* Add piece k to head's list (head: the key's first piece, or k itself). */
+static int piece_add(skey *head, skey *k) {
+  if (head->npart == head->cappart) {
+    size_t cap = head->cappart ? head->cappart * 2 : 4;
+    skey **p = realloc(head->part, cap * sizeof *p);
+    if (p == NULL) return FOLD_ENOMEM;
+    head->part = p;
+    head->cappart = cap;
+  }
+  head->part[head->npart++] = k;
+  return FOLD_OK;
+}
+
 static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   fold_comm *c = kv->c;
   struct fold__kv_server *s = kv->s;
-  skey *k = fold__kv_map_get(&s->keys, h->key);
+  skey *head = fold__kv_map_get(&s->keys, h->key);
+  skey *k = piece_get(s, h->key, h->off);
   size_t esize = fold_dtype_size((fold_dtype)h->dtype);
   size_t vbytes = (h->flags & FOLD__KV_INIT_VALUE) ? h->n * esize : 0;
   if (esize == 0 || h->n == 0 || m->bytes < sizeof *h + vbytes) return protocol_error(kv, m->src, "INIT");
@@ -255,29 +323,22 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   if ((h->flags & FOLD__KV_INIT_NAME) ? (nlen == 0 || name[nlen - 1] != '\0') : nlen != 0)
     return protocol_error(kv, m->src, "INIT's name");
   if (nlen) keep_name(kv, h->key, name, nlen);
-  if (k == NULL) {
-    if ((k = calloc(1, sizeof *k)) == NULL || (k->merged = malloc(h->n * esize)) == NULL ||
-        (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
-        (k->pushes = calloc((size_t)kv->nworkers, sizeof *k->pushes)) == NULL ||
-        (k->applied = calloc((size_t)kv->nworkers, sizeof *k->applied)) == NULL ||
-        fold__kv_map_put(&s->keys, h->key, k) != FOLD_OK) {
-      if (k) key_free(k);
-      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
-    }
-    k->key = h->key;
-    k->total = h->total;
-    k->off = h->off;
-    k->n = h->n;
-    k->dtype = (fold_dtype)h->dtype;
-    k->esize = esize;
-  } else if (k->total != h->total || k->off != h->off || k->n != h->n || k->dtype != (fold_dtype)h->dtype) {
+  const skey *ref = k ? k : head;
+  if (ref && (ref->total != h->total || (k && k->n != h->n) || ref->dtype != (fold_dtype)h->dtype)) {
     char msg[FOLD__ERRLEN], kb[300];
     snprintf(msg, sizeof msg,
              "fold_kv: server rank %d: the workers initialised %s differently (or in a different order): worker %d "
              "gave %llu elements of %s, an earlier worker %llu elements of %s",
              c->rank, fold__kv_keyname(kv, h->key, kb, sizeof kb), m->src, (unsigned long long)h->total,
-             fold_dtype_name((fold_dtype)h->dtype), (unsigned long long)k->total, fold_dtype_name(k->dtype));
+             fold_dtype_name((fold_dtype)h->dtype), (unsigned long long)ref->total, fold_dtype_name(ref->dtype));
     return fold__comm_fail_and_tell(c, FOLD_EMISMATCH, msg);
+  }
+  if (k == NULL) {
+    if ((k = piece_new(kv, h, esize)) == NULL || piece_add(head ? head : k, k) != FOLD_OK ||
+        (head == NULL && fold__kv_map_put(&s->keys, h->key, k) != FOLD_OK)) {
+      if (k) piece_free(k); /* not in head's list: piece_add failed, or head is k */
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
+    }
   }
   if ((h->flags & FOLD__KV_INIT_VALUE) && k->val == NULL) { /* worker 0's value */
     if ((k->val = malloc(k->n * esize)) == NULL)
@@ -288,7 +349,7 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
 }
 
 static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
-  skey *k = fold__kv_map_get(&kv->s->keys, h->key);
+  skey *k = piece_get(kv->s, h->key, h->off);
   /* the sender's INIT came first on the same channel */
   if (k == NULL || h->n != k->n || m->bytes != sizeof *h + k->n * k->esize) return protocol_error(kv, m->src, "PUSH");
   m->round = k->pushes[m->src]++;
@@ -301,7 +362,7 @@ static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
 }
 
 static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
-  skey *k = fold__kv_map_get(&kv->s->keys, h->key);
+  skey *k = piece_get(kv->s, h->key, h->off);
   if (k == NULL || h->n != k->n || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "PULL");
   kv_pull *p = malloc(sizeof *p);
   if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
@@ -358,9 +419,7 @@ static int on_bye(fold_kv *kv, kv_msg *m) {
   kv->left[m->src] = 1;
   s->nleft++;
   /* rounds and barriers stop waiting for it */
-  int rc = FOLD_OK;
-  for (size_t i = 0; i < s->keys.cap && rc == FOLD_OK; i++)
-    if (s->keys.vals[i]) rc = key_go(kv, s->keys.vals[i]);
+  int rc = each_piece(kv, key_go);
   if (rc == FOLD_OK && kv->c->rank == kv->nworkers) rc = barrier_go(kv);
   return rc;
 }
@@ -560,8 +619,10 @@ static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
   struct fold__kv_server *s = kv->s;
   int64_t now = fold__now(c);
   for (size_t i = 0; i < s->keys.cap; i++) {
-    skey *k = s->keys.vals[i];
-    for (kv_pull *p = k ? k->pulls : NULL; p; p = p->next) {
+    skey *head = s->keys.vals[i];
+    for (size_t j = 0; head && j < head->npart; j++) {
+    skey *k = head->part[j];
+    for (kv_pull *p = k->pulls; p; p = p->next) {
       if (p->stalled || now - p->since < s->stall_ns) continue;
       p->stalled = 1;
       int b = blocker(kv, k, p);
@@ -574,6 +635,7 @@ static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
       h->total = (uint64_t)k->key;
       h->n = (uint64_t)((now - p->since) / 1000000000);
       send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
+    }
     }
   }
   fold__timer_arm_in(c, t, s->stall_ns / 4);

@@ -312,6 +312,60 @@ static void shard_of(const fold_kv *kv, const fold__kv_ent *e, int i, int *serve
 }
 static int nshards(const fold_kv *kv, const fold__kv_ent *e) { return e->server >= 0 ? 1 : kv->nservers; }
 
+/* Every message of a key carries one piece of a shard, small enough to go
+ * eagerly with its header (64 KiB in both transports): a bigger message
+ * goes by rendezvous, and over tcp its CTS then waits behind the data
+ * already queued the other way (a worker's pushes, a server's replies: up
+ * to tbf's 50 ms and the socket buffers), which left the links idle between
+ * messages (60% of the link bound, docs/kvstore.md). A server keeps rounds
+ * per piece, so a piece's pull is answered while the key's later pieces
+ * still stream in. */
+#define KV_PIECE_BYTES ((size_t)65536 - sizeof(fold__kv_hdr))
+
+typedef struct kv_piece {
+  int server;
+  size_t off, len;
+} kv_piece;
+
+/* The pieces of e in sending order: piece r of every shard before piece
+ * r+1, so that a split key keeps every server busy. Calls fn on each. */
+typedef int (*piece_fn)(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg);
+static int each_piece(fold_kv *kv, const fold__kv_ent *e, piece_fn fn, void *arg) {
+  size_t per = KV_PIECE_BYTES / e->esize, biggest = 0;
+  if (per == 0) per = 1;
+  for (int i = 0; i < nshards(kv, e); i++) {
+    kv_piece p;
+    shard_of(kv, e, i, &p.server, &p.off, &p.len);
+    if (p.len > biggest) biggest = p.len;
+  }
+  int rc = FOLD_OK;
+  for (size_t r = 0; r * per < biggest && rc == FOLD_OK; r++)
+    for (int i = 0; i < nshards(kv, e) && rc == FOLD_OK; i++) {
+      kv_piece p;
+      shard_of(kv, e, i, &p.server, &p.off, &p.len);
+      if (r * per >= p.len) continue;
+      p.off += r * per;
+      p.len = p.len - r * per < per ? p.len - r * per : per;
+      rc = fn(kv, e, &p, arg);
+    }
+  return rc;
+}
+
+static int init_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg) {
+  const void *value = arg;
+  int with_value = kv->c->rank == 0; /* worker 0's values are the ones stored */
+  /* a string key's name travels too: the server's messages name it */
+  const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
+  size_t vbytes = with_value ? p->len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
+  fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype,
+                    (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
+  char *msg = msg_new(kv, &h, vbytes + nbytes);
+  if (msg == NULL) return fold__comm_failed(kv->c);
+  if (with_value) memcpy(msg + sizeof h, (const char *)value + p->off * e->esize, vbytes);
+  if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
+  return msg_queue(kv, p->server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, (fold__kv_ent *)e);
+}
+
 int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
   struct fold__kv_worker *w = kv->w;
   e->server = fold__kv_place_key(&w->place, e->count, e->esize);
@@ -319,28 +373,8 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
   digest_add(w, e->count);
   digest_add(w, (uint64_t)e->dtype);
   w->ninit++;
-  int with_value = kv->c->rank == 0; /* worker 0's values are the ones stored */
-  int rc = FOLD_OK;
   fold__tx_batch_begin(kv->c);
-  for (int i = 0; i < nshards(kv, e) && rc == FOLD_OK; i++) {
-    int server;
-    size_t off, len;
-    shard_of(kv, e, i, &server, &off, &len);
-    if (len == 0) continue;
-    /* a string key's name travels too: the server's messages name it */
-    const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
-    size_t vbytes = with_value ? len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
-    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype,
-                      (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
-    char *msg = msg_new(kv, &h, vbytes + nbytes);
-    if (msg == NULL) {
-      rc = fold__comm_failed(kv->c);
-      break;
-    }
-    if (with_value) memcpy(msg + sizeof h, (const char *)value + off * e->esize, vbytes);
-    if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
-    rc = msg_queue(kv, server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, e);
-  }
+  int rc = each_piece(kv, e, init_piece, (void *)value);
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
   return rc;
@@ -359,58 +393,49 @@ static int copy_add(fold_kv *kv, void *dst, const void *src, size_t bytes) {
   return FOLD_OK;
 }
 
-/* One key's push: the devices' values (srcs, ns of them) summed straight
- * into one message per shard, queued. */
-static int push_key(fold_kv *kv, const fold__kv_ent *e, const void *const *srcs, int ns, int priority) {
+/* One key's push and/or pull (srcs or out NULL: that half is skipped),
+ * piece by piece, each piece's pull right behind its push. */
+typedef struct kv_ops {
+  const void *const *srcs; /* the devices' values, ns of them */
+  int ns;
+  void *out; /* the key's first output */
+  int priority;
+} kv_ops;
+
+static int ops_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg) {
+  struct fold__kv_worker *w = kv->w;
+  fold_comm *c = kv->c;
+  const kv_ops *o = arg;
   int rc = FOLD_OK;
-  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
-    int server;
-    size_t off, len;
-    shard_of(kv, e, s, &server, &off, &len);
-    if (len == 0) continue;
-    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, 0, 0};
-    char *msg = msg_new(kv, &h, len * e->esize);
-    if (msg == NULL) return fold__comm_failed(kv->c);
-    const void *part[64];
-    const void **ps = ns <= 64 ? part : malloc(sizeof *ps * (size_t)ns);
+  if (o->srcs) { /* the devices' values summed straight into the message */
+    fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype, 0, 0, 0};
+    char *msg = msg_new(kv, &h, p->len * e->esize);
+    if (msg == NULL) return fold__comm_failed(c);
+    const void *part[64] = {0};
+    const void **ps = o->ns <= 64 ? part : malloc(sizeof *ps * (size_t)o->ns);
     if (ps == NULL) {
       free(msg);
-      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", kv->c->rank);
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_push: rank %d: out of memory", c->rank);
     }
-    for (int k = 0; k < ns; k++) ps[k] = (const char *)srcs[k] + off * e->esize;
-    rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, ns, len, e->dtype, kv->bound);
+    for (int k = 0; k < o->ns; k++) ps[k] = (const char *)o->srcs[k] + p->off * e->esize;
+    rc = fold__kv_sum(kv->pool, msg + sizeof h, ps, o->ns, p->len, e->dtype, kv->bound);
     if (ps != part) free((void *)ps);
     if (rc != FOLD_OK) {
       free(msg);
-      break;
+      return rc;
     }
-    rc = msg_queue(kv, server, FOLD__KV_MSG_PUSH, msg, len * e->esize, priority, (fold__kv_ent *)e);
+    rc = msg_queue(kv, p->server, FOLD__KV_MSG_PUSH, msg, p->len * e->esize, o->priority, (fold__kv_ent *)e);
   }
-  return rc;
-}
-
-/* One key's pull into out (the key's first output; the others, nout of
- * them, get copies after the wait). */
-static int pull_key(fold_kv *kv, const fold__kv_ent *e, void *out, void *const *others, int nothers, int priority) {
-  struct fold__kv_worker *w = kv->w;
-  fold_comm *c = kv->c;
-  int rc = FOLD_OK;
-  for (int j = 0; j < nothers && rc == FOLD_OK; j++)
-    if (others[j] != out) rc = copy_add(kv, others[j], out, e->count * e->esize);
-  for (int s = 0; s < nshards(kv, e) && rc == FOLD_OK; s++) {
-    int server;
-    size_t off, len;
-    shard_of(kv, e, s, &server, &off, &len);
-    if (len == 0) continue;
+  if (o->out && rc == FOLD_OK) {
     /* the reply lands in the output itself: post its receive first */
     int32_t tag = reply_tag(w);
     fold_request *r = NULL;
-    rc = fold__irecv_bytes(c, (char *)out + off * e->esize, len * e->esize, server, fold__kv_ctx(), tag, &r);
+    rc = fold__irecv_bytes(c, (char *)o->out + p->off * e->esize, p->len * e->esize, p->server, fold__kv_ctx(), tag, &r);
     if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
-    if (rc != FOLD_OK) break;
-    fold__kv_hdr h = {e->key, e->count, off, len, (uint32_t)e->dtype, 0, tag, 0};
+    if (rc != FOLD_OK) return rc;
+    fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype, 0, tag, 0};
     char *msg = msg_new(kv, &h, 0);
-    rc = msg ? msg_queue(kv, server, FOLD__KV_MSG_PULL, msg, 0, priority, (fold__kv_ent *)e) : fold__comm_failed(c);
+    rc = msg ? msg_queue(kv, p->server, FOLD__KV_MSG_PULL, msg, 0, o->priority, (fold__kv_ent *)e) : fold__comm_failed(c);
   }
   return rc;
 }
@@ -458,8 +483,11 @@ static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *
       if (outs && j > runs[r].a) others[ns - 1] = outs[order[j]];
       ns++;
     }
-    if (values) rc = push_key(kv, e, srcs, ns, priority);
-    if (outs && rc == FOLD_OK) rc = pull_key(kv, e, outs[runs[r].first], others, ns - 1, priority);
+    /* a pull's extra outputs of the key get copies after the wait */
+    for (int j = 0; outs && j < ns - 1 && rc == FOLD_OK; j++)
+      if (others[j] != outs[runs[r].first]) rc = copy_add(kv, others[j], outs[runs[r].first], e->count * e->esize);
+    kv_ops o = {values ? srcs : NULL, ns, outs ? outs[runs[r].first] : NULL, priority};
+    if (rc == FOLD_OK) rc = each_piece(kv, e, ops_piece, &o);
   }
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);

@@ -21,13 +21,14 @@ int fold__kv_failed(fold_kv *kv) {
   return st;
 }
 
-void fold__kv_apply(fold_kv *kv, int64_t key, const void *merged, void *stored, size_t count, fold_dtype dtype) {
+void fold__kv_apply(fold_kv *kv, int64_t key, uint64_t off, const void *merged, void *stored, size_t count,
+                    fold_dtype dtype) {
   if (kv->updater) {
     kv->updater(key, merged, stored, count, dtype, kv->updater_ctx);
   } else if (kv->optim) {
     /* a failure (a dtype the optimizer does not take) was ruled out when
      * the key was initialised with the optimizer set, or is logged here */
-    if (fold__kv_optim_apply(kv->optim, key, merged, stored, count, dtype) != FOLD_OK) {
+    if (fold__kv_optim_apply_part(kv->optim, key, off, merged, stored, count, dtype) != FOLD_OK) {
       char kb[300];
       FOLD__WARN(kv->c, "fold_kv: the optimizer skipped %s: %s", fold__kv_keyname(kv, key, kb, sizeof kb),
                  fold_comm_last_error(NULL));

@@ -125,7 +125,8 @@ const char *fold__kv_keyname(const fold_kv *kv, int64_t key, char *buf, size_t c
 /* Record an argument error on the store's user communicator (or NULL). */
 int fold__kv_err(const fold_kv *kv, int status, const char *fmt, ...) FOLD__PRINTF(3, 4);
 /* Apply a merged value to a stored one: updater, optimizer, or copy. */
-void fold__kv_apply(fold_kv *kv, int64_t key, const void *merged, void *stored, size_t count, fold_dtype dtype);
+void fold__kv_apply(fold_kv *kv, int64_t key, uint64_t off, const void *merged, void *stored, size_t count,
+                    fold_dtype dtype); /* off: where the part (a server's piece) starts in the key */
 /* The store's failure status, its message copied to the user's communicator. */
 int fold__kv_failed(fold_kv *kv);
 

@@ -49,7 +49,7 @@ int fold__kv_local_push(fold_kv *kv, int n, const int64_t *keys, const void *con
                         fold_comm_last_error(NULL));
       break;
     }
-    fold__kv_apply(kv, e->key, sum, e->val, e->count, e->dtype);
+    fold__kv_apply(kv, e->key, 0, sum, e->val, e->count, e->dtype);
   }
 out:
   free(srcs);

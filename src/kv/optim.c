@@ -13,6 +13,7 @@ enum { OPT_SGD, OPT_ADAM };
 /* One key's state: sized and typed by its first update. */
 typedef struct optim_state {
   int64_t key;
+  uint64_t off; /* the part of the key it updates (a server's piece) starts here */
   size_t count;
   fold_dtype dtype;
   int64_t t;      /* Adam's step count */
@@ -155,8 +156,9 @@ const char *fold__kv_optim_name(const fold__kv_optim *o) { return o->kind == OPT
 
 /* ---- per-key state --------------------------------------------------------------- */
 
-static size_t slot_of(int64_t key, size_t cap) {
-  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing spreads sequential keys */
+static size_t slot_of(int64_t key, uint64_t off, size_t cap) {
+  /* Fibonacci hashing spreads sequential keys (and a key's pieces) */
+  uint64_t h = ((uint64_t)key ^ (off * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
   return (size_t)(h >> 32) & (cap - 1);
 }
 
@@ -167,7 +169,7 @@ static int grow(fold__kv_optim *o) {
   for (size_t i = 0; i < o->cap; i++) {
     optim_state *s = o->slots[i];
     if (s == NULL) continue;
-    size_t j = slot_of(s->key, ncap);
+    size_t j = slot_of(s->key, s->off, ncap);
     while (ns[j] != NULL) j = (j + 1) & (ncap - 1);
     ns[j] = s;
   }
@@ -177,24 +179,24 @@ static int grow(fold__kv_optim *o) {
   return 0;
 }
 
-/* key's state, made zeroed (with `arrays` state arrays) if new; NULL on ENOMEM. */
-static optim_state *state_of(fold__kv_optim *o, int64_t key, size_t count, fold_dtype dt, int arrays) {
+/* The state of key's part at off, made zeroed (with `arrays` state arrays) if new; NULL on ENOMEM. */
+static optim_state *state_of(fold__kv_optim *o, int64_t key, uint64_t off, size_t count, fold_dtype dt, int arrays) {
   if (o->cap > 0) {
-    for (size_t j = slot_of(key, o->cap); o->slots[j] != NULL; j = (j + 1) & (o->cap - 1))
-      if (o->slots[j]->key == key) return o->slots[j];
+    for (size_t j = slot_of(key, off, o->cap); o->slots[j] != NULL; j = (j + 1) & (o->cap - 1))
+      if (o->slots[j]->key == key && o->slots[j]->off == off) return o->slots[j];
   }
   if ((o->used + 1) * 2 > o->cap && grow(o) != 0) return NULL;
   optim_state *s = calloc(1, sizeof *s);
   size_t es = fold_dtype_size(dt);
   if (s == NULL) return NULL;
-  s->key = key, s->count = count, s->dtype = dt;
+  s->key = key, s->off = off, s->count = count, s->dtype = dt;
   if ((arrays >= 1 && (s->m = calloc(count ? count : 1, es)) == NULL) ||
       (arrays >= 2 && (s->v = calloc(count ? count : 1, es)) == NULL)) {
     free(s->m);
     free(s);
     return NULL;
   }
-  size_t j = slot_of(key, o->cap);
+  size_t j = slot_of(key, off, o->cap);
   while (o->slots[j] != NULL) j = (j + 1) & (o->cap - 1);
   o->slots[j] = s;
   o->used++;
@@ -240,6 +242,11 @@ DEF_UPDATES(f64, double, sqrt)
 
 int fold__kv_optim_apply(fold__kv_optim *o, int64_t key, const void *grad, void *weight, size_t count,
                          fold_dtype dtype) {
+  return fold__kv_optim_apply_part(o, key, 0, grad, weight, count, dtype);
+}
+
+int fold__kv_optim_apply_part(fold__kv_optim *o, int64_t key, uint64_t off, const void *grad, void *weight,
+                              size_t count, fold_dtype dtype) {
   if (o == NULL) return fold__error(NULL, FOLD_EINVAL, "fold kv: key %lld: no optimizer", (long long)key);
   const char *name = fold__kv_optim_name(o);
   if (dtype != FOLD_FLOAT32 && dtype != FOLD_FLOAT64)
@@ -249,7 +256,7 @@ int fold__kv_optim_apply(fold__kv_optim *o, int64_t key, const void *grad, void 
     return fold__error(NULL, FOLD_EINVAL, "fold kv: key %lld: optimizer %s given a NULL %s", (long long)key, name,
                        grad == NULL ? "gradient" : "weight");
   int arrays = o->kind == OPT_ADAM ? 2 : o->momentum != 0 ? 1 : 0;
-  optim_state *s = state_of(o, key, count, dtype, arrays);
+  optim_state *s = state_of(o, key, off, count, dtype, arrays);
   if (s == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold kv: key %lld: no memory for %s state of %zu elements",
                        (long long)key, name, count);

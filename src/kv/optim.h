@@ -41,6 +41,11 @@ int fold__kv_optim_parse(const char *spec, fold__kv_optim **o, char *why, size_t
  * updates (weight is then untouched); FOLD_ENOMEM. */
 int fold__kv_optim_apply(fold__kv_optim *o, int64_t key, const void *grad, void *weight, size_t count,
                          fold_dtype dtype);
+/* The same for the part of key starting at element off, with a state of
+ * its own: a server applies a key piece by piece (dist_worker.c), and
+ * several pieces of one key may live on one server. */
+int fold__kv_optim_apply_part(fold__kv_optim *o, int64_t key, uint64_t off, const void *grad, void *weight,
+                              size_t count, fold_dtype dtype);
 
 /* "sgd" or "adam". */
 const char *fold__kv_optim_name(const fold__kv_optim *o);

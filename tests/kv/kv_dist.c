@@ -24,8 +24,12 @@ static double now_s(void) {
 }
 
 #define STEPS 12
-#define NINT 5
-static const size_t int_counts[NINT] = {1, 5, 1500 /* split: above the bound (1000) */, 300, 3001};
+#define NINT 6
+/* 40001: split, and several pieces of at most 64 KiB on every server
+ * (dist_worker.c); 3001 instead in the kill modes, whose traffic it would
+ * multiply: a worker then often meets the servers' exit (a broken pipe)
+ * before their notice naming the dead worker (docs/kvstore.md, Not done) */
+static const size_t int_counts[NINT] = {1, 5, 1500 /* split: above the bound (1000) */, 300, 3001, 40001};
 static const char *const names[2] = {"layer1.weight", "layer1.bias"};
 static const size_t name_counts[2] = {700, 1200};
 
@@ -52,24 +56,33 @@ typedef struct slot {
   double *ref;
 } slot;
 
-/* prio: the order in which the server applied the keys */
-static int64_t applied_order[64]; /* prio: NBIG + 1 keys */
-static int napplied;
+/* prio: when the server applied each key (the store applies a big key in
+ * pieces: the number of the call that applied its last piece) and how
+ * many of its elements in all */
+static int applied_at[64]; /* prio: NBIG + 1 keys */
+static size_t applied_elems[64];
+static int napplied, applied_bad;
 static void record(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dt, void *ctx) {
   (void)merged;
   (void)stored;
-  (void)count;
   (void)dt;
   (void)ctx;
-  if (napplied < 64) applied_order[napplied++] = key;
+  napplied++;
+  if (key < 0 || key >= 64) {
+    applied_bad = 1;
+    return;
+  }
+  applied_at[key] = napplied;
+  applied_elems[key] += count;
 }
 
 /* One worker pushes NBIG arrays of 2 MiB at priority 0 (three times the
  * outbox's 16 MiB window), then a small one at priority 10: it overtakes
  * the big ones still queued. */
 #define NBIG 24
+#define PRIO_BIG (512 * 1024)
 static void prio_worker(fold_kv *kv, fold_comm *w) {
-  enum { BIG = 512 * 1024 };
+  enum { BIG = PRIO_BIG };
   float *big = calloc(BIG, sizeof *big), small[4] = {0};
   for (int64_t k = 0; k <= NBIG; k++)
     CHECK_OK(fold_kv_init(kv, k, k < NBIG ? (void *)big : (void *)small, k < NBIG ? BIG : 4, FOLD_FLOAT32), w);
@@ -130,15 +143,13 @@ static int server(fold_kv *kv, fold_comm *w, const char *mode) {
     CHECK_OK(rc, w);
   }
   if (strcmp(mode, "prio") == 0) {
-    int p8 = -1, p7 = -1; /* the small key's place, the last big one's */
-    for (int i = 0; i < napplied; i++) {
-      if (applied_order[i] == NBIG) p8 = i;
-      if (applied_order[i] == NBIG - 1) p7 = i;
-    }
-    printf("applied in the order:");
-    for (int i = 0; i < napplied; i++) printf(" %lld", (long long)applied_order[i]);
-    printf("\n");
-    CHECK(napplied == NBIG + 1 && p8 >= 0 && p8 < p7, "the high-priority push did not overtake the queued ones");
+    int whole = !applied_bad; /* every key applied once, whole */
+    for (int k = 0; k <= NBIG; k++) whole &= applied_elems[k] == (k < NBIG ? PRIO_BIG : 4);
+    int p8 = applied_at[NBIG], p7 = applied_at[NBIG - 1]; /* the small key's place, the last big one's end */
+    printf("%d updater calls; the small key applied at call %d, the last big key completed at call %d\n", napplied,
+           p8, p7);
+    CHECK(whole, "a key was not applied exactly once");
+    CHECK(p8 > 0 && p8 < p7, "the high-priority push did not overtake the queued ones");
   }
   fold_kv_destroy(kv);
   return 0;
@@ -157,7 +168,7 @@ static void train(fold_kv *kv, fold_comm *w, const char *mode, int nworkers) {
     slot *s = &sl[ns++];
     if (k < NINT) {
       s->key = k;
-      s->count = int_counts[k];
+      s->count = k == NINT - 1 && strncmp(mode, "kill", 4) == 0 ? 3001 : int_counts[k];
       s->dt = FOLD_INT64;
     } else {
       CHECK_OK(fold_kv_key(kv, names[k - NINT], &s->key), w);
@@ -236,13 +247,13 @@ static void train(fold_kv *kv, fold_comm *w, const char *mode, int nworkers) {
     CHECK_OK(rc, w);
     if (rc != FOLD_OK) break;
     if (!sync) continue; /* async and ssp: only the end is determined */
-    for (int k = 0; k < ns; k++)
-      for (size_t i = 0; i < sl[k].count; i++)
+    /* the first element that differs (one report a step) */
+    for (int k = 0, bad = 0; k < ns && !bad; k++)
+      for (size_t i = 0; i < sl[k].count && !bad; i++)
         if (kv_get(sl[k].out, i, sl[k].dt) != sl[k].ref[i]) {
           CHECK(0, "rank %d step %d key %lld element %zu: %g, serial reference %g", rank, step, (long long)sl[k].key, i,
                 kv_get(sl[k].out, i, sl[k].dt), sl[k].ref[i]);
-          i = sl[k].count;
-          k = ns;
+          bad = 1;
         }
   }
   if (strncmp(mode, "kill", 4) == 0)
