@@ -215,6 +215,24 @@ static void describe_failure(int r, int status, char *buf, size_t cap) {
   }
 }
 
+/* Send sig to every live rank as if at once. kill() one rank after the
+ * other leaves a gap in which foldrun may lose its core: a rank signalled
+ * first ends, and one not yet signalled sees that end (its peer lost) and
+ * acts on it instead of on the signal. So the ranks are stopped first, then
+ * signalled, then continued: a continued rank handles its pending signal
+ * before it runs anything else. */
+static void signal_ranks(rank_proc *rp, long n, int sig) {
+  for (long r = 0; r < n; r++)
+    if (rp[r].alive) kill(rp[r].pid, SIGSTOP);
+  for (long r = 0; r < n; r++)
+    if (rp[r].alive) {
+      rp[r].sent |= 1UL << sig;
+      kill(rp[r].pid, sig);
+    }
+  for (long r = 0; r < n; r++)
+    if (rp[r].alive) kill(rp[r].pid, SIGCONT);
+}
+
 /* Read every pending signal: forward SIGINT/TERM/HUP to the live ranks (they
  * decide how to stop; their exits drive ours), and number the exits that
  * SIGCHLD reports (the kernel keeps one pending SIGCHLD, that of the
@@ -223,11 +241,7 @@ static void read_signals(int sfd, rank_proc *rp, long n, long *seq) {
   struct signalfd_siginfo si;
   while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
     if (si.ssi_signo != SIGCHLD) {
-      for (long r = 0; r < n; r++)
-        if (rp[r].alive) {
-          rp[r].sent |= 1UL << si.ssi_signo;
-          kill(rp[r].pid, (int)si.ssi_signo);
-        }
+      signal_ranks(rp, n, (int)si.ssi_signo);
       continue;
     }
     if (si.ssi_code != CLD_EXITED && si.ssi_code != CLD_KILLED && si.ssi_code != CLD_DUMPED)
@@ -490,9 +504,7 @@ int main(int argc, char **argv) {
     }
   }
   if (failed) { /* could not start every rank: stop those that run */
-    for (long r = 0; r < n; r++)
-      if (rp[r].alive)
-        kill(rp[r].pid, SIGTERM);
+    signal_ranks(rp, n, SIGTERM);
     kill_at = mono_ns() + KILL_GRACE_NS;
   }
 
@@ -567,11 +579,7 @@ int main(int argc, char **argv) {
       /* stop the rest now; whom to name is decided at the end, when
        * every end has been seen (first_failure) */
       failed = 1;
-      for (long q = 0; q < n; q++)
-        if (rp[q].alive) {
-          rp[q].sent |= 1UL << SIGTERM;
-          kill(rp[q].pid, SIGTERM);
-        }
+      signal_ranks(rp, n, SIGTERM);
       kill_at = mono_ns() + KILL_GRACE_NS;
     }
     if (alive == 0)
