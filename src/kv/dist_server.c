@@ -70,9 +70,16 @@ struct fold__kv_server {
    * worker holds them up, so that a timeout names it, not this server */
   fold__timer stall;
   int64_t stall_ns;
+  /* a lost peer + 1 (0: none): the server lingers until dying_until, see linger() */
+  int dying;
+  int64_t dying_until;
 };
 
 #define S_OF(kv) ((kv)->s)
+
+/* How long a server that lost a peer waits for the live workers to read its
+ * DEAD notice and go (linger()); well inside the 5 s the store promises. */
+#define LINGER_NS 1000000000LL
 
 /* ---- replies -------------------------------------------------------------------- */
 
@@ -490,7 +497,7 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
 /* A worker lost without its BYE, or a server without its SDONE: tell the
  * workers (they do not watch each other, and may not be connected to a
  * dead server: fold_kv_dead_nodes lists it there too), then fail naming it. */
-static int peer_died(fold_kv *kv, int w) {
+static void peer_died(fold_kv *kv, int w) {
   fold_comm *c = kv->c;
   kv->dead[w] = 1;
   for (int p = 0; p < kv->nworkers; p++) {
@@ -500,9 +507,26 @@ static int peer_died(fold_kv *kv, int w) {
     h->key = w;
     send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h);
   }
-  /* out now: the failure below stops the batch's flush */
+  /* out now, before the failure that linger() ends with */
   fold__tx_batch_end(c);
   fold__tx_batch_begin(c);
+  kv->s->dying = w + 1;
+  kv->s->dying_until = fold__now(c) + LINGER_NS;
+}
+
+/* After a loss the server keeps its connections open (the transports keep
+ * reading them) until every live worker has gone or LINGER_NS passed, and
+ * only then fails. Failing at once closes its sockets while workers still
+ * send to it: a worker then meets a reset connection before it has read
+ * the DEAD notice, and blames this server instead of the rank that died. */
+static int linger(fold_kv *kv) {
+  struct fold__kv_server *s = kv->s;
+  fold_comm *c = kv->c;
+  int live = 0;
+  for (int p = 0; p < kv->nworkers; p++)
+    if (!c->lost[p] && !kv->left[p] && !s->bye[p] && !kv->dead[p]) live++;
+  if (live > 0 && fold__now(c) < s->dying_until) return 0;
+  int w = s->dying - 1;
   return fold__fail_for_lost(c, w, w < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
 }
 
@@ -511,6 +535,7 @@ static int serve_step(fold__task *t) {
   fold_kv *kv = s->kv;
   fold_comm *c = kv->c;
   int rc = FOLD_OK;
+  if (s->dying) return linger(kv); /* no more messages are taken: the store failed */
   while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {
     kv_msg *m = s->ihead;
     s->ihead = m->next;
@@ -523,9 +548,15 @@ static int serve_step(fold__task *t) {
   if (rc != FOLD_OK) return rc;
   reap_sent(s);
   for (int w = 0; w < kv->nworkers; w++)
-    if (c->lost[w] && !s->bye[w]) return peer_died(kv, w);
+    if (c->lost[w] && !s->bye[w]) {
+      peer_died(kv, w);
+      return linger(kv);
+    }
   for (int p = kv->nworkers; p < c->size; p++)
-    if (p != c->rank && c->lost[p] && !kv->left[p]) return peer_died(kv, p);
+    if (p != c->rank && c->lost[p] && !kv->left[p]) {
+      peer_died(kv, p);
+      return linger(kv);
+    }
   return s->nleft == kv->nworkers && s->ihead == NULL && s->nsent == 0;
 }
 
