@@ -78,8 +78,12 @@ FOLD_API int fold_kv_create(fold_comm *comm, const char *type, fold_kv **kv);
 FOLD_API int fold_kv_role(const fold_kv *kv);
 
 /* Server ranks: serve pushes and pulls until every worker destroyed its
- * store (blocks, driving the engine). Returns FOLD_OK then; FOLD_EPEER
- * naming the rank if a worker died first; the store's failure status;
+ * store (blocks, driving the engine). A server takes no message before this
+ * call (the workers' pushes wait for it), so an updater or optimizer set
+ * before it applies to every push, even with FOLD_PROGRESS_THREAD. Returns
+ * FOLD_OK then; FOLD_EPEER naming the rank if a worker or another server
+ * died first (after telling the live workers, and waiting up to 1 s for
+ * them to go, so that they name that rank too); the store's failure status;
  * FOLD_EINVAL on a worker or a local store. Call fold_kv_destroy after. */
 FOLD_API int fold_kv_serve(fold_kv *kv);
 

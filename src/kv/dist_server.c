@@ -70,6 +70,10 @@ struct fold__kv_server {
    * worker holds them up, so that a timeout names it, not this server */
   fold__timer stall;
   int64_t stall_ns;
+  /* set by fold_kv_serve: messages are taken only from then on, so that an
+   * updater set before it sees every push, even with a progress thread that
+   * steps this task while the rank is still setting up */
+  int serving;
   /* a lost peer + 1 (0: none): the server lingers until dying_until, see linger() */
   int dying;
   int64_t dying_until;
@@ -535,6 +539,7 @@ static int serve_step(fold__task *t) {
   fold_kv *kv = s->kv;
   fold_comm *c = kv->c;
   int rc = FOLD_OK;
+  if (!s->serving) return 0;
   if (s->dying) return linger(kv); /* no more messages are taken: the store failed */
   while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {
     kv_msg *m = s->ihead;
@@ -680,6 +685,7 @@ int fold__kv_server_serve(fold_kv *kv) {
   int64_t t = c->timeout_ns;
   c->timeout_ns = INT64_MAX / 4;
   kv->s->stall_ns = t / 2;
+  kv->s->serving = 1;
   fold__timer_init(&kv->s->stall, stall_scan, kv);
   fold__timer_arm_in(c, &kv->s->stall, kv->s->stall_ns / 4);
   int rc = fold__wait_req(c, kv->s->task.req, "fold_kv_serve");

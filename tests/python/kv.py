@@ -4,7 +4,6 @@ over them by FOLD_KV_BIGARRAY_BOUND), every round equal to a serial numpy refere
 servers; bad input on workers and servers."""
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -181,17 +180,12 @@ def dist():
             stored[:] = stored * 2 + merged
         kv.set_updater(upd)
         kv.key("u")  # known here: the updater gets the name, not the hash
-        # with FOLD_PROGRESS_THREAD=1 a server applies pushes from fold_kv_create on: workers must not push
-        # before every server set its updater (docs/python.md)
-        comm.barrier()
+        # no barrier before serve: a server takes no push before serve(), even with FOLD_PROGRESS_THREAD=1
+        # (docs/python.md)
         kv.serve()
         kv.destroy()
         check(len(calls) > 0 and set(calls) <= {"u", 9}, f"server updater calls {calls[:4]}")
     else:
-        comm.barrier()
-        # and until the servers are past that barrier's last fold call made with the GIL held (a server's
-        # progress thread that holds the family's lock waiting for the GIL meanwhile: docs/python.md)
-        time.sleep(0.2)
         kv.init("u", np.ones(big))
         kv.init(9, np.ones(4, np.int64))
         ref_u, ref_9 = np.ones(big), np.ones(4, np.int64)
