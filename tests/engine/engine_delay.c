@@ -115,8 +115,11 @@ static void case_threads(void) {
     printf("%s: rank 1 took %.1f ms without the delay, %.1f ms with 50 ms per reduction step (%d steps);"
            " the others %.1f %.1f %.1f ms\n",
            algos[a].algo, plain[1] / 1e6, slow[1] / 1e6, algos[a].steps, slow[0] / 1e6, slow[2] / 1e6, slow[3] / 1e6);
+    /* Lower bounds only: the delays cannot be faked, but how long the same
+     * work takes without them varies 100-fold on a loaded machine (47.8 ms
+     * once under TSan), so "plain + delays" is no bound. The exact added
+     * time is checked in virtual time below (case_sim). */
     CHECK(slow[1] >= algos[a].steps * D);
-    CHECK(slow[1] >= plain[1] + algos[a].steps * D * 8 / 10);
     for (int i = 0; i < NT; i++) CHECK(!algos[a].waits[i] || slow[i] >= D);
   }
 }
