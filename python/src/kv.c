@@ -430,11 +430,12 @@ static PyObject *kvs_pushpull(fpy_kv *self, PyObject *args, PyObject *kw) {
 
 /* wait, barrier, serve: block with the GIL released. Ctrl-C: serve and
  * barrier run under the wakeup-fd guard, which aborts the store's
- * communicator; but fold_kv works on its own duplicate, which does not see
- * that abort yet (a C change, docs/python.md "Not done"), so the call ends
- * when its wait does (at the latest FOLD_TIMEOUT) and KeyboardInterrupt is
- * raised then. wait goes without the guard: its pipes and thread cost
- * about 50 us, a small pushpull's whole round trip, for no effect today. */
+ * communicator; the store passes that abort on to its own duplicate
+ * (fold__kv_forward_abort), so the call ends with FOLD_EABORTED within
+ * fold's sleep cap and KeyboardInterrupt is raised. wait goes without the
+ * guard: its pipes and thread cost about 50 us, a small pushpull's whole
+ * round trip, so Ctrl-C in wait is seen only when the wait ends
+ * (docs/python.md "Not done"). */
 static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *), int guard) {
   fold_kv *kv = use(self);
   if (!kv) return NULL;

@@ -189,6 +189,7 @@ static int watch(fold__task *t) {
   struct fold__kv_worker *w = (struct fold__kv_worker *)t;
   fold_kv *kv = w->kv;
   fold_comm *c = kv->c;
+  fold__kv_forward_abort(kv);
   if (w->leaving) return 0;
   if (w->nheap) pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size; p++)

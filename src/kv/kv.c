@@ -21,6 +21,11 @@ int fold__kv_failed(fold_kv *kv) {
   return st;
 }
 
+void fold__kv_forward_abort(fold_kv *kv) {
+  if (kv->user && kv->c && kv->c != kv->user && atomic_load_explicit(&kv->user->abort_req, memory_order_acquire))
+    atomic_store_explicit(&kv->c->abort_req, 1, memory_order_release);
+}
+
 void fold__kv_apply(fold_kv *kv, int64_t key, uint64_t off, const void *merged, void *stored, size_t count,
                     fold_dtype dtype) {
   if (kv->updater) {

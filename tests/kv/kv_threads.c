@@ -1,8 +1,10 @@
-/* kv_threads.c — a distributed store whose ranks are threads of one process (inproc transport): dist_sync and dist_async, 3 workers and 2 servers, several stores at once. */
+/* kv_threads.c — a distributed store whose ranks are threads of one process (inproc transport): dist_sync and dist_async, 3 workers and 2 servers, several stores at once; fold_comm_abort ending a store's wait. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "fold.h"
@@ -72,6 +74,52 @@ static void *rank_main(void *arg) {
   return NULL;
 }
 
+/* fold_comm_abort on the communicator a store was made on ends the store's
+ * waits with FOLD_EABORTED: worker 0 blocks in a barrier that the servers,
+ * which have not called fold_kv_serve, cannot answer; another thread aborts
+ * the worker's communicator. */
+static atomic_int abort_done;
+static fold_comm *acomms[2];
+
+static void *aborter(void *arg) {
+  (void)arg;
+  struct timespec ts = {0, 100 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  fold_comm_abort(acomms[0]);
+  return NULL;
+}
+
+static void *abort_rank(void *arg) {
+  int r = (int)(intptr_t)arg;
+  fold_kv *kv;
+  CHECK_OK(fold_kv_create(acomms[r], "dist_sync", &kv), acomms[r]);
+  if (kv == NULL) return NULL;
+  if (r == 0) {
+    pthread_t a;
+    CHECK(pthread_create(&a, NULL, aborter, NULL) == 0, "thread");
+    int rc = fold_kv_barrier(kv);
+    CHECK(rc == FOLD_EABORTED, "a barrier on an aborted communicator's store returned %s", fold_strerror(rc));
+    pthread_join(a, NULL);
+    fold_kv_destroy(kv);
+    atomic_store(&abort_done, 1);
+  } else { /* the server: not serving until the worker's barrier ended */
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 2000 && !atomic_load(&abort_done); i++) nanosleep(&ts, NULL);
+    CHECK(atomic_load(&abort_done), "the worker's barrier never returned");
+    fold_kv_destroy(kv);
+  }
+  return NULL;
+}
+
+static void case_abort(void) {
+  setenv("FOLD_KV_SERVERS", "1", 1);
+  CHECK_OK(fold_comm_init_threads(2, acomms), NULL);
+  pthread_t th[2];
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, abort_rank, (void *)(intptr_t)r);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < 2; r++) fold_comm_destroy(acomms[r]);
+}
+
 int main(void) {
   setenv("FOLD_KV_SERVERS", "2", 1);
   setenv("FOLD_KV_BIGARRAY_BOUND", "1000", 1);
@@ -81,5 +129,6 @@ int main(void) {
   for (int r = 0; r < N; r++) pthread_create(&th[r], NULL, rank_main, (void *)(intptr_t)r);
   for (int r = 0; r < N; r++) pthread_join(th[r], NULL);
   for (int r = 0; r < N; r++) fold_comm_destroy(comms[r]);
+  case_abort();
   return check_report("kv_threads");
 }
