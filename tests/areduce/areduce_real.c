@@ -302,7 +302,7 @@ static void bench(fold_comm *c, int reps) {
 
 /* ---- foldrun -n 4 ... areduce_real slow: the test --------------------------
  * n = 4, degree 2: 0 <- {1, 2}, 1 <- {3}. A leaf (3) or an inner node (1)
- * makes one fragment, calls done and computes T = 50 ms without calling
+ * makes one fragment, calls done and computes T = 200 ms without calling
  * fold, while the others make theirs for ~1 ms. The leaf's part left with
  * its done, so the final result does not wait for it: it is final while
  * the leaf still computes, within T/10 of the last fragment. The inner
@@ -314,7 +314,7 @@ static void bench(fold_comm *c, int reps) {
  * decide. */
 static void slow_test(fold_comm *c) {
   int n = fold_comm_size(c), r = fold_comm_rank(c);
-  const double T = 0.05;
+  const double T = 0.2; /* 50 ms failed once in a CI run that shared the machine with builds */
   int leaf, inner;
   pick(n, 2, &leaf, &inner);
   CHECK(n == 4 && leaf == 3 && inner == 1, "want n = 4 (leaf 3, inner node 1): n %d, leaf %d, inner %d", n, leaf,
