@@ -43,6 +43,7 @@ typedef struct rank_proc {
   long chld_seq, eof_seq;
   int64_t chld_ns, eof_ns;
   unsigned long sent; /* bit s: foldrun sent it signal s (forwarded, or the stop after a failure) */
+  int held;           /* signal_ranks stopped it and must continue it */
   stream s[2]; /* stdout, stderr */
 } rank_proc;
 
@@ -215,22 +216,46 @@ static void describe_failure(int r, int status, char *buf, size_t cap) {
   }
 }
 
+/* 1 if pid is stopped or traced now (state T or t in /proc/pid/stat). */
+static int proc_stopped(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t k = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (k <= 0)
+    return 0;
+  buf[k] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+  return p != NULL && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
 /* Send sig to every live rank as if at once. kill() one rank after the
  * other leaves a gap in which foldrun may lose its core: a rank signalled
  * first ends, and one not yet signalled sees that end (its peer lost) and
  * acts on it instead of on the signal. So the ranks are stopped first, then
  * signalled, then continued: a continued rank handles its pending signal
- * before it runs anything else. */
+ * before it runs anything else. A rank that was stopped already (by itself,
+ * a user or a debugger) is only signalled: foldrun continues only what it
+ * stopped. */
 static void signal_ranks(rank_proc *rp, long n, int sig) {
-  for (long r = 0; r < n; r++)
-    if (rp[r].alive) kill(rp[r].pid, SIGSTOP);
+  for (long r = 0; r < n; r++) {
+    rp[r].held = rp[r].alive && !proc_stopped(rp[r].pid);
+    if (rp[r].held)
+      kill(rp[r].pid, SIGSTOP);
+  }
   for (long r = 0; r < n; r++)
     if (rp[r].alive) {
       rp[r].sent |= 1UL << sig;
       kill(rp[r].pid, sig);
     }
   for (long r = 0; r < n; r++)
-    if (rp[r].alive) kill(rp[r].pid, SIGCONT);
+    if (rp[r].held) {
+      rp[r].held = 0;
+      kill(rp[r].pid, SIGCONT);
+    }
 }
 
 /* Read every pending signal: forward SIGINT/TERM/HUP to the live ranks (they
