@@ -43,12 +43,7 @@ struct fold__kv_pool {
  * compiled like op.c's (AVX2 and baseline clones, -O3). Each element is
  * still summed left to right, ((o + a) + b) + c) + d, the order of the
  * serial sum; signed integers wrap through the unsigned type as in op.c. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__)
-#define KERNEL __attribute__((target_clones("avx2", "default")))
-#else
-#define KERNEL
-#endif
+#define KERNEL FOLD__KERNEL
 
 /* first4: o = a + b + c + d (o may alias a); add4: o += a + b + c + d (no
  * source overlaps o). */

@@ -5,16 +5,10 @@
 
 #include "op/op.h"
 
-/* Kernels are compiled twice (AVX2 and baseline x86-64) and the loader picks
- * one by CPU at run time (GCC target_clones + ifunc): portable builds, fast
- * machines used fully. Loops are written so that the compiler vectorises them
- * (restrict pointers, no branches in the body); CMake builds this file -O3. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__)
-#define KERNEL __attribute__((target_clones("avx2", "default")))
-#else
-#define KERNEL
-#endif
+/* Kernels (FOLD__KERNEL, op.h: AVX2 and baseline clones) are written so
+ * that the compiler vectorises them (restrict pointers, no branches in the
+ * body); CMake builds this file -O3. */
+#define KERNEL FOLD__KERNEL
 
 /* Signed sums and products wrap like the unsigned ones (two's complement)
  * instead of being undefined on overflow: compute them in the unsigned type. */

@@ -51,4 +51,15 @@ uint16_t fold__f32_to_f16(float f);
 float fold__bf16_to_f32(uint16_t h);
 uint16_t fold__f32_to_bf16(float f);
 
+/* Marks a reduction kernel: compiled twice (AVX2 and baseline x86-64), the
+ * loader picking one by CPU at run time (GCC target_clones + ifunc); plain
+ * elsewhere and under the sanitizers. Used by op.c and the store's sum
+ * (kv/sum.c). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define FOLD__KERNEL __attribute__((target_clones("avx2", "default")))
+#else
+#define FOLD__KERNEL
+#endif
+
 #endif
