@@ -15,24 +15,27 @@
 # Output: one CSV line per (transport,size,delay,algo): median us, the
 # median of the paired ratios to ring (run i of the algorithm over run i of
 # ring: less sensitive to the load drifting than a ratio of medians), and
-# the runs. ALGOS (environment) overrides "ring ring_skip default".
+# the runs. ALGOS (environment) overrides "ring ring_skip default"; also
+# "noskip" (ring_skip with FOLD_SKIP_ALPHA=1e6: its path without skips) and
+# "old_skip" (ring_skip of the build in OLD_BUILD).
 set -eu
 B=$1 TP=$2 SIZES=$3 DELAYS=$4 REPS=$5 ITERS=${6:-10}
 N=${FOLD_BENCH_N:-4}
 one() { # size delay_s algo -> microseconds
-  BB=$B
+  BB=$B SKA=${FOLD_SKIP_ALPHA:-}
   case $3 in
     default) A=auto ;;
     old_skip) A=ring_skip BB=$OLD_BUILD ;; # ring_skip of another build (OLD_BUILD): before/after
+    noskip) A=ring_skip SKA=1e6 ;;          # ring_skip that never skips: its path's own cost
     *) A=$3 ;;
   esac
   case $TP in
     netns1g) # four network namespaces joined by a bridge, every link shaped to 1 Gbit/s (tests/netns)
       FOLD_INJECT_DELAY=1:$2 FOLD_TRANSPORT=tcp "$(dirname "$0")/../../tests/netns/netns_run.sh" -k "$N" -r 1gbit -t 600 -- \
-        env FOLD_INJECT_DELAY=1:$2 FOLD_SKIP_ALPHA="${FOLD_SKIP_ALPHA:-}" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
+        env FOLD_INJECT_DELAY=1:$2 FOLD_SKIP_ALPHA="$SKA" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
         -n "$ITERS" -w 1 2>/dev/null | awk '$1=="[h0]" && $2 ~ /^[0-9]+$/ {print $7; exit}' ;;
     *)
-      FOLD_INJECT_DELAY=1:$2 "$BB/foldrun" -n "$N" --transport "$TP" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
+      FOLD_INJECT_DELAY=1:$2 FOLD_SKIP_ALPHA="$SKA" "$BB/foldrun" -n "$N" --transport "$TP" "$BB/fold-bench" -b "$1" -e "$1" -a "$A" \
         -n "$ITERS" -w 2 2>/dev/null | awk '$1=="[0]" && $2 ~ /^[0-9]+$/ {print $7; exit}' ;;
   esac
 }

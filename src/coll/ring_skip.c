@@ -74,6 +74,18 @@ enum { HDR = 16, POOL_MAX = 16 };
  * alike from a 2 ms straggler. */
 #define ALPHA_DEFAULT 4.0
 
+/* The least threshold, with T estimated, when this host's ranks outnumber
+ * its CPUs (fold__engine_shares_cpu): ranks then take turns on the cores,
+ * and a neighbour that waits for a core for a time slice of the scheduler
+ * (Linux's EEVDF: 0.75 ms times 1 + log2 of the CPUs up to 8, so 1.5 ms on
+ * 2 CPUs) is not a straggler. Without the floor, 4 ranks on 2 cores
+ * routed around such turns in most calls at 1 MiB (T there is ~50 us, so
+ * alpha*T ~200 us), and each skip costs a copy, a message and a reduction
+ * on a machine with no CPU to spare: +28% over ring on tcp at 1 MiB,
+ * against +4-18% with a floor of 0.5-2 ms (docs/straggler.md). A
+ * straggler late by 2 ms per step is still routed around. */
+#define SLICE_FLOOR_NS 1000000
+
 /* A partial's header. t_us: the sender's own estimate of T (see
  * t_sample); ttrans_us: what the sender measured of its link to us (a
  * block's transfer time, fold__link_ns; 0: nothing measured); cov: the
@@ -140,6 +152,7 @@ struct rs_comm {
   int late;         /* our last call at late_bytes found us late */
   size_t late_bytes;
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
+  int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
   int last_nskip, last_skip;
   /* Calls started and not finished well: a call that failed, or was given
@@ -242,6 +255,7 @@ static rs_comm *comm_state(fold_comm *c) {
   if (tt && *tt && rc->ttrans_env_ns < 0)
     fold__warn_env("FOLD_SKIP_TTRANS", tt, "is not seconds >= 0; the link's measured transfer time is used");
   if (rc->ttrans_env_ns > 0) rc->ttrans_env_ns *= 1e9;
+  rc->floor_ns = fold__engine_shares_cpu(c) ? SLICE_FLOOR_NS : 0;
   rc->last_tag = -1;
   rc->comm = c;
   if (fold__ext_attach(c, &rs_key, rc, rs_teardown) != FOLD_OK) {
@@ -361,6 +375,7 @@ int fold__ring_skip_init(fold__coll *co) {
   else
     s->ttrans_ns = mine > 0 ? mine : 0;
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
+  if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
   s->owner_ns = -1;

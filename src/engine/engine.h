@@ -302,6 +302,15 @@ int fold__engine_wake_at(fold_comm *c, int64_t t_ns);
  * real time on real transports and virtual time in the simulator. */
 int64_t fold__engine_inject_delay(const fold_comm *c);
 
+/* The CPUs this process may run on (its affinity mask; a process pinned
+ * to a single CPU counts the host's online CPUs: launchers pin only when
+ * the ranks fit the CPUs, each rank to its own). engine/progress.c. */
+int fold__engine_ncpu(void);
+/* 1 if c's ranks on this host outnumber those CPUs (real transports only):
+ * then ranks take turns on the cores, and a wait for a peer may last a
+ * time slice of the OS scheduler (milliseconds) with nobody slow. */
+int fold__engine_shares_cpu(const fold_comm *c);
+
 /* ---- link measurements (engine/time.c) ----------------------------------------------
  * How long a message of `bytes` takes to reach `peer` (a rank of c), from
  * what the transport that reaches it measured of that link as a sender:

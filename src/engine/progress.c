@@ -61,6 +61,19 @@ void fold__idle_pause(fold_comm *c, int idle) {
   }
 }
 
+int fold__engine_ncpu(void) {
+  cpu_set_t cpus;
+  int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (n == 1) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return n;
+}
+
+int fold__engine_shares_cpu(const fold_comm *c) {
+  if (fold__engine_virtual(c)) return 0;
+  int n = fold__engine_ncpu();
+  return n > 0 && c->local_size > n;
+}
+
 void fold__task_start(fold_comm *c, fold__task *t) {
   /* Step once at once: the first sends go out now, not at the next wait
    * (which matters most in the simulator, where only waits drive ranks). */

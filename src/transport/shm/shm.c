@@ -261,13 +261,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   }
   t->next_check = fold__now(c) + CHECK_NS;
   fold__shm_area_make(t);
-  cpu_set_t cpus;
-  int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-  /* Pinned to one CPU: a launcher bound us, as launchers do only when the
-   * ranks fit the CPUs (foldrun, mpirun), so each rank has its own; count
-   * the host's CPUs instead of our one. */
-  if (ncpu == 1)
-    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int ncpu = fold__engine_ncpu(); /* a rank pinned to one CPU counts the host's */
   t->oversub = ncpu > 0 && t->nwatch + 1 > ncpu;
   /* Every peer is ours and nobody shares a CPU: a wait's spin need not
    * yield (a sched_yield is a system call, a few hundred ns, on every turn
