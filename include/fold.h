@@ -671,7 +671,9 @@ FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
  * NULL). Does not block, does not communicate. FOLD_EINVAL for a NULL comm
  * or max < 0. With FOLD_DEBUG=INFO every rerouting call logs one line.
  * FOLD_SKIP_ALPHA (> 1, default 4), FOLD_SKIP_T and FOLD_SKIP_TTRANS
- * (seconds) override the threshold's online estimates. */
+ * (seconds) override the threshold's online estimates: T, the smallest
+ * recent step that waited for its data, and T_trans, a block's transfer
+ * time from the link's measured latency and bandwidth. */
 FOLD_API int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max);
 
 /* Create a user reduction op. fn computes inout[i] = in[i] op inout[i] for
