@@ -34,3 +34,19 @@ foreach(t_a shm:shm tcp:ring)
   add_test(NAME engine_delay_mp_${_t} COMMAND foldrun -n 3 --transport ${_t} --timeout 30 -- $<TARGET_FILE:engine_delay> mp ${_a})
   set_tests_properties(engine_delay_mp_${_t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_INJECT_DELAY=1:0.05")
 endforeach()
+
+# Link measurements (fold__link_ns, ring_skip's T_trans): inproc has none, the simulator's are its model exactly,
+# shm and tcp measure large sends (3 processes), and over network namespaces shaped to 1 Gbit/s tcp's
+# measured rate must be within a factor 2 of the shaping.
+fold_add_test_exe(engine_link engine/engine_link.c)
+foreach(case threads sim)
+  add_test(NAME engine_link_${case} COMMAND engine_link ${case})
+  set_tests_properties(engine_link_${case} PROPERTIES TIMEOUT 30)
+endforeach()
+foreach(t shm tcp)
+  add_test(NAME engine_link_mp_${t} COMMAND foldrun -n 3 --transport ${t} --timeout 30 -- $<TARGET_FILE:engine_link> mp)
+  set_tests_properties(engine_link_mp_${t} PROPERTIES TIMEOUT 60)
+endforeach()
+add_test(NAME engine_link_netns1g COMMAND ${FOLD_TEST_DIR}/netns/netns_run.sh -k 3 -r 1gbit -t 60 --
+         $<TARGET_FILE:engine_link> mp 1e9)
+set_tests_properties(engine_link_netns1g PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE LABELS nosan)

@@ -55,6 +55,7 @@
  * bits (the order of the additions depends on timing), so non-commutative
  * ops are refused.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,12 +75,15 @@ enum { HDR = 16, POOL_MAX = 16 };
 #define ALPHA_DEFAULT 4.0
 
 /* A partial's header. t_us: the sender's own estimate of T (see
- * t_sample); flags: F_LATE, the sender is late and passed this on
- * unreduced. */
-enum { F_LATE = 1, TWIN = 16 };
+ * t_sample); ttrans_us: what the sender measured of its link to us (a
+ * block's transfer time, fold__link_ns; 0: nothing measured); cov: the
+ * number of contributions in it, with F_LATE in its top bit: the sender
+ * is late and passed this on unreduced. */
+#define F_LATE 0x80000000u
+enum { TWIN = 16 };
 typedef struct msg_hdr {
-  float t_us;
-  uint32_t block, cov, flags;
+  float t_us, ttrans_us;
+  uint32_t block, cov;
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == HDR, "header size");
 
@@ -108,6 +112,8 @@ struct rs_call {
   fold__timer watchdog;
   int fired;
   int64_t threshold_ns; /* 0: no skipping (no T yet) */
+  int64_t ttrans_ns;   /* the T_trans in it (for the INFO line) */
+  float out_ttrans_us; /* our link to the right as measured, for the headers we send */
   fold_request *rreq;
   char *rmsg;
   int rs_taken;        /* messages taken from the reduce-scatter stream (the first has no header) */
@@ -129,10 +135,11 @@ struct rs_comm {
   size_t t_bytes;   /* the block size it was measured at */
   double twin[TWIN]; /* the last TWIN samples (see t_sample) */
   double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
+  double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
   int tn;           /* samples taken at this size */
   int late;         /* our last call at late_bytes found us late */
   size_t late_bytes;
-  double alpha, t_env_ns, ttrans_ns; /* the environment's values (t_env 0: estimate; ttrans -1: none) */
+  double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
   int last_nskip, last_skip;
   /* Calls started and not finished well: a call that failed, or was given
@@ -230,7 +237,11 @@ static rs_comm *comm_state(fold_comm *c) {
     rc->alpha = ALPHA_DEFAULT;
   }
   rc->t_env_ns = env_seconds("FOLD_SKIP_T", 0) * 1e9;
-  rc->ttrans_ns = env_seconds("FOLD_SKIP_TTRANS", 0) * 1e9;
+  const char *tt = getenv("FOLD_SKIP_TTRANS");
+  rc->ttrans_env_ns = tt && *tt ? env_seconds("FOLD_SKIP_TTRANS", -1) : -1;
+  if (tt && *tt && rc->ttrans_env_ns < 0)
+    fold__warn_env("FOLD_SKIP_TTRANS", tt, "is not seconds >= 0; the link's measured transfer time is used");
+  if (rc->ttrans_env_ns > 0) rc->ttrans_env_ns *= 1e9;
   rc->last_tag = -1;
   rc->comm = c;
   if (fold__ext_attach(c, &rs_key, rc, rs_teardown) != FOLD_OK) {
@@ -260,6 +271,7 @@ static void t_sample(rs_comm *rc, size_t bytes, double ns) {
     rc->t_bytes = bytes;
     rc->tn = 0;
     rc->left_t_ns = 0;
+    rc->left_ttrans_ns = 0;
     rc->t_ns = 0;
   }
   if (ns <= 0) return;
@@ -336,7 +348,19 @@ int fold__ring_skip_init(fold__coll *co) {
     t = rc->t_env_ns;
   else if (rc->t_bytes == s->maxb)
     t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
-  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + rc->ttrans_ns) : 0;
+  /* T_trans: the environment's; else what the left neighbour measured of
+   * its link to us (its last header at this size); else our own link to
+   * the right as a stand-in (the same kind of link on a uniform network);
+   * else 0 (nothing measured yet: T, a waited step, includes a transfer). */
+  int64_t mine = fold__link_ns(c, s->right, HDR + s->maxb);
+  s->out_ttrans_us = mine > 0 ? (float)(mine / 1e3) : 0;
+  if (rc->ttrans_env_ns >= 0)
+    s->ttrans_ns = (int64_t)rc->ttrans_env_ns;
+  else if (rc->t_bytes == s->maxb && rc->left_ttrans_ns > 0)
+    s->ttrans_ns = (int64_t)rc->left_ttrans_ns;
+  else
+    s->ttrans_ns = mine > 0 ? mine : 0;
+  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
   s->owner_ns = -1;
@@ -404,7 +428,8 @@ static int send_msg(rs_call *s, int ctx, const void *data, size_t len, char *own
 
 /* A partial in message buffer buf (payload after the header). */
 static int send_partial(rs_call *s, char *buf, int j, int cov, unsigned flags, size_t bytes) {
-  msg_hdr h = {(float)(s->rc->t_bytes == s->maxb ? s->rc->t_ns / 1e3 : 0), (uint32_t)j, (uint32_t)cov, flags};
+  msg_hdr h = {(float)(s->rc->t_bytes == s->maxb ? s->rc->t_ns / 1e3 : 0), s->out_ttrans_us, (uint32_t)j,
+               (uint32_t)cov | flags};
   memcpy(buf, &h, HDR);
   return send_msg(s, s->co->data_ctx, buf, HDR + bytes, buf);
 }
@@ -497,21 +522,24 @@ static int take(rs_call *s) {
   if (st) return st;
   msg_hdr h;
   if (s->rs_taken++ == 0) {
-    h = (msg_hdr){0, (uint32_t)fold__mod(s->left - 1, s->n), 1, 0};
+    h = (msg_hdr){0, 0, (uint32_t)fold__mod(s->left - 1, s->n), 1};
     memcpy(s->rmsg, &h, HDR);
     got += HDR;
   }
   if (got < HDR) return bad_msg(s, "a message shorter than its header");
   memcpy(&h, s->rmsg, HDR);
+  unsigned flags = h.cov & F_LATE;
+  h.cov &= ~F_LATE;
   if (h.block >= (uint32_t)s->n || got != HDR + blk_len(s, (int)h.block) * co->esize) return bad_msg(s, "a malformed message");
   int j = (int)h.block;
   size_t len = blk_len(s, j), bytes = len * co->esize;
-  if (h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j) || h.flags > F_LATE || !(h.t_us >= 0))
+  if (h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j) || !(h.t_us >= 0) || !(h.ttrans_us >= 0))
     return bad_msg(s, "a partial with a wrong contribution count");
   if (h.t_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_t_ns = (double)h.t_us * 1e3;
+  if (h.ttrans_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_ttrans_ns = (double)h.ttrans_us * 1e3;
   s->cov[j] += (int)h.cov;
   s->missing -= h.cov;
-  if (h.flags & F_LATE) s->left_late = 1;
+  if (flags) s->left_late = 1;
   if (!s->own_sent[j]) { /* not passed yet: hold it, in the buffer it came in */
     if (s->hold[j] == NULL) {
       s->hold[j] = s->rmsg;
@@ -526,8 +554,10 @@ static int take(rs_call *s) {
     if (s->acc_cov[j] == pos_of(s, j)) s->full_at[j] = fold__now(co->comm);
     return FOLD_OK;
   }
-  /* pass it on as it is: the buffer goes with the send */
+  /* pass it on as it is (but for the link figure, which is ours to the
+   * right): the buffer goes with the send */
   char *buf = s->rmsg;
+  memcpy(buf + offsetof(msg_hdr, ttrans_us), &s->out_ttrans_us, sizeof s->out_ttrans_us);
   s->rmsg = buf_get(s);
   if (s->rmsg == NULL) {
     s->rmsg = buf;
@@ -657,14 +687,21 @@ static void call_end(rs_call *s, int status) {
     rc->last_nskip = around ? 1 : 0;
     rc->last_skip = around ? s->left : -1;
     if (s->skips)
-      FOLD__INFO(c, "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3);
+      FOLD__INFO(c,
+                 "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
+                 "T_trans %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
+                 (double)s->ttrans_ns / 1e3);
     else if (s->left_late)
-      FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3);
+      FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,
+                 (double)s->ttrans_ns / 1e3);
     if (s->self_skips)
-      FOLD__INFO(c, "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3);
+      FOLD__INFO(c,
+                 "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us, "
+                 "T_trans %.1f us)",
+                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3,
+                 (double)s->ttrans_ns / 1e3);
     /* Late from the next call on: a partial waited for us in this one.
      * Still late: our own block's last reduction (the only one left on us)
      * took longer than the threshold. A slow owner step alone does not

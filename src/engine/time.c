@@ -1,9 +1,10 @@
-/* time.c — the engine's clock and cost interface (charge, reduction cost, wake-at) and FOLD_INJECT_DELAY. */
+/* time.c — the engine's clock and cost interface (charge, reduction cost, wake-at), link measurements and FOLD_INJECT_DELAY. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine/engine.h"
+#include "transport/transport.h"
 
 void fold__engine_hooks_set(fold_comm *c, const fold__clock_hooks *hooks) { c->svc->hooks = hooks; }
 
@@ -23,6 +24,27 @@ int fold__engine_wake_at(fold_comm *c, int64_t t_ns) {
 }
 
 int64_t fold__engine_inject_delay(const fold_comm *c) { return c->svc->inject_delay_ns; }
+
+int64_t fold__link_ns(fold_comm *c, int peer, size_t bytes) {
+  if (peer < 0 || peer >= c->size || peer == c->rank) return -1;
+  fold__tp *tp = c->peer_tp[peer];
+  fold__link l;
+  if (tp == NULL || tp->ops->link == NULL || tp->ops->link(tp, fold__root_rank(c, peer), &l) != 0) return -1;
+  double ns = l.lat_ns + (double)bytes * l.ns_per_byte;
+  return ns > 0 ? (int64_t)(ns + 0.5) : 0;
+}
+
+void fold__meter_add(fold__meter *m, double v) {
+  if (v > 0 && isfinite(v)) m->v[m->n++ % FOLD__METER] = (float)v;
+}
+
+double fold__meter_min(const fold__meter *m) {
+  uint32_t k = m->n < FOLD__METER ? m->n : FOLD__METER;
+  double best = 0;
+  for (uint32_t i = 0; i < k; i++)
+    if (best == 0 || m->v[i] < best) best = m->v[i];
+  return best;
+}
 
 /* ---- FOLD_INJECT_DELAY ---------------------------------------------------------- */
 

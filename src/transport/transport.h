@@ -121,6 +121,12 @@ static inline char *fold__area_slot(const fold__area *a, int p, int s) {
 /* poll(): this pass found nothing to do (positive: not an error code) */
 #define FOLD__POLL_IDLE 1
 
+/* A link's measured figures (the vtable's link). */
+typedef struct fold__link {
+  double lat_ns;      /* one-way latency; 0 if below what the transport measures */
+  double ns_per_byte; /* the inverse of the bandwidth; 0 if not measured */
+} fold__link;
+
 typedef struct fold__tp_ops {
   const char *name;
   int kind;
@@ -186,6 +192,12 @@ typedef struct fold__tp_ops {
    * extension slots (engine.h), made on first use and freed with c. Owner
    * thread only. May be NULL: the transport never has one. */
   fold__area *(*coll)(fold__tp *tp, fold_comm *c);
+  /* The link to tpeer (a rank of tp's communicator, the family's root) as
+   * this transport measured it so far: one-way latency and time per byte
+   * (engine.h, fold__link_ns, says what uses it). Returns 0, or a negative
+   * code when it has measured nothing yet. Owner thread only. May be NULL:
+   * the transport measures nothing. */
+  int (*link)(fold__tp *tp, int tpeer, fold__link *out);
 } fold__tp_ops;
 
 /* Every transport instance starts with this header. */

@@ -424,6 +424,20 @@ static void shm_destroy(fold__tp *tp) {
   tp_free(t);
 }
 
+/* What the large sends to tpeer measured (shm_send.c): the rate at
+ * which they went into its ring, which the receiver drains as we fill it.
+ * The latency (a doorbell, well under a microsecond when the receiver
+ * spins) is not measured and counts as 0. */
+static int shm_link(fold__tp *tp, int tpeer, fold__link *out) {
+  fold__shm_tp *t = (fold__shm_tp *)tp;
+  if (tpeer < 0 || tpeer >= tp->comm->size || t->peers[tpeer].map.hdr == NULL) return FOLD_EINVAL;
+  double npb = fold__meter_min(&t->peers[tpeer].tx_meter);
+  if (npb <= 0) return FOLD_EINVAL;
+  out->lat_ns = 0;
+  out->ns_per_byte = npb;
+  return 0;
+}
+
 static const fold__tp_ops shm_ops = {
     .name = "shm",
     .kind = FOLD__TP_KIND_SHM,
@@ -438,4 +452,5 @@ static const fold__tp_ops shm_ops = {
     .joined = shm_joined,
     .destroy = shm_destroy,
     .coll = fold__shm_coll,
+    .link = shm_link,
 };

@@ -26,6 +26,7 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
       else {
         p->sq_hdr_done = 1;
         r->tp_off = 0;
+        p->tx_t0 = r->bytes >= LINK_MIN ? fold__now(t->base.comm) : 0;
         wrote = t->moved = 1;
       }
     }
@@ -48,6 +49,10 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
       }
     }
     if (!need) {
+      if (p->tx_t0) { /* the whole payload is in the ring: the link's rate */
+        fold__meter_add(&p->tx_meter, (double)(fold__now(t->base.comm) - p->tx_t0) / (double)r->bytes);
+        p->tx_t0 = 0;
+      }
       FOLD__QUEUE_POP_HEAD(p->sq_head, p->sq_tail, r);
       p->sq_hdr_done = 0;
       fold__req_complete(r, FOLD_OK);

@@ -19,6 +19,7 @@
 #define MSG_MAX (1ull << 40)          /* 1 TiB: larger lengths are refused */
 #define CHECK_NS 10000000             /* liveness check period: 10 ms */
 #define SLEEP_CAP_NS 50000000         /* longest futex sleep: 50 ms */
+#define LINK_MIN (64u << 10)          /* sends this big are timed for the link's rate */
 
 /* The frame of a message in a ring; the payload follows. */
 typedef struct msg_hdr {
@@ -42,6 +43,8 @@ typedef struct fold__shm_peer {
   /* sends to this peer, oldest first (we hold a reference on each) */
   fold_request *sq_head, *sq_tail;
   int sq_hdr_done;               /* the head's frame header is in the ring */
+  int64_t tx_t0;                 /* when the head's header went in, if it is large (LINK_MIN); else 0 */
+  fold__meter tx_meter;          /* ns per byte of the large sends to this peer (the vtable's link) */
   /* the message being received from this peer */
   int rx_active;
   int rx_ctx, rx_tag;

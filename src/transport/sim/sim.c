@@ -146,6 +146,18 @@ static void sim_destroy(fold__tp *tp_) {
   free(tp);
 }
 
+/* The model is the measurement: a message between the two reaches the
+ * other after the larger latency and takes the larger byte time (sim.h). */
+static int sim_link(fold__tp *tp_, int tpeer, fold__link *out) {
+  fold__sim_tp *tp = (fold__sim_tp *)tp_;
+  const struct fold_sim *sim = tp->sim;
+  if (tpeer < 0 || tpeer >= sim->n) return FOLD_EINVAL;
+  const fold_sim_params *a = &sim->rp[tp->rank], *b = &sim->rp[tpeer];
+  out->lat_ns = (a->latency > b->latency ? a->latency : b->latency) * 1e9;
+  out->ns_per_byte = (a->byte_time > b->byte_time ? a->byte_time : b->byte_time) * 1e9;
+  return 0;
+}
+
 static const fold__tp_ops sim_ops = {
     .name = "sim",
     .kind = FOLD__TP_KIND_SIM,
@@ -156,6 +168,7 @@ static const fold__tp_ops sim_ops = {
     .shutdown = sim_shutdown,
     .joined = NULL,
     .destroy = sim_destroy,
+    .link = sim_link,
 };
 
 /* ---- events -------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "transport/tcp/tcp_info.h"
 #include "transport/tcp/tcp_tp.h"
 
 static const fold__tp_ops tcp_ops;
@@ -271,6 +272,27 @@ static void tcp_destroy(fold__tp *tp) {
   free(t);
 }
 
+void fold__tcp_link_sample(fold__tcp_peer *p) {
+  double rtt, rate;
+  if (p->fd >= 0 && !p->gone && fold__tcp_info_read(p->fd, &rtt, &rate) == 0 && rate > 0)
+    fold__meter_add(&p->rate, 1e9 / rate);
+}
+
+/* The kernel's figures for the connection to tpeer: half the smallest RTT
+ * it saw, and the best delivery rate of the last samples (taken when a
+ * large send was written, so while its data still flowed: a rate read
+ * while the sender was idle is that of its last bytes, often lower). */
+static int tcp_link(fold__tp *tp, int tpeer, fold__link *out) {
+  fold__tcp_tp *t = (fold__tcp_tp *)tp;
+  if (tpeer < 0 || tpeer >= tp->comm->size || t->down) return FOLD_EINVAL;
+  fold__tcp_peer *p = &t->peers[tpeer];
+  double rtt, rate;
+  if (p->fd < 0 || p->gone || fold__tcp_info_read(p->fd, &rtt, &rate) != 0 || rtt <= 0) return FOLD_EINVAL;
+  out->lat_ns = rtt / 2;
+  out->ns_per_byte = fold__meter_min(&p->rate);
+  return 0;
+}
+
 static const fold__tp_ops tcp_ops = {
     .name = "tcp",
     .kind = FOLD__TP_KIND_TCP,
@@ -285,4 +307,5 @@ static const fold__tp_ops tcp_ops = {
     .flush = tcp_flush,
     .joined = NULL, /* the listener is closed as soon as every peer connected */
     .destroy = tcp_destroy,
+    .link = tcp_link,
 };

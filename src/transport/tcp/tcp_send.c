@@ -71,6 +71,7 @@ static void tx_done(fold__tcp_peer *p, fold_request *r) {
     p->cts_wait = r;
     return;
   }
+  if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(p);
   fold__req_complete(r, FOLD_OK);
   fold__req_unref(r);
 }
@@ -212,6 +213,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
         n = sendmsg(p->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
       while (n < 0 && errno == EINTR);
       if (n == (ssize_t)(FOLD__TCP_HDR + r->bytes)) {
+        if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(p);
         fold__req_complete(r, FOLD_OK);
         return 0;
       }

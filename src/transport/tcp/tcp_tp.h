@@ -20,6 +20,7 @@
 #define TCP_TX_ITEMS 32                 /* frames gathered into one sendmsg */
 #define TCP_EVENTS 64
 #define TCP_RX_ROUNDS 16                /* reads per peer per poll: one fast sender cannot starve the rest */
+#define TCP_LINK_MIN (64 * 1024)        /* a send this big, once written, samples the kernel's delivery rate */
 
 /* What a send request is doing, kept in r->rdv (the transport owns it). */
 enum { TX_EAGER = 1, TX_RTS = 2, TX_RDATA = 3 };
@@ -64,6 +65,7 @@ typedef struct fold__tcp_peer {
   fold_request *rx_req;        /* receive being filled (we hold a reference) */
   fold__unexp *rx_unexp;       /* or unexpected record being filled */
   fold_request *rdata_wait;    /* CTS sent, waiting for RDATA (cookie in tp_off, length in got) */
+  fold__meter rate;            /* ns per byte from the kernel's delivery rates (the vtable's link) */
 } fold__tcp_peer;
 
 typedef struct fold__tcp_tp {
@@ -94,6 +96,9 @@ void fold__tcp_set_pollout(fold__tcp_tp *t, fold__tcp_peer *p, int on);
 void fold__tcp_mark_dirty(fold__tcp_tp *t, fold__tcp_peer *p);
 /* The connection to p broke (err: errno, 0 for an orderly close) or p left. */
 void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err);
+/* Read the kernel's delivery rate of p's connection into p->rate (the
+ * vtable's link): after a large write, while the data still flows. */
+void fold__tcp_link_sample(fold__tcp_peer *p);
 /* An authenticated peer broke the protocol: it counts as lost. */
 void fold__tcp_proto_error(fold__tcp_tp *t, fold__tcp_peer *p, const char *what);
 

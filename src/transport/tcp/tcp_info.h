@@ -1,0 +1,10 @@
+/* tcp_info.h — the kernel's measurements of one TCP connection (private to src/transport/tcp/). */
+#ifndef FOLD_TCP_INFO_H
+#define FOLD_TCP_INFO_H
+
+/* TCP_INFO of socket fd: the minimum RTT seen on the connection in ns and
+ * the most recent delivery rate in bytes per second (each 0 when the
+ * kernel does not report it yet). Returns 0, or -1 if getsockopt fails. */
+int fold__tcp_info_read(int fd, double *min_rtt_ns, double *rate_bytes_s);
+
+#endif

@@ -1,0 +1,123 @@
+/* engine_link.c — fold__link_ns: what each transport measured of a link (ring_skip's T_trans).
+ *
+ * Usage: engine_link threads | sim      (one process)
+ *        engine_link mp [NOMINAL_BPS]   (3 ranks under foldrun or netns_run.sh: shm, tcp;
+ *                                        with NOMINAL_BPS the links are shaped to that many
+ *                                        bits per second and the measured rate must be near it) */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine.h"
+#include "fold.h"
+#include "sim/sim_check.h"
+
+#define BIG (4u << 20)
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* inproc measures nothing; self and ranks out of range have no link. */
+static void case_threads(void) {
+  fold_comm *c[3];
+  CHECK_RC(fold_comm_init_threads(3, c), FOLD_OK, NULL);
+  for (int i = 0; i < 3; i++)
+    for (int p = -1; p <= 3; p++) CHECK(fold__link_ns(c[i], p, BIG) == -1);
+  for (int i = 0; i < 3; i++) fold_comm_destroy(c[i]);
+}
+
+/* The simulator's link is its model: the larger latency and byte time of
+ * the two ends, exactly. */
+static void case_sim(void) {
+  fold_sim *sim;
+  fold_comm *c[3];
+  fold_sim_params p = {.latency = 5e-6, .byte_time = 8e-11};
+  CHECK_RC(fold_sim_create(3, &p, &sim, c), FOLD_OK, NULL);
+  fold_sim_params slow = {.latency = 2e-5, .byte_time = 1e-9};
+  CHECK_RC(fold_sim_set_rank_params(sim, 2, &slow), FOLD_OK, NULL);
+  CHECK(fold__link_ns(c[0], 1, 1000) == 5000 + 80);
+  CHECK(fold__link_ns(c[1], 0, 0) == 5000);
+  CHECK(fold__link_ns(c[0], 2, 1000) == 20000 + 1000);
+  CHECK(fold__link_ns(c[2], 0, 1000) == 20000 + 1000);
+  CHECK(fold__link_ns(c[2], 2, 1000) == -1);
+  CHECK(fold__link_ns(c[0], 3, 1000) == -1 && fold__link_ns(c[0], -1, 1000) == -1);
+  fold_sim_destroy(sim);
+}
+
+/* Rank 0 sends BIG bytes to rank 1 three times; afterwards rank 0's
+ * measure of that link gives a transfer time that is positive, not longer
+ * than the slowest of the blocking sends it timed (plus slack for a
+ * descheduled rank), and, on a shaped link, near bytes / rate. Rank 2 never
+ * sent a large message to anyone: shm has no figure for its links. The
+ * figures through a sub-communicator with the ranks reversed are those of
+ * the same world ranks. */
+static int case_mp(double nominal_bps) {
+  fold_comm *w, *rev;
+  CHECK_RC(fold_init(&w), FOLD_OK, NULL);
+  int r = fold_comm_rank(w), n = fold_comm_size(w);
+  CHECK(n == 3);
+  const char *tp = fold_comm_transport(w);
+  int shm = strcmp(tp, "shm") == 0;
+  CHECK(fold__link_ns(w, r, BIG) == -1);
+  if (shm)
+    for (int p = 0; p < n; p++) CHECK(fold__link_ns(w, p, BIG) == -1); /* nothing large sent yet */
+  char *buf = malloc(BIG);
+  CHECK(buf != NULL);
+  memset(buf, r, BIG);
+  double worst = 0;
+  for (int k = 0; k < 3; k++) {
+    CHECK_RC(fold_barrier(w), FOLD_OK, w);
+    double t0 = now_s();
+    if (r == 0) CHECK_RC(fold_send(buf, BIG, FOLD_UINT8, 1, k, w), FOLD_OK, w);
+    if (r == 1) CHECK_RC(fold_recv(buf, BIG, FOLD_UINT8, 0, k, w), FOLD_OK, w);
+    double dt = now_s() - t0;
+    if (dt > worst) worst = dt;
+  }
+  int64_t est = fold__link_ns(w, 1, BIG);
+  if (r == 0) {
+    printf("%s: link 0->1: %.3f ms for %u bytes (%.1f MB/s); the slowest blocking send took %.3f ms\n", tp, est / 1e6,
+           BIG, est > 0 ? BIG / (est / 1e9) / 1e6 : 0.0, worst * 1e3);
+    CHECK(est > 0);
+    CHECK(est <= (int64_t)(worst * 1e9) + 50000000); /* + 50 ms: a descheduled rank */
+    if (nominal_bps > 0) {
+      double want = BIG * 8 / nominal_bps * 1e9;
+      printf("%s: shaped to %.0f Mbit/s: %.3f ms expected\n", tp, nominal_bps / 1e6, want / 1e6);
+      CHECK(est > 0.5 * want && est < 2 * want);
+    }
+  }
+  if (r == 2 && shm) CHECK(fold__link_ns(w, 0, BIG) == -1 && fold__link_ns(w, 1, BIG) == -1);
+  if (!shm && r != 0) {
+    int64_t lat = fold__link_ns(w, 0, 0); /* tcp: the RTT is known from the first bytes on */
+    CHECK(lat > 0 && lat < 1000000000);
+  }
+  CHECK_RC(fold_comm_split(w, 0, n - 1 - r, &rev), FOLD_OK, w);
+  if (r == 0 && shm) CHECK(fold__link_ns(rev, 1, BIG) == fold__link_ns(w, 1, BIG)); /* rev rank 1 = world rank 1 */
+  if (r == 0) {
+    int64_t via = fold__link_ns(rev, 1, BIG);
+    CHECK(via > 0);
+    CHECK(fold__link_ns(rev, 2, BIG) == -1); /* rev rank 2 is world rank 0: self */
+  }
+  CHECK_RC(fold_barrier(w), FOLD_OK, w);
+  fold_comm_destroy(rev);
+  fold_comm_destroy(w);
+  free(buf);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *c = argc > 1 ? argv[1] : "";
+  if (strcmp(c, "threads") == 0) case_threads();
+  else if (strcmp(c, "sim") == 0) case_sim();
+  else if (strcmp(c, "mp") == 0) return case_mp(argc > 2 ? atof(argv[2]) : 0);
+  else {
+    fprintf(stderr, "usage: engine_link threads|sim|mp [NOMINAL_BPS]\n");
+    return 2;
+  }
+  printf("engine_link %s: ok\n", c);
+  return 0;
+}
