@@ -20,6 +20,8 @@ if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
     # Ctrl-C (the abort from the wakeup-fd guard's thread included) and a killed peer
     add_test(NAME python_asan_sigint COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py sigint 2 shm
       ${CMAKE_BINARY_DIR}/python)
+    add_test(NAME python_asan_kv_sigint COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/kv_sigint.py 3 shm
+      ${CMAKE_BINARY_DIR}/python)
     add_test(NAME python_asan_kill COMMAND ${_run} /usr/bin/python3 ${FOLD_TEST_DIR}/python/driver.py kill 3 tcp
       ${CMAKE_BINARY_DIR}/python)
     # fold.KVStore: a local store, and dist_sync with two servers (the updater on the progress thread)
@@ -27,9 +29,9 @@ if(TARGET fold_python AND FOLD_SANITIZE STREQUAL "address")
     add_test(NAME python_asan_kv_dist COMMAND ${_run} FOLD_TIMEOUT=30 FOLD_KV_SERVERS=2 FOLD_KV_BIGARRAY_BOUND=256
       FOLD_PROGRESS_THREAD=1 $<TARGET_FILE:foldrun> -n 4 --transport shm /usr/bin/python3 ${FOLD_TEST_DIR}/python/kv.py)
     set_tests_properties(python_asan_calls python_asan_errors python_asan_areduce_ml python_asan_sim
-      python_asan_iterq python_asan_sigint python_asan_kill python_asan_kv_local python_asan_kv_dist
-      PROPERTIES TIMEOUT 120)
-    set_tests_properties(python_asan_sigint python_asan_kill PROPERTIES RUN_SERIAL TRUE)
+      python_asan_iterq python_asan_sigint python_asan_kv_sigint python_asan_kill python_asan_kv_local
+      python_asan_kv_dist PROPERTIES TIMEOUT 120)
+    set_tests_properties(python_asan_sigint python_asan_kv_sigint python_asan_kill PROPERTIES RUN_SERIAL TRUE)
   endif()
 elseif(TARGET fold_python)
   set(FOLD_PY /usr/bin/python3)
@@ -88,6 +90,10 @@ elseif(TARGET fold_python)
     add_test(NAME python_kv_kill_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/kv_kill.py 4 ${t} ${CMAKE_BINARY_DIR}/python)
     set_tests_properties(python_kv_dist_${t} PROPERTIES TIMEOUT 60 LABELS nosan)
     set_tests_properties(python_kv_kill_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
+    # SIGINT to a worker in wait() and barrier() and to the server in serve(): KeyboardInterrupt within 1 s
+    add_test(NAME python_kv_sigint_${t} COMMAND ${FOLD_PY} ${FOLD_TEST_DIR}/python/kv_sigint.py 3 ${t}
+      ${CMAKE_BINARY_DIR}/python)
+    set_tests_properties(python_kv_sigint_${t} PROPERTIES TIMEOUT 90 LABELS nosan RUN_SERIAL TRUE)
   endforeach()
   add_test(NAME python_kv_dist_pthread_shm COMMAND ${FOLD_PY_RUN} FOLD_TIMEOUT=30 FOLD_KV_SERVERS=2
     FOLD_KV_BIGARRAY_BOUND=256 FOLD_PROGRESS_THREAD=1 $<TARGET_FILE:foldrun> -n 4 --transport shm ${FOLD_PY}

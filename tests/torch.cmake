@@ -6,7 +6,7 @@ if(TARGET fold_torch)
   set(FOLD_TORCH_RUN ${CMAKE_COMMAND} -E env PYTHONPATH=${CMAKE_BINARY_DIR}/python FOLD_TIMEOUT=60)
   set(FOLD_TORCH_DIR ${FOLD_TEST_DIR}/torch)
   # Every operation, every dtype, fold against a local reference and gloo (ops.py). foldrun with shm and
-  # tcp, and torchrun's variables by hand (Debian's torchrun fails on Python 3.11 before starting anything).
+  # tcp, and torchrun's variables by hand.
   foreach(n 2 4)
     add_test(NAME torch_ops_foldrun_${n}
       COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n ${n} --timeout 120 /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
@@ -17,7 +17,27 @@ if(TARGET fold_torch)
   add_test(NAME torch_ops_torchrun_env_3
     COMMAND ${FOLD_TORCH_RUN} ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun-env 3 ${CMAKE_BINARY_DIR}
             /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
+  # Debian's real torchrun (--standalone; with --redirects 1 --tee 1, without which it crashes on Python 3.11):
+  # the backend, and the plain package's fold.init() (fold serves its own store at MASTER_PORT: torchrun's
+  # c10d rendezvous leaves that port to the workers)
+  add_test(NAME torch_ops_torchrun_2
+    COMMAND ${FOLD_TORCH_RUN} ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun 2 ${CMAKE_BINARY_DIR}
+            /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
+  add_test(NAME python_calls_torchrun_2
+    COMMAND ${FOLD_TORCH_RUN} ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun 2 ${CMAKE_BINARY_DIR}
+            /usr/bin/python3 ${FOLD_TEST_DIR}/python/calls.py)
+  # torchrun's static rendezvous (--master_port): its own TCPStore holds MASTER_PORT, so fold.init() says so
+  # and names the way out (FOLD_STORE), which works
+  add_test(NAME python_calls_torchrun_static_store_2
+    COMMAND ${FOLD_TORCH_RUN} FOLD_STORE=auto ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun-static 2
+            ${CMAKE_BINARY_DIR} /usr/bin/python3 ${FOLD_TEST_DIR}/python/calls.py)
+  add_test(NAME python_init_torchrun_static_2
+    COMMAND ${FOLD_TORCH_RUN} FOLD_TIMEOUT=20 ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun-static 2
+            ${CMAKE_BINARY_DIR} /usr/bin/python3 ${FOLD_TEST_DIR}/python/calls.py)
+  set_tests_properties(python_init_torchrun_static_2 PROPERTIES TIMEOUT 150 LABELS nosan
+    PASS_REGULAR_EXPRESSION "rank 1: tcp://127.0.0.1:[0-9]+ is not a fold store \\(it is PyTorch's TCPStore.*set FOLD_STORE=")
   set_tests_properties(torch_ops_foldrun_2 torch_ops_foldrun_4 torch_ops_foldrun_tcp_2 torch_ops_torchrun_env_3
+    torch_ops_torchrun_2 python_calls_torchrun_2 python_calls_torchrun_static_store_2
     PROPERTIES TIMEOUT 150 LABELS nosan FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
   # A rank killed with SIGKILL: work.wait() raises naming it within 5 s on every other rank (kill.py starts
   # the ranks itself with torchrun's variables, so that they outlive the victim).

@@ -127,17 +127,16 @@ int fpy_dtype_from_obj(PyObject *o, fold_dtype *dt);
  * then the communicator is aborted and req freed). req is freed either way. */
 int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc);
 
-/* Ctrl-C for a call that blocks inside fold (split, AsyncReduce, ML fits):
- * between begin and end (GIL held at both; the call in between releases
- * it), a signal with a Python handler aborts c, so the call returns
- * FOLD_EABORTED; then PyErr_CheckSignals raises KeyboardInterrupt. */
-#include <pthread.h>
+/* Ctrl-C for a call that blocks inside fold (split, AsyncReduce, ML fits,
+ * KVStore.wait/barrier/serve): between begin and end (GIL held at both; the
+ * call in between releases it), a signal with a Python handler aborts c, so
+ * the call returns FOLD_EABORTED; then PyErr_CheckSignals raises
+ * KeyboardInterrupt. One pipe and one watcher thread per process (made on
+ * first use, again after a fork); a guard only registers c with it. */
 typedef struct fpy_guard {
   int active;
-  fold_comm *c;
-  int sig[2], stop[2];
-  int old_fd;
-  pthread_t th;
+  fold_comm *prev; /* the communicator registered before (a nested guard) */
+  int old_fd;      /* Python's wakeup fd before begin */
 } fpy_guard;
 void fpy_guard_begin(fpy_guard *g, fold_comm *c);
 void fpy_guard_end(fpy_guard *g);

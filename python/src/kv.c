@@ -8,6 +8,7 @@ typedef struct {
   fold_kv *kv;
   fpy_comm *comm;     /* kept alive (NULL: a local store made without one) */
   int role;
+  int dist;           /* a distributed store (comm is set): its calls may block */
   int busy;           /* a thread is inside a call with the GIL released */
   PyObject *meta;     /* dict: key -> (count, dtype), what init recorded: push and pull
                          check their buffers against it (fold_kv_push trusts the sizes it is given) */
@@ -304,6 +305,7 @@ static PyObject *kvs_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   self->comm = comm;
   Py_XINCREF(comm);
   self->role = fold_kv_role(self->kv);
+  self->dist = comm && strcmp(t, "local") != 0;
   return (PyObject *)self;
 }
 
@@ -428,20 +430,19 @@ static PyObject *kvs_pushpull(fpy_kv *self, PyObject *args, PyObject *kw) {
   return push_pull(self, OP_PUSHPULL, k, v, o == Py_None ? v : o, prio);
 }
 
-/* wait, barrier, serve: block with the GIL released. Ctrl-C: serve and
- * barrier run under the wakeup-fd guard, which aborts the store's
- * communicator; the store passes that abort on to its own duplicate
- * (fold__kv_forward_abort), so the call ends with FOLD_EABORTED within
- * fold's sleep cap and KeyboardInterrupt is raised. wait goes without the
- * guard: its pipes and thread cost about 50 us, a small pushpull's whole
- * round trip, so Ctrl-C in wait is seen only when the wait ends
- * (docs/python.md "Not done"). */
-static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *), int guard) {
+/* wait, barrier, serve: block with the GIL released. Ctrl-C: they run
+ * under the wakeup-fd guard, which aborts the store's communicator; the
+ * store passes that abort on to its own duplicate (fold__kv_forward_abort),
+ * so the call ends with FOLD_EABORTED within fold's sleep cap and
+ * KeyboardInterrupt is raised. The guard costs about a microsecond (two
+ * set_wakeup_fd calls; docs/python.md): a local store, whose calls
+ * complete at once, goes without it. */
+static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *)) {
   fold_kv *kv = use(self);
   if (!kv) return NULL;
   int rc;
   fpy_guard g;
-  fpy_guard_begin(&g, guard && self->comm && !self->comm->simulated ? self->comm->c : NULL);
+  fpy_guard_begin(&g, self->dist && !self->comm->simulated ? self->comm->c : NULL);
   enter(self);
   Py_BEGIN_ALLOW_THREADS
   rc = fn(kv);
@@ -453,9 +454,9 @@ static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *), int guard) {
   if (rc) return raise_rc(self, rc);
   Py_RETURN_NONE;
 }
-static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait, 0); }
-static PyObject *kvs_barrier(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_barrier, 1); }
-static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_serve, 1); }
+static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait); }
+static PyObject *kvs_barrier(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_barrier); }
+static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_serve); }
 
 static PyObject *kvs_destroy(fpy_kv *self, PyObject *u) {
   if (!self->kv) Py_RETURN_NONE;

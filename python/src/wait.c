@@ -44,38 +44,120 @@ int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc) {
 }
 
 /* ---- Ctrl-C in the calls fold cannot slice ------------------------------
- * fold_comm_split, fold_areduce_wait, fold_kmeans and the like block inside
- * fold with no nonblocking twin, so the binding cannot come back between
- * slices. Instead, for the length of such a call, Python's signal wakeup fd
- * points to a pipe a helper thread watches: a signal whose Python handler
- * is installed (SIGINT's is) writes a byte there, and the helper aborts the
- * communicator (fold_comm_abort is an atomic store: any thread may call it),
- * so the call returns FOLD_EABORTED within fold's 50 ms sleep cap. The
- * previous wakeup fd (asyncio's, say) is restored and gets the bytes. */
+ * fold_comm_split, fold_kv_wait, fold_areduce_wait, fold_kmeans and the like
+ * block inside fold with no nonblocking twin, so the binding cannot come
+ * back between slices. Instead, for the length of such a call, Python's
+ * signal wakeup fd points to a pipe a watcher thread reads: a signal whose
+ * Python handler is installed (SIGINT's is) writes a byte there, and the
+ * watcher aborts the communicator registered for the call (fold_comm_abort
+ * is an atomic store: any thread may call it), so the call returns
+ * FOLD_EABORTED within fold's 50 ms sleep cap. The previous wakeup fd
+ * (asyncio's, say) is restored afterwards and gets the bytes.
+ *
+ * The pipe and the thread are made once per process (on first use, and
+ * again in a forked child, which has the pipe but not the thread) and live
+ * as long as it: a per-call pipe and thread cost about 50 us, which a
+ * KVStore.wait() of a few microseconds cannot carry. A call only registers
+ * its communicator, under the mutex, so the watcher never aborts one whose
+ * call ended (and which may be freed by then). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
+static struct {
+  pthread_mutex_t mu;    /* c, buf, nbuf, and every read of the pipe */
+  pid_t pid;             /* the process that made fd and the thread (0: not yet) */
+  int fd[2];             /* the pipe Python's wakeup fd points to during a guard */
+  PyObject *wfd;         /* fd[1] as a Python int, for set_wakeup_fd */
+  fold_comm *c;          /* what a signal aborts now (NULL: no guarded call) */
+  unsigned char buf[64]; /* signal bytes the watcher read, handed on at the end of the call */
+  size_t nbuf;
+} W = {PTHREAD_MUTEX_INITIALIZER, 0, {-1, -1}, NULL, NULL, {0}, 0};
+
+/* Read what the pipe holds (mutex held): keep the bytes; abort W.c if
+ * asked (the watcher; not the end of a call, which completed). */
+static void take_bytes(int fd, int abort) {
+  unsigned char b[64];
+  ssize_t n;
+  while ((n = read(fd, b, sizeof b)) > 0) {
+    if (abort && W.c) fold_comm_abort(W.c);
+    size_t k = (size_t)n < sizeof W.buf - W.nbuf ? (size_t)n : sizeof W.buf - W.nbuf; /* more are dropped, as
+                                                                                           a full wakeup fd does */
+    memcpy(W.buf + W.nbuf, b, k);
+    W.nbuf += k;
+  }
+}
+
 static void *watch(void *arg) {
-  fpy_guard *g = arg;
-  struct pollfd p[2] = {{.fd = g->sig[0], .events = POLLIN}, {.fd = g->stop[0], .events = POLLIN}};
+  int fd = (int)(intptr_t)arg;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
   for (;;) {
-    if (poll(p, 2, -1) < 0) {
+    if (poll(&p, 1, -1) < 0) {
       if (errno == EINTR) continue;
       return NULL;
     }
-    if (p[1].revents) return NULL;
-    if (p[0].revents) {
-      fold_comm_abort(g->c);
-      return NULL;
-    }
+    pthread_mutex_lock(&W.mu);
+    take_bytes(fd, 1);
+    pthread_mutex_unlock(&W.mu);
   }
+}
+
+/* fork: no watcher may hold the mutex across it (the child's copy would stay
+ * locked); the child has the pipe but not the thread, and makes both anew. */
+static void fork_prepare(void) { pthread_mutex_lock(&W.mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&W.mu); }
+static void fork_child(void) { pthread_mutex_unlock(&W.mu); }
+
+/* The pipe and the watcher of this process (GIL held, main thread): 0, or
+ * -1 when they cannot be made (then calls go unguarded). */
+static int watcher(void) {
+  pid_t pid = getpid();
+  if (W.pid == pid) return 0;
+  static int atfork;
+  if (!atfork && pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) return -1;
+  atfork = 1;
+  if (W.pid) { /* a forked child: the pipe is the parent's, the thread is not here */
+    close(W.fd[0]);
+    close(W.fd[1]);
+    W.fd[0] = W.fd[1] = -1;
+    W.pid = 0;
+    W.nbuf = 0;
+    W.c = NULL;
+  }
+  Py_CLEAR(W.wfd);
+  int fd[2];
+  if (pipe2(fd, O_NONBLOCK | O_CLOEXEC) < 0) return -1;
+  PyObject *wfd = PyLong_FromLong(fd[1]);
+  /* the watcher takes no signals: they go to the threads that run Python */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  pthread_t th;
+  int rc = wfd ? pthread_create(&th, NULL, watch, (void *)(intptr_t)fd[0]) : -1;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    Py_XDECREF(wfd);
+    PyErr_Clear();
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  pthread_detach(th); /* lives as long as the process */
+  W.fd[0] = fd[0];
+  W.fd[1] = fd[1];
+  W.wfd = wfd;
+  W.pid = pid;
+  return 0;
 }
 
 /* signal.set_wakeup_fd(fd) (the C one is not exported): the old fd, or -2
  * with the exception cleared when it fails. Main thread, GIL held. */
-static int set_wakeup_fd(int fd) {
+static int set_wakeup_fd(PyObject *fd) {
   static PyObject *fn;
   if (!fn) {
     PyObject *m = PyImport_ImportModule("signal");
@@ -88,7 +170,7 @@ static int set_wakeup_fd(int fd) {
       return -2;
     }
   }
-  PyObject *r = PyObject_CallFunction(fn, "i", fd);
+  PyObject *r = fd ? PyObject_CallOneArg(fn, fd) : NULL;
   long old = r ? PyLong_AsLong(r) : -2;
   Py_XDECREF(r);
   if (PyErr_Occurred()) {
@@ -100,22 +182,17 @@ static int set_wakeup_fd(int fd) {
 
 void fpy_guard_begin(fpy_guard *g, fold_comm *c) {
   g->active = 0;
-  g->c = c;
   /* only the main thread runs Python's signal handlers */
-  if (!c || !_PyOS_IsMainThread()) return;
-  if (pipe2(g->sig, O_NONBLOCK | O_CLOEXEC) < 0) return;
-  if (pipe2(g->stop, O_CLOEXEC) < 0) {
-    close(g->sig[0]);
-    close(g->sig[1]);
-    return;
-  }
-  g->old_fd = set_wakeup_fd(g->sig[1]);
-  if (g->old_fd == -2 || pthread_create(&g->th, NULL, watch, g) != 0) {
-    if (g->old_fd != -2) set_wakeup_fd(g->old_fd);
-    close(g->sig[0]);
-    close(g->sig[1]);
-    close(g->stop[0]);
-    close(g->stop[1]);
+  if (!c || !_PyOS_IsMainThread() || watcher() < 0) return;
+  pthread_mutex_lock(&W.mu);
+  g->prev = W.c;
+  W.c = c;
+  pthread_mutex_unlock(&W.mu);
+  g->old_fd = set_wakeup_fd(W.wfd);
+  if (g->old_fd == -2) {
+    pthread_mutex_lock(&W.mu);
+    W.c = g->prev;
+    pthread_mutex_unlock(&W.mu);
     return;
   }
   g->active = 1;
@@ -123,23 +200,26 @@ void fpy_guard_begin(fpy_guard *g, fold_comm *c) {
 
 void fpy_guard_end(fpy_guard *g) {
   if (!g->active) return;
-  char b = 0;
-  while (write(g->stop[1], &b, 1) < 0 && errno == EINTR) {
-  }
-  pthread_join(g->th, NULL);
+  g->active = 0;
   /* keep a pending exception (none is expected here) across the call */
   PyObject *t, *v, *tb;
   PyErr_Fetch(&t, &v, &tb);
-  set_wakeup_fd(g->old_fd);
+  PyObject *old = PyLong_FromLong(g->old_fd);
+  if (set_wakeup_fd(old) == -2) PyErr_Clear();
+  Py_XDECREF(old);
   PyErr_Restore(t, v, tb);
+  /* from here no signal writes to the pipe: unregister, and take what the
+   * watcher has not read yet, under the mutex, so no byte is missed */
+  unsigned char buf[sizeof W.buf];
+  pthread_mutex_lock(&W.mu);
+  take_bytes(W.fd[0], 0);
+  W.c = g->prev;
+  size_t n = W.nbuf;
+  memcpy(buf, W.buf, n);
+  W.nbuf = 0;
+  pthread_mutex_unlock(&W.mu);
   /* hand the signal bytes on to whoever watched before */
-  char buf[64];
-  ssize_t n;
-  while ((n = read(g->sig[0], buf, sizeof buf)) > 0)
-    if (g->old_fd >= 0 && write(g->old_fd, buf, (size_t)n) < 0) break;
-  close(g->sig[0]);
-  close(g->sig[1]);
-  close(g->stop[0]);
-  close(g->stop[1]);
-  g->active = 0;
+  if (n && g->old_fd >= 0)
+    while (write(g->old_fd, buf, n) < 0 && errno == EINTR) {
+    }
 }

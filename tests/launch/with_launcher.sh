@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # with_launcher.sh — start N ranks of a program with one of the launchers fold_init understands.
 # Usage: with_launcher.sh LAUNCHER N BUILD_DIR prog [args]
-#   LAUNCHER: foldrun-shm | foldrun-tcp | foldrun-auto | openmpi | mpich | torchrun-env | slurm-env | netns
+#   LAUNCHER: foldrun-shm | foldrun-tcp | foldrun-auto | openmpi | mpich | torchrun | torchrun-static |
+#             torchrun-env | slurm-env | netns
+#   torchrun is Debian's real one (torch 1.13), --standalone: on Python 3.11 it crashes in Std.from_str unless
+#   --redirects and --tee are given ("0" maps to no member of the IntFlag there), so they are; prog runs as is
+#   (--no_python). torchrun-static: its static rendezvous (--master_port, no --standalone), where torchrun's own
+#   TCPStore holds MASTER_PORT; FOLD_STORE=auto then becomes tcp://127.0.0.1:<another free port>.
 set -euo pipefail
 L=$1 N=$2 B=$3; shift 3
 # A port below the kernel's ephemeral range (no outgoing connection takes
@@ -39,6 +44,20 @@ case "$L" in
   mpich)
     command -v mpiexec.mpich >/dev/null || { echo "mpiexec.mpich missing" >&2; exit 1; }
     exec timeout -k 5 120 mpiexec.mpich -n "$N" "$@" ;;
+  torchrun | torchrun-static)
+    /usr/bin/python3 -c "import torch.distributed.run" 2>/dev/null || { echo "torch.distributed.run missing (python3-torch)" >&2; exit 1; }
+    rdzv=(--standalone)
+    if [ "$L" = torchrun-static ]; then
+      mp=$(free_port)
+      rdzv=(--master_addr 127.0.0.1 --master_port "$mp")
+      if [ "${FOLD_STORE:-}" = auto ]; then
+        fp=$(free_port)
+        while [ "$fp" = "$mp" ]; do fp=$(free_port); done
+        export FOLD_STORE="tcp://127.0.0.1:$fp"
+      fi
+    fi
+    exec timeout -k 5 120 /usr/bin/python3 -m torch.distributed.run "${rdzv[@]}" --nproc_per_node "$N" \
+      --redirects 1 --tee 1 --no_python "$@" ;;
   torchrun-env) by_hand RANK WORLD_SIZE "$@" ;;
   slurm-env) by_hand SLURM_PROCID SLURM_NTASKS "$@" ;;
   netns) exec "$(dirname "$0")/../netns/netns_run.sh" -k "$N" -t 120 -- "$@" ;;

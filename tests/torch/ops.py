@@ -6,6 +6,7 @@ every result is exact in every dtype and fold's must equal gloo's and the refere
 """
 import sys
 import time
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -181,6 +182,34 @@ if R == 0:
         check(int(t[0]) == src_rank and int(t[1]) == 7, f"recv any source: got {t.tolist()} from {src_rank}")
 else:
     dist.send(torch.tensor([R, 7]), 0, tag=9)
+
+# work.wait(timeout): a recv whose send comes late raises within ~1 s naming the operation and the timeout;
+# the recv goes on and completes once the send comes, and the group still works
+if R == 1:
+    t = torch.zeros(3, dtype=torch.int64)
+    w = dist.irecv(t, 0, tag=77)
+    t0 = time.monotonic()
+    try:
+        w.wait(timeout=timedelta(seconds=0.3))
+        check(False, "wait(timeout=0.3 s) returned before the send")
+    except RuntimeError as e:
+        took = time.monotonic() - t0
+        print(f"rank 1: wait(timeout=0.3 s) raised after {took:.3f} s: {e}", flush=True)
+        check(0.25 < took < 1.0, f"wait(timeout=0.3 s) raised after {took:.3f} s")
+        check("recv" in str(e) and "300 ms" in str(e) and "rank 1" in str(e), f"timeout message: {e}")
+    check(not w.is_completed(), "the timed-out recv completed without a send")
+    dist.barrier()  # now rank 0 sends
+    check(w.wait(timeout=timedelta(seconds=20)), "the recv after its timeout")
+    same(t, torch.tensor([5, 6, 7]), "the recv completed after its timeout")
+elif R == 0:
+    dist.barrier()
+    dist.send(torch.tensor([5, 6, 7]), 1, tag=77)
+else:
+    dist.barrier()
+t = torch.full((3,), float(R))
+w = dist.all_reduce(t, async_op=True)
+check(w.wait(timeout=timedelta(seconds=20)), "wait(timeout) of a work that completes in time")
+same(t, torch.full((3,), float(N * (N - 1) / 2)), "all_reduce after a timed-out wait")
 
 # async_op=True: several outstanding at once, waited in reverse order; futures carry the result
 ts = [data(R, 1000 + k, torch.float32) for k in range(6)]

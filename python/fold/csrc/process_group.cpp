@@ -167,6 +167,27 @@ static void same_kind(const Tensor& a, const Tensor& b, int64_t numel, const cha
 
 // ---- work --------------------------------------------------------------------
 
+// The torch.distributed call an operation type comes from, for messages.
+static const char* op_name(c10d::OpType t) {
+  switch (t) {
+    case c10d::OpType::BROADCAST: return "broadcast";
+    case c10d::OpType::ALLREDUCE: return "all_reduce";
+    case c10d::OpType::REDUCE: return "reduce";
+    case c10d::OpType::ALLGATHER: return "all_gather";
+    case c10d::OpType::_ALLGATHER_BASE: return "all_gather_into_tensor";
+    case c10d::OpType::GATHER: return "gather";
+    case c10d::OpType::SCATTER: return "scatter";
+    case c10d::OpType::REDUCE_SCATTER: return "reduce_scatter";
+    case c10d::OpType::_REDUCE_SCATTER_BASE: return "reduce_scatter_tensor";
+    case c10d::OpType::ALLTOALL_BASE: return "all_to_all_single";
+    case c10d::OpType::SEND: return "send";
+    case c10d::OpType::RECV: return "recv";
+    case c10d::OpType::RECVANYSOURCE: return "recv (any source)";
+    case c10d::OpType::BARRIER: return "barrier";
+    default: return "operation";
+  }
+}
+
 class ProcessGroupFold;
 
 // One queued operation. start() runs in the worker: it either completes the
@@ -179,6 +200,21 @@ class WorkFold : public c10d::Work {
         future_(c10::make_intrusive<at::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
   std::vector<Tensor> result() override { return outputs_; }
+
+  // work.wait(timeout): torch passes kNoTimeout (0 ms) unless the caller
+  // gives one. A work not complete within it raises, naming the operation
+  // and the timeout; the operation itself goes on (the worker owns it: a
+  // fold call cannot be withdrawn halfway without failing the group), so a
+  // later wait() can still complete it, as with Gloo.
+  bool wait(std::chrono::milliseconds timeout) override {
+    if (timeout != kNoTimeout) {
+      std::unique_lock<std::mutex> lk(mutex_);
+      if (!cv_.wait_for(lk, timeout, [this] { return completed_; }))
+        TORCH_CHECK(false, "fold: rank ", rank_, ": ", op_name(opType_), " not complete within ", timeout.count(),
+                    " ms (work.wait(timeout)); the operation goes on: wait() again to complete it");
+    }
+    return c10d::Work::wait(kNoTimeout);
+  }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
   int sourceRank() const override { return source_; }
 
