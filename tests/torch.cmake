@@ -17,7 +17,7 @@ if(TARGET fold_torch)
   add_test(NAME torch_ops_torchrun_env_3
     COMMAND ${FOLD_TORCH_RUN} ${FOLD_TEST_DIR}/launch/with_launcher.sh torchrun-env 3 ${CMAKE_BINARY_DIR}
             /usr/bin/python3 ${FOLD_TORCH_DIR}/ops.py)
-  # Debian's real torchrun (--standalone; with --redirects 1 --tee 1, without which it crashes on Python 3.11):
+  # Debian's real torchrun (a c10d rendezvous on a free port; with --redirects 1 --tee 1, without which it crashes on Python 3.11):
   # the backend, and the plain package's fold.init() (fold serves its own store at MASTER_PORT: torchrun's
   # c10d rendezvous leaves that port to the workers)
   add_test(NAME torch_ops_torchrun_2

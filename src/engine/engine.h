@@ -316,17 +316,20 @@ int fold__engine_shares_cpu(const fold_comm *c);
  * what the transport that reaches it measured of that link as a sender:
  * its one-way latency plus bytes times its time per byte (transport.h,
  * the vtable's link). The simulator gives its model; tcp the kernel's
- * minimum RTT / 2 and the best recent delivery rate of the socket; shm
+ * minimum RTT / 2 and the median of the delivery rates it reported after
+ * recent large sends (latency only before the first); shm
  * the best recent rate at which messages of 64 KiB and more went into the
  * peer's ring, with latency counted as 0 (under a microsecond). -1 when
  * nothing is measured yet (no large message sent to peer, tcp's kernel
  * without a rate) or never (inproc, peer = self). Owner thread. Used by
  * ring_skip for T_trans. */
 int64_t fold__link_ns(fold_comm *c, int peer, size_t bytes);
-/* A transport's record of one link's time per byte: the smallest of the
- * last FOLD__METER samples. A transfer is slowed by noise (a descheduled
+/* A transport's record of one link's time per byte over its last
+ * FOLD__METER samples. A timed transfer is slowed by noise (a descheduled
  * receiver, other traffic), never sped up, so the best recent one is the
- * link's own rate; the window follows a link that got slower for good. */
+ * link's own rate (fold__meter_min); a rate the kernel reports can also be
+ * too fast (a token bucket's burst), so for those the median. The window
+ * follows a link that changed for good. */
 #define FOLD__METER 8
 typedef struct fold__meter {
   float v[FOLD__METER];
@@ -336,6 +339,9 @@ typedef struct fold__meter {
 void fold__meter_add(fold__meter *m, double v);
 /* The smallest recent sample, or 0 if none. */
 double fold__meter_min(const fold__meter *m);
+/* The median of the recent samples (the lower middle one of an even
+ * count), or 0 if none: for samples that noise moves both ways. */
+double fold__meter_median(const fold__meter *m);
 
 /* ---- extension slots (engine/ext.c) ------------------------------------------------
  * Long-lived state of a layer (the collective cache, selection rules, an

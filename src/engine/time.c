@@ -46,6 +46,17 @@ double fold__meter_min(const fold__meter *m) {
   return best;
 }
 
+double fold__meter_median(const fold__meter *m) {
+  uint32_t k = m->n < FOLD__METER ? m->n : FOLD__METER;
+  float v[FOLD__METER];
+  for (uint32_t i = 0; i < k; i++) { /* insertion sort of at most 8 */
+    uint32_t j = i;
+    for (; j > 0 && v[j - 1] > m->v[i]; j--) v[j] = v[j - 1];
+    v[j] = m->v[i];
+  }
+  return k ? v[(k - 1) / 2] : 0;
+}
+
 /* ---- FOLD_INJECT_DELAY ---------------------------------------------------------- */
 
 /* The longest delay accepted: a day (a typo of minutes for seconds is

@@ -50,9 +50,10 @@ static void case_sim(void) {
 }
 
 /* Rank 0 sends BIG bytes to rank 1 three times; afterwards rank 0's
- * measure of that link gives a transfer time that is positive, not longer
- * than the slowest of the blocking sends it timed (plus slack for a
- * descheduled rank), and, on a shaped link, near bytes / rate. Rank 2 never
+ * measure of that link gives a transfer time that is positive and, on an
+ * unshaped link, not longer than the slowest of the blocking sends it
+ * timed (plus slack for a descheduled rank), on a shaped one within a
+ * factor 2 of bytes / rate. Rank 2 never
  * sent a large message to anyone: shm has no figure for its links. The
  * figures through a sub-communicator with the ranks reversed are those of
  * the same world ranks. */
@@ -83,7 +84,10 @@ static int case_mp(double nominal_bps) {
     printf("%s: link 0->1: %.3f ms for %u bytes (%.1f MB/s); the slowest blocking send took %.3f ms\n", tp, est / 1e6,
            BIG, est > 0 ? BIG / (est / 1e9) / 1e6 : 0.0, worst * 1e3);
     CHECK(est > 0);
-    CHECK(est <= (int64_t)(worst * 1e9) + 50000000); /* + 50 ms: a descheduled rank */
+    /* A blocking send ends once its data is with the transport (tcp: in
+     * the socket buffer), so this bounds the measure only where the link
+     * is fast; a shaped one is checked against its rate instead. */
+    if (nominal_bps <= 0) CHECK(est <= (int64_t)(worst * 1e9) + 50000000); /* + 50 ms: a descheduled rank */
     if (nominal_bps > 0) {
       double want = BIG * 8 / nominal_bps * 1e9;
       printf("%s: shaped to %.0f Mbit/s: %.3f ms expected\n", tp, nominal_bps / 1e6, want / 1e6);

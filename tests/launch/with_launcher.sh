@@ -3,7 +3,7 @@
 # Usage: with_launcher.sh LAUNCHER N BUILD_DIR prog [args]
 #   LAUNCHER: foldrun-shm | foldrun-tcp | foldrun-auto | openmpi | mpich | torchrun | torchrun-static |
 #             torchrun-env | slurm-env | netns
-#   torchrun is Debian's real one (torch 1.13), --standalone: on Python 3.11 it crashes in Std.from_str unless
+#   torchrun is Debian's real one (torch 1.13), a single-node c10d rendezvous on a free port: on Python 3.11 it crashes in Std.from_str unless
 #   --redirects and --tee are given ("0" maps to no member of the IntFlag there), so they are; prog runs as is
 #   (--no_python). torchrun-static: its static rendezvous (--master_port, no --standalone), where torchrun's own
 #   TCPStore holds MASTER_PORT; FOLD_STORE=auto then becomes tcp://127.0.0.1:<another free port>.
@@ -46,9 +46,13 @@ case "$L" in
     exec timeout -k 5 120 mpiexec.mpich -n "$N" "$@" ;;
   torchrun | torchrun-static)
     /usr/bin/python3 -c "import torch.distributed.run" 2>/dev/null || { echo "torch.distributed.run missing (python3-torch)" >&2; exit 1; }
-    rdzv=(--standalone)
+    # What --standalone does, but on a free port: --standalone takes 29400, so two such jobs at once (ctest -j)
+    # met in one rendezvous.
+    rp=$(free_port)
+    rdzv=(--nnodes 1 --rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$rp" --rdzv_id "fold-$$-$RANDOM")
     if [ "$L" = torchrun-static ]; then
       mp=$(free_port)
+      while [ "$mp" = "$rp" ]; do mp=$(free_port); done
       rdzv=(--master_addr 127.0.0.1 --master_port "$mp")
       if [ "${FOLD_STORE:-}" = auto ]; then
         fp=$(free_port)
