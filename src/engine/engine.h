@@ -94,9 +94,11 @@ int fold__progress_one(fold_comm *c, int poll);
 /* Bracket code that starts several sends at once (a collective's start, the
  * task steps of one progress pass): in between, a transport may gather the
  * sends to a peer into one write; the outermost end writes them out. Sends
- * outside a bracket leave at once, as before. Nests. */
+ * outside a bracket leave at once, as before. Nests. The outermost end
+ * returns 1 if a transport wrote held sends (they may have completed
+ * then), else 0. */
 void fold__tx_batch_begin(fold_comm *c);
-void fold__tx_batch_end(fold_comm *c);
+int fold__tx_batch_end(fold_comm *c);
 /* Drive progress until r completes, comm fails or FOLD_TIMEOUT passes without
  * r completing (then comm fails with FOLD_ETIMEDOUT naming `op`). Spins
  * briefly, then sleeps in the transports' wait. Does not free r. */
@@ -421,6 +423,10 @@ struct fold__svc {
   int64_t idle_since;
   int idle_yielded;
   uint64_t idle_yields;
+  /* the last progress pass ended with a flush that wrote held sends: they
+   * completed after the tasks stepped, so a wait must not sleep before the
+   * next pass lets the tasks see them */
+  int flushed;
 };
 /* fold__recv_post took u off the unexpected queue: if a handler is being
  * called for it, the handler consumed it. */

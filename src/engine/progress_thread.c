@@ -112,7 +112,7 @@ static void *helper_main(void *arg) {
       step_aside(pt);
       continue;
     }
-    if (pt->stop || !pending(c))
+    if (pt->stop || !pending(c) || m->svc->flushed) /* flushed: its tasks see those sends next pass (wait_until) */
       continue;
     if (pt->ep < 0) {
       pthread_mutex_unlock(&pt->mu);

@@ -175,9 +175,10 @@ typedef struct fold__tp_ops {
    * holds with `status` and drop its references. Idempotent. */
   void (*shutdown)(fold__tp *tp, int status);
   /* Write out the sends isend held back while c->tx_batch > 0 (the
-   * transport may hold them only then). May be NULL: the transport never
-   * holds sends. */
-  void (*flush)(fold__tp *tp);
+   * transport may hold them only then). Returns 1 if it held any (written
+   * now, or queued for the socket), else 0. May be NULL: the transport
+   * never holds sends. */
+  int (*flush)(fold__tp *tp);
   /* Called once after the final bootstrap barrier (every rank connected):
    * e.g. unlink names that peers no longer need. May be NULL. */
   void (*joined)(fold__tp *tp);

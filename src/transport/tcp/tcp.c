@@ -106,10 +106,12 @@ int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out) {
   return 0;
 }
 
-static void tcp_flush(fold__tp *tp) {
+static int tcp_flush(fold__tp *tp) {
   fold__tcp_tp *t = (fold__tcp_tp *)tp;
+  int held = t->nflush > 0;
   if (!t->down)
     fold__tcp_flush_dirty(t);
+  return held;
 }
 
 static int tcp_poll(fold__tp *tp) {
