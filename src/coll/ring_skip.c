@@ -588,7 +588,20 @@ static int take(rs_call *s) {
 static int ag_step(rs_call *s, int *took) {
   fold__coll *co = s->co;
   *took = 0;
-  if (!s->allreduce || s->n < 2 || s->pos < s->n) return FOLD_OK;
+  if (!s->allreduce || s->n < 2) return FOLD_OK;
+  if (s->pos < s->n) {
+    /* Still in the reduce-scatter: the left neighbour's block may come
+     * before we are done (it sends it as soon as its own part is), so its
+     * receive is posted now, straight into the result, instead of the
+     * block waiting as an unexpected message to be copied over later.
+     * Out of place only: in place, our position-0 send reads that part of
+     * the result. It is taken (and forwarded) only after our own block
+     * went out, which keeps the stream's order. */
+    if (s->agreq == NULL && s->ag_got == 0 && !co->in_place)
+      return fold__irecv_bytes(co->comm, out_of(s, s->left), blk_len(s, s->left) * co->esize, s->left, s->ag_ctx,
+                               co->tag, &s->agreq);
+    return FOLD_OK;
+  }
   int j = fold__mod(s->left - s->ag_got, s->n);
   size_t bytes = blk_len(s, j) * co->esize;
   if (s->agreq && fold__req_done(s->agreq)) {
