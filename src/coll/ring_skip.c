@@ -49,7 +49,7 @@
  * on it is its own block's last one, which also tells it whether it is
  * still late.
  *
- * T is estimated online per communicator (see t_sample); FOLD_SKIP_T,
+ * T is estimated online per communicator (ring_skip_comm.c); FOLD_SKIP_T,
  * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
  * plain ring's bit for bit; floating-point ones may differ in the last
  * bits (the order of the additions depends on timing), so non-commutative
@@ -61,114 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/ring_skip.h"
+#include "coll/ring_skip_int.h"
 #include "coll/shm_coll.h"
 #include "patterns/patterns.h"
-
-enum { HDR = 16, POOL_MAX = 16 };
-
-/* The default alpha, measured (docs/straggler.md): the noise-free
- * simulator favours a small alpha (it skips sooner), but T is the
- * smallest recent step, and on a loaded machine alpha = 2 skipped on
- * noise (+50% at 1 MiB on shm without a straggler); 4 and 8 recovered
- * alike from a 2 ms straggler. */
-#define ALPHA_DEFAULT 4.0
-
-/* The least threshold, with T estimated, when this host's ranks outnumber
- * its CPUs (fold__engine_shares_cpu): ranks then take turns on the cores,
- * and a neighbour that waits for a core for a time slice of the scheduler
- * (Linux's EEVDF: 0.75 ms times 1 + log2 of the CPUs up to 8, so 1.5 ms on
- * 2 CPUs) is not a straggler. Without the floor, 4 ranks on 2 cores
- * routed around such turns in most calls at 1 MiB (T there is ~50 us, so
- * alpha*T ~200 us), and each skip costs a copy, a message and a reduction
- * on a machine with no CPU to spare: +28% over ring on tcp at 1 MiB,
- * against +4-18% with a floor of 0.5-2 ms (docs/straggler.md). A
- * straggler late by 2 ms per step is still routed around. */
-#define SLICE_FLOOR_NS 1000000
-
-/* A partial's header. t_us: the sender's own estimate of T (see
- * t_sample); ttrans_us: what the sender measured of its link to us (a
- * block's transfer time, fold__link_ns; 0: nothing measured); cov: the
- * number of contributions in it, with F_LATE in its top bit: the sender
- * is late and passed this on unreduced. */
-#define F_LATE 0x80000000u
-enum { TWIN = 16 };
-typedef struct msg_hdr {
-  float t_us, ttrans_us;
-  uint32_t block, cov;
-} msg_hdr;
-_Static_assert(sizeof(msg_hdr) == HDR, "header size");
-
-typedef struct out_msg {
-  fold_request *req;
-  char *buf; /* a message buffer of ours, or NULL (sent from the caller's buffer) */
-} out_msg;
-
-typedef struct rs_comm rs_comm;
-typedef struct rs_call rs_call;
-struct rs_call {
-  rs_comm *rc;
-  rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
-  fold__coll *co;
-  int n, r, left, right, allreduce;
-  size_t maxb;         /* bytes of the largest block */
-  char **hold;         /* per block: the message buffer holding received partials not passed on yet */
-  int *cov;            /* contributions received per block */
-  int64_t missing;     /* contributions still to come, over all blocks (sum of pos_of(j) - cov[j]) */
-  int *acc_cov;        /* of which held in hold[j] */
-  unsigned char *own_sent;
-  int64_t *full_at;    /* when block j's partials were all here (for the lateness test) */
-  int pos;             /* next position to work; n: reduce-scatter done */
-  int ag_got;
-  int64_t ready_ns;    /* when the current position became workable */
-  fold__timer watchdog;
-  int fired;
-  int64_t threshold_ns; /* 0: no skipping (no T yet) */
-  int64_t ttrans_ns;   /* the T_trans in it (for the INFO line) */
-  float out_ttrans_us; /* our link to the right as measured, for the headers we send */
-  fold_request *rreq;
-  char *rmsg;
-  int rs_taken;        /* messages taken from the reduce-scatter stream (the first has no header) */
-  int ag_ctx;          /* the allgather stream: the data context with the digest's lowest bit flipped */
-  fold_request *agreq; /* the allgather block being received, straight into the result */
-  int late;            /* we were late in the last call: hand every middle reduction on */
-  int left_late;       /* the left neighbour handed its reductions on to us */
-  int64_t owner_ns;    /* how long our own block's last reduction took from the moment it could start */
-  out_msg *outs;
-  int nouts, outcap;
-  int skips;           /* positions at which the left neighbour was routed around */
-  int self_skips;      /* positions at which we routed our own late work around ourselves */
-  int sig_done;
-};
-
-/* Per communicator (an extension slot, not a field of fold_comm). */
-struct rs_comm {
-  double t_ns;      /* the estimate of T (0: none yet) */
-  size_t t_bytes;   /* the block size it was measured at */
-  double twin[TWIN]; /* the last TWIN samples (see t_sample) */
-  double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
-  double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
-  int tn;           /* samples taken at this size */
-  int late;         /* our last call at late_bytes found us late */
-  size_t late_bytes;
-  double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
-  int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
-  int last_tag;     /* the last ring_skip call, and whom it routed around */
-  int last_nskip, last_skip;
-  /* Calls started and not finished well: a call that failed, or was given
-   * up by a wait (FOLD_TIMEOUT) without a last step, stays here (its sends
-   * may still be in a transport's hands) until the communicator goes. */
-  rs_call *calls;
-  fold_comm *comm;
-  /* Message buffers and the accumulator, kept for the next call: a fresh
-   * allocation of a large block is fresh pages, and faulting them in cost
-   * as much as the transfer (measured on shm at 4 MiB). */
-  char *pool[POOL_MAX];
-  int npool;
-  size_t pool_sz;
-};
-
-static const char rs_key;
 
 /* A message buffer of HDR + the call's largest block. */
 static char *buf_get(rs_call *s) {
@@ -190,7 +85,7 @@ static void buf_put(rs_call *s, char *b) {
     free(b);
 }
 
-static void call_free(fold_comm *c, rs_call *s) {
+void fold__rs_call_free(fold_comm *c, rs_call *s) {
   if (s == NULL) return;
   fold__timer_cancel(c, &s->watchdog);
   if (s->rreq) {
@@ -215,86 +110,6 @@ static void call_free(fold_comm *c, rs_call *s) {
   free(s->own_sent);
   free(s->full_at);
   free(s);
-}
-
-static void rs_teardown(void *p) {
-  rs_comm *rc = p;
-  /* The communicator is going, its timers and posted receives with it
-   * (call_free takes ours off). */
-  while (rc->calls) {
-    rs_call *s = rc->calls;
-    rc->calls = s->next;
-    call_free(rc->comm, s);
-  }
-  while (rc->npool) free(rc->pool[--rc->npool]);
-  free(rc);
-}
-
-static double env_seconds(const char *name, double dflt) {
-  const char *e = getenv(name);
-  if (e == NULL || *e == 0) return dflt;
-  char *end;
-  double v = strtod(e, &end);
-  if (*end != 0 || !(v >= 0)) return dflt;
-  return v;
-}
-
-static rs_comm *comm_state(fold_comm *c) {
-  rs_comm *rc = fold__ext_get(c, &rs_key);
-  if (rc) return rc;
-  rc = calloc(1, sizeof *rc);
-  if (rc == NULL) return NULL;
-  rc->alpha = env_seconds("FOLD_SKIP_ALPHA", ALPHA_DEFAULT);
-  if (rc->alpha <= 1.0) {
-    FOLD__WARN(c, "FOLD_SKIP_ALPHA must be > 1; using %.1f", ALPHA_DEFAULT);
-    rc->alpha = ALPHA_DEFAULT;
-  }
-  rc->t_env_ns = env_seconds("FOLD_SKIP_T", 0) * 1e9;
-  const char *tt = getenv("FOLD_SKIP_TTRANS");
-  rc->ttrans_env_ns = tt && *tt ? env_seconds("FOLD_SKIP_TTRANS", -1) : -1;
-  if (tt && *tt && rc->ttrans_env_ns < 0)
-    fold__warn_env("FOLD_SKIP_TTRANS", tt, "is not seconds >= 0; the link's measured transfer time is used");
-  if (rc->ttrans_env_ns > 0) rc->ttrans_env_ns *= 1e9;
-  rc->floor_ns = fold__engine_shares_cpu(c) ? SLICE_FLOOR_NS : 0;
-  rc->last_tag = -1;
-  rc->comm = c;
-  if (fold__ext_attach(c, &rs_key, rc, rs_teardown) != FOLD_OK) {
-    free(rc);
-    return NULL;
-  }
-  return rc;
-}
-
-/* The estimator of T: the smallest of the last TWIN steps this rank
- * finished without a skip, for one block size (a new size starts afresh).
- * Why the minimum and not a mean: in a ring every rank's steps run at the
- * pace of the slowest one, so a mean learns the straggler's pace as
- * "normal" and never skips it (the first version did exactly that: with a
- * rank 2 ms late per step, every rank estimated T at about 2 ms). A step
- * can only be slowed by waiting and noise, never sped up, so the smallest
- * recent one is the normal step; the window lets the estimate follow a
- * machine that got slower for good. alpha covers the noise above it.
- * Samples are steps that waited for their partial (so they include a
- * transfer): a step whose partial was already here is only a reduction.
- * A straggler's own steps are all slow, so its window cannot tell it is
- * late: each header carries the sender's own estimate, and the threshold
- * uses the smaller of ours and our left neighbour's (not fed back into
- * the window, so a low value does not circulate for ever). */
-static void t_sample(rs_comm *rc, size_t bytes, double ns) {
-  if (rc->t_bytes != bytes) {
-    rc->t_bytes = bytes;
-    rc->tn = 0;
-    rc->left_t_ns = 0;
-    rc->left_ttrans_ns = 0;
-    rc->t_ns = 0;
-  }
-  if (ns <= 0) return;
-  rc->twin[rc->tn++ % TWIN] = ns;
-  int k = rc->tn < TWIN ? rc->tn : TWIN;
-  double m = rc->twin[0];
-  for (int i = 1; i < k; i++)
-    if (rc->twin[i] < m) m = rc->twin[i];
-  rc->t_ns = m > 1 ? m : 1;
 }
 
 static size_t blk_start(const rs_call *s, int j) {
@@ -329,7 +144,7 @@ int fold__ring_skip_init(fold__coll *co) {
   if (!fold__op_commutative(c, co->op))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: ring_skip reorders the reduction: it needs a commutative op",
                        fold__coll_name(co->kind), co->rank);
-  rs_comm *rc = comm_state(c);
+  rs_comm *rc = fold__rs_comm_state(c);
   rs_call *s = calloc(1, sizeof *s);
   if (rc == NULL || s == NULL) {
     free(s);
@@ -354,30 +169,10 @@ int fold__ring_skip_init(fold__coll *co) {
   s->rmsg = buf_get(s);
   fold__timer_init(&s->watchdog, watchdog_fired, s);
   if (!s->hold || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
-    call_free(c, s);
+    fold__rs_call_free(c, s);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
-  double t = 0;
-  if (rc->t_env_ns > 0)
-    t = rc->t_env_ns;
-  else if (rc->t_bytes == s->maxb)
-    t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
-  /* T_trans: the environment's; else what the left neighbour measured of
-   * its link to us (its last header at this size); else our own link to
-   * the right as a stand-in (the same kind of link on a uniform network);
-   * else 0 (nothing measured yet: T, a waited step, includes a transfer). */
-  int64_t mine = fold__link_ns(c, s->right, HDR + s->maxb);
-  s->out_ttrans_us = mine > 0 ? (float)(mine / 1e3) : 0;
-  if (rc->ttrans_env_ns >= 0)
-    s->ttrans_ns = (int64_t)rc->ttrans_env_ns;
-  else if (rc->t_bytes == s->maxb && rc->left_ttrans_ns > 0)
-    s->ttrans_ns = (int64_t)rc->left_ttrans_ns;
-  else
-    s->ttrans_ns = mine > 0 ? mine : 0;
-  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
-  if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
-  if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
-  s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
+  fold__rs_threshold(s);
   s->owner_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
@@ -623,9 +418,9 @@ static int ag_step(rs_call *s, int *took) {
 static void position_done(rs_call *s, int skipped) {
   fold__coll *co = s->co;
   int64_t now = fold__now(co->comm);
-  rs_comm *rc = fold__ext_get(co->comm, &rs_key);
+  rs_comm *rc = fold__ext_get(co->comm, &fold__rs_key);
   int waited = s->pos > 0 && s->full_at[block_at(s, s->pos)] > s->ready_ns;
-  if (!skipped && !s->late && waited && rc) t_sample(rc, s->maxb, (double)(now - s->ready_ns));
+  if (!skipped && !s->late && waited && rc) fold__rs_t_sample(rc, s->maxb, (double)(now - s->ready_ns));
   fold__timer_cancel(co->comm, &s->watchdog);
   s->fired = 0;
   s->pos++;
@@ -709,7 +504,7 @@ static void call_end(rs_call *s, int status) {
   fold__coll *co = s->co;
   fold_comm *c = co->comm;
   co->u[7] = 0;
-  rs_comm *rc = fold__ext_get(c, &rs_key);
+  rs_comm *rc = fold__ext_get(c, &fold__rs_key);
   if (status == 1 && rc && rc->last_tag == co->tag) {
     int around = s->skips || s->left_late;
     rc->last_nskip = around ? 1 : 0;
@@ -746,7 +541,7 @@ static void call_end(rs_call *s, int status) {
         *pp = s->next;
         break;
       }
-    call_free(c, s);
+    fold__rs_call_free(c, s);
   } else { /* failed: sends may still be in a transport's hands; freed with the communicator */
     fold__timer_cancel(c, &s->watchdog);
   }
@@ -800,14 +595,4 @@ int fold__ring_skip_describe(fold__coll *co, char *buf, size_t cap) {
       snprintf(buf, cap, "ring_skip: rank %d's allgather blocks (%d of %d)", s->left, s->ag_got, s->n - 1);
   }
   return s->left;
-}
-
-int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max) {
-  if (comm == NULL || max < 0) return FOLD_EINVAL;
-  rs_comm *rc = fold__ext_get(comm, &rs_key);
-  /* "the last completed collective": a later call of another algorithm
-   * took a newer sequence number */
-  if (rc == NULL || rc->last_tag < 0 || (uint32_t)rc->last_tag != (uint32_t)((comm->coll_seq - 1) & 0x7fffffff)) return 0;
-  if (ranks && max > 0 && rc->last_nskip) ranks[0] = rc->last_skip;
-  return rc->last_nskip;
 }

@@ -6,16 +6,13 @@ import time
 import numpy as np
 
 import fold
+import harness
 
 comm = fold.init()
 n, r = comm.size, comm.rank
-fail = []
 
-
-def check(cond, what):
-    if not cond:
-        fail.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr)
+check = harness.Checks(r)
+fail = check.failed
 
 
 check(fold.areduce_tree(7, 0, 2, 0) == (-1, [1, 2]) and fold.areduce_tree(7, 0, 2, 1) == (0, [3, 5]),

@@ -8,17 +8,14 @@ import sys
 import numpy as np
 
 import fold
+import harness
 
 comm = fold.init()
 n, r = comm.size, comm.rank
 assert fold.init() is comm, "fold.init() twice: the same world"
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr)
+check = harness.Checks(r)
+failures = check.failed
 
 
 DTYPES = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32, np.float64]

@@ -7,6 +7,8 @@ import sys
 import tempfile
 import time
 
+import harness
+
 mode, n, transport, pypath = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 here = os.path.dirname(os.path.abspath(__file__))
 tmp = tempfile.mkdtemp(prefix="fold-pysig.")
@@ -38,14 +40,7 @@ if mode == "sigint":
             f.write(repr(time.monotonic()))
         os.rename(os.path.join(tmp, f"sent{step}.tmp"), os.path.join(tmp, f"sent{step}"))
         procs[0].send_signal(signal.SIGINT)
-deadline = time.monotonic() + 60
-codes = []
-for p in procs:
-    try:
-        codes.append(p.wait(timeout=max(1, deadline - time.monotonic())))
-    except subprocess.TimeoutExpired:
-        p.kill()
-        codes.append("hung")
+codes = harness.wait_procs(procs, 60)
 want = [0] * n
 if mode == "kill":
     want[n - 1] = -signal.SIGKILL

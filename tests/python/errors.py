@@ -6,16 +6,13 @@ import time
 import numpy as np
 
 import fold
+import harness
 
 comm = fold.init()
 n, r = comm.size, comm.rank
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr)
+check = harness.Checks(r)
+failures = check.failed
 
 
 def raises(cls, fn, *words):

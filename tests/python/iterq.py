@@ -7,16 +7,13 @@ import sys
 import numpy as np
 
 import fold
+import harness
 
 comm = fold.init()
 n, r = comm.size, comm.rank
-fail = []
 
-
-def check(cond, what):
-    if not cond:
-        fail.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr)
+check = harness.Checks(r)
+fail = check.failed
 
 
 # minimise sum_r |w - a_r|^2: the gradient summed over ranks is 2 (n w - sum a_r); w -> the mean of the a_r

@@ -8,17 +8,11 @@ import sys
 import numpy as np
 
 import fold
+import harness
 
 comm = fold.init()
 r, n = comm.rank, comm.size
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    if not ok:
-        fails += 1
-        print(f"rank {r}: FAIL: {what}", flush=True)
+check = harness.Checks(r)
 
 
 def raises(cls, fn, *words):
@@ -204,5 +198,5 @@ if n == 1:
 else:
     dist()
 comm.barrier()
-print(f"rank {r}: {'OK' if fails == 0 else f'{fails} FAILED'}", flush=True)
-sys.exit(1 if fails else 0)
+print(f"rank {r}: {'OK' if not check.failed else f'{len(check.failed)} FAILED'}", flush=True)
+sys.exit(1 if check.failed else 0)

@@ -8,6 +8,8 @@ import sys
 import tempfile
 import time
 
+import harness
+
 if sys.argv[1] != "rank":
     n, transport, pypath = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     tmp = tempfile.mkdtemp(prefix="fold-pykv.")
@@ -17,14 +19,7 @@ if sys.argv[1] != "rank":
                FOLD_JOB_TOKEN="pykv-%d" % os.getpid())
     procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank", tmp],
                               env=dict(env, FOLD_RANK=str(k))) for k in range(n)]
-    codes = []
-    deadline = time.monotonic() + 60
-    for p in procs:
-        try:
-            codes.append(p.wait(timeout=max(1, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            codes.append("hung")
+    codes = harness.wait_procs(procs, 60)
     want = [0] * n
     want[n - 2] = -signal.SIGKILL  # the last worker (rank n-1 is the server)
     print(f"kv_kill: n={n} {transport}: exit codes {codes}, want {want}")
@@ -39,14 +34,7 @@ tmp = sys.argv[2]
 comm = fold.init()
 r, n = comm.rank, comm.size
 victim = n - 2
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    if not ok:
-        fails += 1
-        print(f"rank {r}: FAIL: {what}", flush=True)
+check = harness.Checks(r)
 
 
 def lost(e):
@@ -92,5 +80,5 @@ try:
     kv.destroy()
 except fold.Error:
     pass  # the failure again: the store is freed either way
-print(f"rank {r}: {'OK' if fails == 0 else f'{fails} FAILED'}", flush=True)
-sys.exit(1 if fails else 0)
+print(f"rank {r}: {'OK' if not check.failed else f'{len(check.failed)} FAILED'}", flush=True)
+sys.exit(1 if check.failed else 0)

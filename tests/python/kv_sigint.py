@@ -17,6 +17,8 @@ import tempfile
 import threading
 import time
 
+import harness
+
 STEPS = ("wait", "barrier")
 
 if sys.argv[1] != "rank":
@@ -54,14 +56,7 @@ if sys.argv[1] != "rank":
             os.kill(pid, signal.SIGINT)
         if not ok:
             break
-    codes = []
-    deadline = time.monotonic() + 60
-    for p in procs:
-        try:
-            codes.append(p.wait(timeout=max(1, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            codes.append("hung")
+    codes = harness.wait_procs(procs, 60)
     print(f"kv_sigint: n={n} {transport}: exit codes {codes}", flush=True)
     subprocess.run(["rm", "-rf", tmp])
     sys.exit(0 if ok and codes == [0] * n else 1)
@@ -86,14 +81,7 @@ if os.environ["FOLD_RANK"] == "0":
 comm = fold.init()
 r, n = comm.rank, comm.size
 server = n - 1
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    if not ok:
-        fails += 1
-        print(f"rank {r}: FAIL: {what}", flush=True)
+check = harness.Checks(r)
 
 
 def touch(name, text=""):
@@ -211,5 +199,5 @@ y = np.ones(2)
 comm.allreduce(y)
 check(np.all(y == n), "world after Ctrl-C")
 d.destroy()
-print(f"rank {r}: {'OK' if fails == 0 else f'{fails} FAILED'}", flush=True)
-sys.exit(1 if fails else 0)
+print(f"rank {r}: {'OK' if not check.failed else f'{len(check.failed)} FAILED'}", flush=True)
+sys.exit(1 if check.failed else 0)

@@ -16,17 +16,14 @@ import time
 import numpy as np
 
 import fold
+import harness
 
 mode, tmp = sys.argv[1], sys.argv[2]
 comm = fold.init()
 n, r = comm.size, comm.rank
-fail = []
 
-
-def check(cond, what):
-    if not cond:
-        fail.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr, flush=True)
+check = harness.Checks(r)
+fail = check.failed
 
 
 def done():

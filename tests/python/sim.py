@@ -5,14 +5,11 @@ import sys
 import numpy as np
 
 import fold
+import harness
 
-fail = []
 
-
-def check(cond, what):
-    if not cond:
-        fail.append(what)
-        print(f"FAILED: {what}", file=sys.stderr)
+check = harness.Checks()
+fail = check.failed
 
 
 # one message: arrives latency + bytes * byte_time after it is posted (docs/simulator.md)

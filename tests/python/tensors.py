@@ -5,16 +5,13 @@ import sys
 import torch
 
 import fold
+import harness
 
 comm = fold.init()
 n, r = comm.size, comm.rank
-fail = []
 
-
-def check(cond, what):
-    if not cond:
-        fail.append(what)
-        print(f"rank {r}: FAILED: {what}", file=sys.stderr)
+check = harness.Checks(r)
+fail = check.failed
 
 
 K = 6

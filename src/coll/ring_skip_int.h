@@ -1,0 +1,106 @@
+/* ring_skip_int.h — ring_skip's state, shared by ring_skip.c (a call's state machine) and ring_skip_comm.c (per communicator: T, T_trans, the threshold). */
+#ifndef FOLD_RING_SKIP_INT_H
+#define FOLD_RING_SKIP_INT_H
+
+#include <stdint.h>
+
+#include "coll/ring_skip.h"
+
+enum { HDR = 16, POOL_MAX = 16 };
+
+/* A partial's header. t_us: the sender's own estimate of T (see
+ * t_sample); ttrans_us: what the sender measured of its link to us (a
+ * block's transfer time, fold__link_ns; 0: nothing measured); cov: the
+ * number of contributions in it, with F_LATE in its top bit: the sender
+ * is late and passed this on unreduced. */
+#define F_LATE 0x80000000u
+enum { TWIN = 16 };
+typedef struct msg_hdr {
+  float t_us, ttrans_us;
+  uint32_t block, cov;
+} msg_hdr;
+_Static_assert(sizeof(msg_hdr) == HDR, "header size");
+
+typedef struct out_msg {
+  fold_request *req;
+  char *buf; /* a message buffer of ours, or NULL (sent from the caller's buffer) */
+} out_msg;
+
+typedef struct rs_comm rs_comm;
+typedef struct rs_call rs_call;
+struct rs_call {
+  rs_comm *rc;
+  rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
+  fold__coll *co;
+  int n, r, left, right, allreduce;
+  size_t maxb;         /* bytes of the largest block */
+  char **hold;         /* per block: the message buffer holding received partials not passed on yet */
+  int *cov;            /* contributions received per block */
+  int64_t missing;     /* contributions still to come, over all blocks (sum of pos_of(j) - cov[j]) */
+  int *acc_cov;        /* of which held in hold[j] */
+  unsigned char *own_sent;
+  int64_t *full_at;    /* when block j's partials were all here (for the lateness test) */
+  int pos;             /* next position to work; n: reduce-scatter done */
+  int ag_got;
+  int64_t ready_ns;    /* when the current position became workable */
+  fold__timer watchdog;
+  int fired;
+  int64_t threshold_ns; /* 0: no skipping (no T yet) */
+  int64_t ttrans_ns;   /* the T_trans in it (for the INFO line) */
+  float out_ttrans_us; /* our link to the right as measured, for the headers we send */
+  fold_request *rreq;
+  char *rmsg;
+  int rs_taken;        /* messages taken from the reduce-scatter stream (the first has no header) */
+  int ag_ctx;          /* the allgather stream: the data context with the digest's lowest bit flipped */
+  fold_request *agreq; /* the allgather block being received, straight into the result */
+  int late;            /* we were late in the last call: hand every middle reduction on */
+  int left_late;       /* the left neighbour handed its reductions on to us */
+  int64_t owner_ns;    /* how long our own block's last reduction took from the moment it could start */
+  out_msg *outs;
+  int nouts, outcap;
+  int skips;           /* positions at which the left neighbour was routed around */
+  int self_skips;      /* positions at which we routed our own late work around ourselves */
+  int sig_done;
+};
+
+/* Per communicator (an extension slot, not a field of fold_comm). */
+struct rs_comm {
+  double t_ns;      /* the estimate of T (0: none yet) */
+  size_t t_bytes;   /* the block size it was measured at */
+  double twin[TWIN]; /* the last TWIN samples (see t_sample) */
+  double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
+  double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
+  int tn;           /* samples taken at this size */
+  int late;         /* our last call at late_bytes found us late */
+  size_t late_bytes;
+  double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
+  int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
+  int last_tag;     /* the last ring_skip call, and whom it routed around */
+  int last_nskip, last_skip;
+  /* Calls started and not finished well: a call that failed, or was given
+   * up by a wait (FOLD_TIMEOUT) without a last step, stays here (its sends
+   * may still be in a transport's hands) until the communicator goes. */
+  rs_call *calls;
+  fold_comm *comm;
+  /* Message buffers and the accumulator, kept for the next call: a fresh
+   * allocation of a large block is fresh pages, and faulting them in cost
+   * as much as the transfer (measured on shm at 4 MiB). */
+  char *pool[POOL_MAX];
+  int npool;
+  size_t pool_sz;
+};
+
+/* The key of the extension slot holding a communicator's rs_comm. */
+extern const char fold__rs_key;
+/* c's rs_comm, made (and the environment read) on first use; NULL when out of memory. */
+rs_comm *fold__rs_comm_state(fold_comm *c);
+/* A step of `ns` that waited for its partial, at a block size of `bytes` (ring_skip_comm.c says why the
+ * estimate is the smallest recent one). */
+void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns);
+/* s's threshold (alpha*T + T_trans, with its floor), T_trans and the figure for its headers, and whether
+ * s starts late; from s->rc, s->maxb, s->right. */
+void fold__rs_threshold(rs_call *s);
+/* Free a call (ring_skip.c): its timer, posted receives and buffers. */
+void fold__rs_call_free(fold_comm *c, rs_call *s);
+
+#endif
