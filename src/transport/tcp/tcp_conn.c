@@ -22,6 +22,13 @@
 #define TCP_EVICT_AGE_NS 200000000LL   /* a pending proof younger than this is not dropped for a newcomer */
 #define TCP_SLICE_MS 100               /* longest sleep between checks of the deadline and stop flag */
 #define TCP_BACKOFF_MAX_NS 100000000LL /* connect retry pause cap (the peer is not listening yet) */
+/* One connect attempt's first bound, doubled per attempt that ran out, up
+ * to the cap. A listener whose accept queue is full (a flood of strangers)
+ * drops our SYN, and the kernel sends it again only after 1, 2, 4, 8 s: a
+ * rendezvous under tcp_flood's flood once took 15.6 s waiting on that
+ * schedule (1.2-2.2 s otherwise). A fresh socket sends a fresh SYN now. */
+#define TCP_ATTEMPT_NS 250000000LL
+#define TCP_ATTEMPT_MAX_NS 4000000000LL
 #define TCP_SOCKBUF (4 << 20)          /* socket buffers: a few round trips of a fast link */
 
 /* Phase-1 state: the listener, until phase 2 closes it. */
@@ -146,9 +153,9 @@ void fold__tcp_abandon(void *state) {
   free(b);
 }
 
-/* One non-blocking connect to o->addr[p], bounded by the deadline. Returns
- * the connected fd, or -1 with *err set. */
-static int connect_once(tcp_out *o, int p, int *err) {
+/* One non-blocking connect to o->addr[p], bounded by the deadline and by
+ * `limit` ns. Returns the connected fd, or -1 with *err set. */
+static int connect_once(tcp_out *o, int p, int64_t limit, int *err) {
   int fd = socket(o->addr[p].ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     *err = errno;
@@ -162,15 +169,18 @@ static int connect_once(tcp_out *o, int p, int *err) {
     close(fd);
     return -1;
   }
+  int64_t until = fold__clock_mono(NULL) + limit;
+  if (until > o->deadline)
+    until = o->deadline;
   for (;;) {
     int64_t now = fold__clock_mono(NULL);
-    if (now >= o->deadline || atomic_load(&o->stop)) {
+    if (now >= until || atomic_load(&o->stop)) {
       *err = ETIMEDOUT;
       close(fd);
       return -1;
     }
     struct pollfd pf = {.fd = fd, .events = POLLOUT};
-    int n = poll(&pf, 1, ms_until(o->deadline, now));
+    int n = poll(&pf, 1, ms_until(until, now));
     if (n < 0 && errno != EINTR) {
       *err = errno;
       close(fd);
@@ -197,7 +207,7 @@ static void *out_main(void *arg) {
   snprintf(claim, sizeof claim, "data rank %d", o->c->rank);
   for (int i = 0; i < o->n && !o->err; i++) {
     int p = o->ranks[i];
-    int64_t pause = 1000000;
+    int64_t pause = 1000000, attempt = TCP_ATTEMPT_NS;
     /* Retry until the deadline: the peer may not be listening yet
      * (ECONNREFUSED), or a handshake may have been cut short. */
     for (;;) {
@@ -205,7 +215,9 @@ static void *out_main(void *arg) {
       if (now >= o->deadline || atomic_load(&o->stop))
         goto done;
       int err = 0;
-      int fd = connect_once(o, p, &err);
+      int fd = connect_once(o, p, attempt, &err);
+      if (fd < 0 && err == ETIMEDOUT)
+        attempt = attempt * 2 > TCP_ATTEMPT_MAX_NS ? TCP_ATTEMPT_MAX_NS : attempt * 2;
       if (fd >= 0) {
         /* Bounded per attempt, so a stop request is seen within one
          * handshake; the peer may have dropped us unproven (FOLD_EPEER,
