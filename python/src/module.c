@@ -68,7 +68,6 @@ static PyObject *mod_init(PyObject *m, PyObject *unused) {
     PyMem_RawFree(j);
     return fpy_raise(FOLD_ESYS, "fold.init(): cannot start a thread for the rendezvous");
   }
-  pthread_detach(th);
   for (;;) {
     int done;
     Py_BEGIN_ALLOW_THREADS
@@ -99,9 +98,16 @@ static PyObject *mod_init(PyObject *m, PyObject *unused) {
       init_orphans++;
       pthread_mutex_unlock(&j->mu);
       pthread_mutex_unlock(&init_mu);
+      pthread_detach(th); /* it frees j when it ends */
       return NULL;
     }
   }
+  /* Joined, not detached: no thread of ours may still be exiting when init
+   * returns, or a fork right after (a forked rank, multiprocessing) could
+   * copy a lock it holds (ASan's allocator did: the child hung in init). */
+  Py_BEGIN_ALLOW_THREADS
+  pthread_join(th, NULL);
+  Py_END_ALLOW_THREADS
   PyObject *r = NULL;
   if (!PyErr_Occurred()) r = j->rc ? fpy_raise(j->rc, j->err) : fpy_comm_new(j->c, NULL, 0);
   pthread_mutex_destroy(&j->mu);
