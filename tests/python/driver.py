@@ -4,19 +4,14 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import harness
 
 mode, n, transport, pypath = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 here = os.path.dirname(os.path.abspath(__file__))
-tmp = tempfile.mkdtemp(prefix="fold-pysig.")
-env = dict(os.environ, PYTHONPATH=pypath, FOLD_SIZE=str(n), FOLD_STORE="file://" + tmp + "/store",
-           FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20", FOLD_JOB_TOKEN="pysig-%d" % os.getpid())
-os.mkdir(tmp + "/store")
-procs = [subprocess.Popen([sys.executable, os.path.join(here, "signals.py"), mode, tmp],
-                          env=dict(env, FOLD_RANK=str(k))) for k in range(n)]
+tmp, procs = harness.start_ranks(os.path.join(here, "signals.py"), [mode], n, "pysig", PYTHONPATH=pypath,
+                                 FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20")
 
 
 def wait_file(name, limit=30):

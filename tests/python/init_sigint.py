@@ -8,16 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
+import harness
+
 if sys.argv[1] != "rank":
-    tmp = tempfile.mkdtemp(prefix="fold-pyinitsig.")
-    os.mkdir(tmp + "/store")
-    env = dict(os.environ, PYTHONPATH=sys.argv[1], FOLD_RANK="0", FOLD_SIZE="2", FOLD_STORE="file://" + tmp + "/store",
-               FOLD_TIMEOUT="2", FOLD_JOB_TOKEN="pyinitsig-%d" % os.getpid())
-    env.pop("FOLD_TRANSPORT", None)
-    p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank", tmp], env=env)
+    tmp, (p,) = harness.start_ranks(os.path.abspath(__file__), ["rank"], 2, "pyinitsig", ranks=[0],
+                                    PYTHONPATH=sys.argv[1], FOLD_TIMEOUT="2", FOLD_TRANSPORT=None)
     marker = os.path.join(tmp, "in-init")
     end = time.monotonic() + 30
     while not os.path.exists(marker) and p.poll() is None and time.monotonic() < end:
@@ -48,32 +45,20 @@ if sys.argv[1] != "rank":
     sys.exit(0)
 
 tmp = sys.argv[2]
-import threading  # noqa: E402
 
 import fold  # noqa: E402
 
-ticks = [0]
-stop = threading.Event()
-
-
-def count():
-    while not stop.is_set():
-        ticks[0] += 1
-        time.sleep(0.005)
-
-
-th = threading.Thread(target=count, daemon=True)
-th.start()
+spinner = harness.Spinner(0.005)
 open(os.path.join(tmp, "in-init"), "w").write("1")
-before = ticks[0]
+before = spinner.count
 try:
     fold.init()
     print("FAIL: fold.init() returned in a world whose rank 1 never comes")
     sys.exit(1)
 except KeyboardInterrupt:
     open(os.path.join(tmp, "caught"), "w").write(repr(time.monotonic()))
-if ticks[0] - before < 10:
-    print("FAIL: the other Python thread did not run during fold.init() (%d ticks)" % (ticks[0] - before))
+if spinner.count - before < 10:
+    print("FAIL: the other Python thread did not run during fold.init() (%d ticks)" % (spinner.count - before))
     sys.exit(1)
 try:
     fold.init()
@@ -98,5 +83,5 @@ while True:
 if w.size != 1:
     print("FAIL: a world of %d, not 1" % w.size)
     sys.exit(1)
-stop.set()
+spinner.stop()
 w.destroy()

@@ -5,20 +5,14 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import harness
 
 if sys.argv[1] != "rank":
     n, transport, pypath = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    tmp = tempfile.mkdtemp(prefix="fold-pykv.")
-    os.mkdir(tmp + "/store")
-    env = dict(os.environ, PYTHONPATH=pypath, FOLD_SIZE=str(n), FOLD_STORE="file://" + tmp + "/store",
-               FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20", FOLD_KV_SERVERS="1",
-               FOLD_JOB_TOKEN="pykv-%d" % os.getpid())
-    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank", tmp],
-                              env=dict(env, FOLD_RANK=str(k))) for k in range(n)]
+    tmp, procs = harness.start_ranks(os.path.abspath(__file__), ["rank"], n, "pykv", PYTHONPATH=pypath,
+                                     FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20", FOLD_KV_SERVERS="1")
     codes = harness.wait_procs(procs, 60)
     want = [0] * n
     want[n - 2] = -signal.SIGKILL  # the last worker (rank n-1 is the server)

@@ -13,8 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 import harness
@@ -23,13 +21,8 @@ STEPS = ("wait", "barrier")
 
 if sys.argv[1] != "rank":
     n, transport, pypath = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    tmp = tempfile.mkdtemp(prefix="fold-pykvsig.")
-    os.mkdir(tmp + "/store")
-    env = dict(os.environ, PYTHONPATH=pypath, FOLD_SIZE=str(n), FOLD_STORE="file://" + tmp + "/store",
-               FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20", FOLD_KV_SERVERS="1",
-               FOLD_JOB_TOKEN="pykvsig-%d" % os.getpid())
-    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank", tmp],
-                              env=dict(env, FOLD_RANK=str(k))) for k in range(n)]
+    tmp, procs = harness.start_ranks(os.path.abspath(__file__), ["rank"], n, "pykvsig", PYTHONPATH=pypath,
+                                     FOLD_TRANSPORT=transport, FOLD_TIMEOUT="20", FOLD_KV_SERVERS="1")
 
     def wait_file(name, limit=30):
         end = time.monotonic() + limit
@@ -105,17 +98,7 @@ os.set_blocking(prev_r, False)
 os.set_blocking(prev_w, False)
 if r in (0, server):
     signal.set_wakeup_fd(prev_w)
-count = [0]
-stop = threading.Event()
-
-
-def spin():
-    while not stop.is_set():
-        count[0] += 1
-
-
-th = threading.Thread(target=spin)
-th.start()
+spinner = harness.Spinner()
 x = np.ones(4, np.float32)
 
 for step, how in enumerate(STEPS):
@@ -132,21 +115,10 @@ for step, how in enumerate(STEPS):
         d.destroy()
         continue
 
-    def announce(d=d, step=step):
-        # tell the driver once this rank is inside its call: the family is busy then, which a call from this
-        # second thread sees (iprobe is local and safe to poll)
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            try:
-                d.iprobe()
-                time.sleep(0.005)
-            except fold.InvalidArgument:
-                break
-        touch(f"ready{step}_{r}", str(os.getpid()))
-
     what = "serve" if r == server else how
-    watcher = threading.Thread(target=announce)
-    c0 = count[0]
+    # tell the driver once this rank is inside its call
+    watcher = harness.busy_watcher(d, lambda step=step: touch(f"ready{step}_{r}", str(os.getpid())))
+    c0 = spinner.count
     try:
         if r == server:
             watcher.start()
@@ -168,7 +140,7 @@ for step, how in enumerate(STEPS):
         print(f"rank {r}: KVStore.{what}: KeyboardInterrupt {t - sent:.3f} s after SIGINT", flush=True)
         check(t - sent < 1.0, f"{what}: KeyboardInterrupt {t - sent:.2f} s after SIGINT")
     watcher.join()
-    check(count[0] - c0 > 1000, f"{what}: the GIL was held while blocked ({count[0] - c0} thread turns)")
+    check(spinner.count - c0 > 1000, f"{what}: the GIL was held while blocked ({spinner.count - c0} thread turns)")
     # the previous wakeup fd is back and got the byte
     check(signal.set_wakeup_fd(prev_w) == prev_w, f"{what}: the previous wakeup fd was not restored")
     try:
@@ -188,8 +160,7 @@ for step, how in enumerate(STEPS):
     d.destroy()
     touch(f"out{step}_{r}")
 
-stop.set()
-th.join()
+spinner.stop()
 # a guarded call that is not interrupted leaves the wakeup fd as it was and aborts nothing
 d = comm.dup()
 d.split(0).destroy()

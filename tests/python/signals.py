@@ -10,7 +10,6 @@ Modes (argv[1]):
 import os
 import signal
 import sys
-import threading
 import time
 
 import numpy as np
@@ -54,34 +53,18 @@ if mode == "kill":
 
 if mode == "sigint":
     if r == 0:
-        count = [0]
-        stop = threading.Event()
-
-        def spin():
-            while not stop.is_set():
-                count[0] += 1
-
-        th = threading.Thread(target=spin)
-        th.start()
+        spinner = harness.Spinner()
         for step, how in enumerate(("recv", "irecv.wait", "split", "AsyncReduce.wait")):
             d = comm.dup()
             comm_ar = d
             buf = np.zeros(4)
-            c0 = count[0]
-            def announce(step=step, d=d):
-                # tell the driver once this rank is inside its wait: the family is busy then, which a
-                # call from this second thread sees (iprobe is local and safe to poll)
-                end = time.monotonic() + 20
-                while time.monotonic() < end:
-                    try:
-                        d.iprobe()
-                        time.sleep(0.005)
-                    except fold.InvalidArgument:
-                        break
+            c0 = spinner.count
+            def announce(step=step):
                 with open(os.path.join(tmp, f"ready{step}"), "w") as f:
                     f.write(str(os.getpid()))
 
-            watcher = threading.Thread(target=announce)
+            # tell the driver once this rank is inside its wait
+            watcher = harness.busy_watcher(d, announce)
             watcher.start()
             try:
                 if how == "recv":
@@ -101,15 +84,14 @@ if mode == "sigint":
                 print(f"rank 0: {how}: KeyboardInterrupt {t - sent:.3f} s after SIGINT", flush=True)
                 check(t - sent < 1.0, f"{how}: KeyboardInterrupt {t - sent:.2f} s after SIGINT")
             watcher.join()
-            check(count[0] - c0 > 1000, f"{how}: the GIL was held while blocked ({count[0] - c0} thread turns)")
+            check(spinner.count - c0 > 1000, f"{how}: the GIL was held while blocked ({spinner.count - c0} thread turns)")
             try:
                 d.barrier()
                 check(False, "the interrupted communicator was not aborted")
             except fold.Aborted:
                 pass
             d.destroy()
-        stop.set()
-        th.join()
+        spinner.stop()
     else:
         for step in range(4):
             d = comm.dup()  # the dup is collective; rank 0 aborts its own copy
