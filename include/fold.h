@@ -662,6 +662,21 @@ FOLD_API const char *fold_comm_transport(const fold_comm *comm);
  * an empty item ("allreduce=ring,", ",", "=ring", "allreduce="). */
 FOLD_API int fold_comm_set_algo(fold_comm *comm, const char *spec);
 
+/* The algorithm a collective call would run on comm now, without making
+ * it: coll is the collective's name as in fold_comm_set_algo ("allreduce",
+ * "barrier", ...); count, dtype and op are the call's arguments (op is
+ * ignored by the collectives that do not reduce, all three by barrier).
+ * The choice is the call's own (forced, FOLD_RULES, built-in rules, in the
+ * order above), so tools can show what automatic selection picks
+ * (fold-bench and fold-sim print it per row). Local: does not communicate,
+ * does not check buffers or roots. Returns the algorithm's name (static
+ * storage), or NULL with fold_comm_last_error(comm) saying why: a NULL comm
+ * or coll, an unknown collective, an invalid dtype, sum_exact on a type
+ * that is not float32/float64, or a forced algorithm that cannot serve the
+ * call. */
+FOLD_API const char *fold_comm_get_algo(fold_comm *comm, const char *coll, size_t count, fold_dtype dtype,
+                                        fold_op op);
+
 /* The straggler-tolerant ring (algorithm "ring_skip" of allreduce and
  * reduce_scatter, docs/straggler.md): how many distinct ranks this rank
  * routed around in its last completed collective on comm: stopped waiting

@@ -10,3 +10,9 @@ add_test(NAME rules_e2e_shm COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} select
 add_test(NAME rules_e2e_tcp COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} select tcp)
 add_test(NAME rules_tune COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} tune)
 set_tests_properties(rules_e2e_shm rules_e2e_tcp rules_tune PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# fold_comm_get_algo: the name of what a call runs (checked by the mismatch
+# detection on the simulator), forced, rules, sum_exact's accumulators, bad input.
+fold_add_test_exe(get_algo select/get_algo.c check.c)
+add_test(NAME get_algo COMMAND get_algo)
+set_tests_properties(get_algo PROPERTIES TIMEOUT 60)
