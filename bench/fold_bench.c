@@ -41,6 +41,7 @@ typedef struct mode_result {
 typedef struct row {
   fb_coll coll;
   const char *algo;
+  const char *picked; /* the algorithm the calls ran: forced, or what automatic selection chose for this size */
   size_t bytes, count;
   int root;
   mode_result oop, ip;
@@ -251,6 +252,7 @@ static mode_result measure(const fb_call *k, const options *o, fold_comm *comm, 
     if (k->rank == 0)
       printf("# %s (%s, %zu B): refused by fold: %s\n", fb_colls[k->coll].name, k->in_place ? "in place" : "out of place",
              k->bytes, rc != FOLD_OK ? fold_comm_last_error(comm) : "on another rank");
+    if (k->rank == 0) fflush(stdout);
     return m;
   }
   if (o->check) {
@@ -288,8 +290,8 @@ static void print_header(const options *o, fb_coll c, const char *algo, int n) {
   printf("# iterations: %d, warm-up: %d, check: %s, root: %d\n", o->iters, o->warmup, o->check ? "on" : "off",
          o->root);
   printf("#%66s%-42s%s\n", "", "out-of-place", "in-place");
-  printf("#%11s  %12s  %8s  %6s  %6s  %10s  %8s  %8s  %6s  %10s  %8s  %8s  %6s  %10s\n", "size", "count", "type",
-         "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p99");
+  printf("#%11s  %12s  %8s  %6s  %6s  %10s  %8s  %8s  %6s  %10s  %8s  %8s  %6s  %10s  %s\n", "size", "count", "type",
+         "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p99", "algorithm");
   printf("#%11s  %12s  %8s  %6s  %6s  %10s  %8s  %8s  %6s  %10s  %8s  %8s  %6s  %10s\n", "(B)", "(elements)", "", "",
          "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
 }
@@ -312,8 +314,8 @@ static void print_row(const options *o, const row *r) {
          ci->reduces ? op_names[o->op] : "none", ci->rooted ? r->root : -1);
   print_mode(&r->oop);
   print_mode(&r->ip);
-  printf("  %10.2f\n", r->oop.ran ? r->oop.p99_us : r->ip.p99_us);
-  fflush(stdout);
+  printf("  %10.2f  %s\n", r->oop.ran ? r->oop.p99_us : r->ip.p99_us, r->picked ? r->picked : "-");
+  fflush(stdout); /* one write per line: rows stay whole when stderr joins stdout */
 }
 
 static void json_mode(FILE *f, const char *pre, const mode_result *m) {
@@ -340,6 +342,7 @@ static int write_json(const options *o, int n, const row *rows, size_t nrows, do
     const fb_coll_info *ci = &fb_colls[r->coll];
     fprintf(f, "%s\n    {\"collective\": \"%s\", \"algorithm\": \"%s\", \"size\": %zu, \"count\": %zu, ", i ? "," : "",
             ci->name, r->algo ? r->algo : "auto", r->bytes, r->count);
+    fprintf(f, "\"selected\": \"%s\", ", r->picked ? r->picked : "");
     fprintf(f, "\"type\": \"%s\", \"redop\": \"%s\", \"root\": %d", r->coll == FB_BARRIER ? "none" : dtype_names[o->dtype],
             ci->reduces ? op_names[o->op] : "none", ci->rooted ? r->root : -1);
     json_mode(f, "oop", &r->oop);
@@ -368,6 +371,7 @@ typedef struct bench {
   row *rows;
   size_t nrows, caprows;
   double t_start, bw_sum;
+  double progress_after; /* seconds of run before progress lines (FOLD_BENCH_PROGRESS_AFTER, default 2) */
   int bw_count;
   long wrong_total;
 } bench;
@@ -396,10 +400,14 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
     fb_call k = {.coll = c, .dtype = b->o.dtype, .op = b->o.op, .root = b->o.root, .rank = b->rank, .n = b->n,
                  .sbuf = b->sbuf, .rbuf = b->rbuf, .algo = algo};
     if (!fb_shape(&k, s)) continue;
-    if (b->rank == 0 && fb_now() - b->t_start > 2.0)
-      fprintf(stderr, "fold-bench: %s %s: %zu B (%zu/%zu)\n", fb_colls[c].name, algo ? algo : "auto", k.bytes,
-              idx + 1, nsizes);
+    if (b->rank == 0 && fb_now() - b->t_start >= b->progress_after) { /* progress: a comment line of the table, whole */
+      printf("# running %s %s: %zu B (%zu/%zu), %.0f s\n", fb_colls[c].name, algo ? algo : "auto", k.bytes, idx + 1,
+             nsizes, fb_now() - b->t_start);
+      fflush(stdout);
+    }
     row r = {.coll = c, .algo = algo, .bytes = k.bytes, .root = b->o.root};
+    /* the name automatic selection gives this call (local, no communication); a forced one stays as it is */
+    r.picked = algo ? algo : fold_comm_get_algo(b->comm, fb_colls[c].name, k.count, k.dtype, k.op);
     r.count = c == FB_BARRIER ? 0 : k.bytes / fold_dtype_size(k.dtype);
     r.oop = measure(&k, &b->o, b->comm, b->t, b->tmax);
     if (fb_colls[c].in_place) {
@@ -423,6 +431,7 @@ static void run_section(bench *b, fb_coll c, const char *algo) {
       if (b->rank == 0 && r.sum_us > 0)
         printf("# %zu B: sum_exact %.2f us, sum %.2f us, ratio %.2f\n", k.bytes, r.oop.time_us, plain.time_us,
                r.oop.time_us / plain.time_us);
+      fflush(stdout);
     }
     if (b->rank == 0) add_row(b, &r); /* after the ratio: the JSON row carries it */
   }
@@ -464,6 +473,10 @@ int main(int argc, char **argv) {
   if (b.t == NULL || b.tmax == NULL) return 1;
 
   b.t_start = fb_now();
+  const char *pa = getenv("FOLD_BENCH_PROGRESS_AFTER");
+  char *pend = NULL;
+  b.progress_after = pa && *pa ? strtod(pa, &pend) : 2.0;
+  if (pa && *pa && (*pend || !(b.progress_after >= 0))) b.progress_after = 2.0; /* not a number of seconds: the default */
   if (b.o.tune) {
     fb_tune_args ta = {.path = b.o.tune, .coll = b.o.coll, .minb = b.o.minb, .maxb = b.o.maxb, .factor = b.o.factor,
                        .dtype = b.o.dtype, .op = b.o.op, .iters = b.o.iters, .warmup = b.o.warmup, .root = b.o.root};

@@ -26,8 +26,8 @@ static void usage(FILE *f) {
           "the alpha-beta model's prediction (docs/simulator.md).\n"
           "  -c  broadcast, reduce, allreduce (default), reduce_scatter, allgather,\n"
           "      gather, scatter, alltoall, barrier\n"
-          "  -a  an algorithm of that collective (docs/collectives.md); default auto\n"
-          "      (the library's choice, no model)\n"
+          "  -a  an algorithm of that collective (docs/collectives.md); default auto:\n"
+          "      the library's choice, shown per row as auto:NAME, next to NAME's model\n"
           "  -n  ranks (default 8); -b bytes per call: the count argument in bytes,\n"
           "      float32 elements (default 1M). Suffixes K, M, G (powers of 1024).\n"
           "      Sweeps: A:B:xF (A, A*F, ... up to B), A:B:+D (A, A+D, ...), or A,B,C\n"
@@ -131,11 +131,12 @@ static int coll_index(const char *name) {
 }
 
 /* Run the collective once on n ranks with `bytes` per call; *t gets the
- * virtual time. All ranks share one input and one output buffer: the values
+ * virtual time and *picked the algorithm that ran (automatic selection's
+ * choice for "auto"). All ranks share one input and one output buffer: the values
  * are meaningless, the times are not (the simulator's costs do not depend on
  * them; sim_coll checks every algorithm's results). Returns 0, 1 on a
  * failure (printed), 2 for an algorithm the library refuses. */
-static int run_one(const config *cf, int n, double bytes, double *t) {
+static int run_one(const config *cf, int n, double bytes, double *t, const char **picked) {
   int ci = coll_index(cf->coll);
   size_t count = (size_t)(bytes / 4);
   int per_rank_in = ci == 3 || ci == 6 || ci == 7, per_rank_out = ci == 4 || ci == 5 || ci == 7;
@@ -163,6 +164,12 @@ static int run_one(const config *cf, int n, double bytes, double *t) {
       rc = 2;
       goto done;
     }
+  *picked = fold_comm_get_algo(c[0], cf->coll, count, FOLD_FLOAT32, FOLD_SUM);
+  if (*picked == NULL) {
+    fprintf(stderr, "fold-sim: %s\n", fold_comm_last_error(c[0]));
+    rc = 2;
+    goto done;
+  }
   for (int k = 0; k < cf->nslow; k++)
     if (fold_sim_compute(c[cf->slow_rank[k]], cf->slow_s[k]) != FOLD_OK) {
       fprintf(stderr, "fold-sim: %s\n", fold_comm_last_error(c[cf->slow_rank[k]]));
@@ -250,8 +257,14 @@ static int plot(const char *png, const config *cf, const double *ns, int nn, con
     remove(dat);
     return 1;
   }
+  int have_model = 0; /* lines only where a model exists (none for some algorithms) */
+  for (int i = 0; i < nn * nb; i++) have_model |= !isnan(model_t[i]);
+  int automatic = strcmp(cf->algo, "auto") == 0;
   fprintf(g, "set terminal png size 900,600\nset output '%s'\n", png);
-  fprintf(g, "set title '%s %s: simulated (points) and alpha-beta model (lines)' noenhanced\n", cf->coll, cf->algo);
+  /* no apostrophes: the title is a single-quoted gnuplot string */
+  fprintf(g, "set title '%s %s: simulated (points)%s' noenhanced\n", cf->coll, cf->algo,
+          !have_model ? ", no alpha-beta model for this algorithm"
+          : automatic ? ", alpha-beta model of the algorithm picked (lines)" : " and alpha-beta model (lines)");
   fprintf(g, "set logscale xy\nset xlabel '%s'\nset ylabel 'virtual seconds'\nset key left top\n",
           by_bytes ? "bytes" : "ranks");
   fprintf(g, "plot ");
@@ -261,8 +274,8 @@ static int plot(const char *png, const config *cf, const double *ns, int nn, con
       snprintf(lab, sizeof lab, "n = %.0f", ns[k]);
     else
       snprintf(lab, sizeof lab, "%.0f B", bs[k]);
-    fprintf(g, "%s'%s' index %d using 1:2 with points pt 7 lc %d title '%s', '' index %d using 1:3 with lines lc %d notitle",
-            k ? ", " : "", dat, k, k + 1, lab, k, k + 1);
+    fprintf(g, "%s'%s' index %d using 1:2 with points pt 7 lc %d title '%s'", k ? ", " : "", dat, k, k + 1, lab);
+    if (have_model) fprintf(g, ", '' index %d using 1:3 with lines lc %d notitle", k, k + 1);
   }
   fprintf(g, "\n");
   int st = pclose(g);
@@ -388,7 +401,7 @@ int main(int argc, char **argv) {
     snprintf(slow + l, sizeof slow - l, "%s%d:%g", k ? " " : "", cf.slow_rank[k], cf.slow_s[k]);
   }
   printf("%s%s\n", cf.nslow ? ", slow ranks (rank:seconds) " : "", slow);
-  printf("%-15s %-19s %7s %12s %14s %14s %9s\n", "collective", "algorithm", "n", "bytes", "sim_s", "model_s",
+  printf("%-15s %-24s %7s %12s %14s %14s %9s\n", "collective", "algorithm", "n", "bytes", "sim_s", "model_s",
          "sim/model");
   double *sim_t = calloc((size_t)nn * nb, sizeof(double)), *model_t = calloc((size_t)nn * nb, sizeof(double));
   if (!sim_t || !model_t) {
@@ -400,17 +413,24 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nb && rc == 0; k++) {
       int n = (int)ns[j], i = j * nb + k;
       double bytes = strcmp(cf.coll, "barrier") ? bs[k] : 0;
-      rc = run_one(&cf, n, bytes, &sim_t[i]);
+      const char *picked = NULL;
+      rc = run_one(&cf, n, bytes, &sim_t[i], &picked);
       if (rc)
         break;
-      model_t[i] = fold__model_time(cf.coll, cf.algo, n, bytes, &cf.p);
+      /* "auto" shows what it picked for this point, and that algorithm's model */
+      char algo[64];
+      if (strcmp(cf.algo, "auto") == 0)
+        snprintf(algo, sizeof algo, "auto:%s", picked);
+      else
+        snprintf(algo, sizeof algo, "%s", cf.algo);
+      model_t[i] = fold__model_time(cf.coll, picked, n, bytes, &cf.p);
       char ratio[32], model[32];
       fmt_ratio(ratio, sizeof ratio, sim_t[i], model_t[i]);
       if (isnan(model_t[i]))
         snprintf(model, sizeof model, "-");
       else
         snprintf(model, sizeof model, "%.6e", model_t[i]);
-      printf("%-15s %-19s %7d %12.0f %14.6e %14s %9s\n", cf.coll, cf.algo, n, bytes, sim_t[i], model, ratio);
+      printf("%-15s %-24s %7d %12.0f %14.6e %14s %9s\n", cf.coll, algo, n, bytes, sim_t[i], model, ratio);
       fflush(stdout);
       if (cf_out) {
         char mcsv[40] = "", rcsv[40] = ""; /* empty where there is no model */
@@ -418,7 +438,7 @@ int main(int argc, char **argv) {
           snprintf(mcsv, sizeof mcsv, "%.9e", model_t[i]);
         if (!isnan(model_t[i]) && model_t[i] > 0)
           snprintf(rcsv, sizeof rcsv, "%.6f", sim_t[i] / model_t[i]);
-        fprintf(cf_out, "%s,%s,%d,%.0f,%.9e,%s,%s,%g,%g,%g,%g,%s\n", cf.coll, cf.algo, n, bytes, sim_t[i], mcsv, rcsv,
+        fprintf(cf_out, "%s,%s,%d,%.0f,%.9e,%s,%s,%g,%g,%g,%g,%s\n", cf.coll, algo, n, bytes, sim_t[i], mcsv, rcsv,
                 cf.p.latency, cf.p.byte_time, cf.p.op_time, cf.p.op_overhead, slow);
       }
     }

@@ -43,8 +43,22 @@ run)
   sed -n 's/^\[0\] //p' "$tmp/out" >"$tmp/table"
   grep -v '^#' "$tmp/table" >"$tmp/rows"
   [ -s "$tmp/rows" ] || fail "no rows"
-  bad=$(awk 'NF != 14 || ($9 != "0" && $9 != "N/A") || ($13 != "0" && $13 != "N/A")' "$tmp/rows")
+  bad=$(awk 'NF != 15 || ($9 != "0" && $9 != "N/A") || ($13 != "0" && $13 != "N/A")' "$tmp/rows")
   [ -z "$bad" ] || fail "rows with a wrong count or a bad shape: $bad"
+  # the last column names the algorithm that ran, never "auto": a forced
+  # section's own, or the one automatic selection picked for that size
+  bad=$(awk '
+    /^# algorithm: / { sec = $3; next }
+    /^#/ { next }
+    $15 !~ /^[a-z_0-9]+$/ || $15 == "auto" || (sec != "auto" && $15 != sec)' "$tmp/table")
+  [ -z "$bad" ] || fail "rows without the algorithm that ran: $bad"
+  # progress and notes are whole comment lines between rows, even with stderr joined to stdout
+  # (a progress line before every size: FOLD_BENCH_PROGRESS_AFTER=0)
+  FOLD_BENCH_PROGRESS_AFTER=0 timeout -k 5 150 "$B/foldrun" -n "$n" --transport "$transport" --timeout 60 -- "$bench" "$@" >"$tmp/joined" 2>&1 ||
+    fail "exit status $? with stderr joined to stdout"
+  grep -q '^\[0\] # running ' "$tmp/joined" || fail "no progress line with FOLD_BENCH_PROGRESS_AFTER=0"
+  bad=$(grep -v '^\[0\] #' "$tmp/joined" | awk '$1 != "[0]" || NF != 16')
+  [ -z "$bad" ] || fail "with 2>&1, lines inside the table that are not rows: $bad"
   if [ $check -eq 1 ]; then
     [ "$(awk '$9 == "0"' "$tmp/rows" | wc -l)" -gt 0 ] || fail "--check verified nothing"
     grep -q '^# Wrong elements : 0 OK$' "$tmp/table" || fail "no '# Wrong elements : 0 OK' line"

@@ -26,9 +26,18 @@ run)
     timeout 60 "$F" -a $a -n 8,16 -b 64K --op-time 1e-10 > "$T/o" 2> "$T/e"; check "$a -> 0" test $? -eq 0
     check "$a n=16 near the model" ratio_near "$T/o" $a 16 0.9 1.1
   done
-  # no model for the library's own choice: '-' in both columns
-  timeout 60 "$F" -n 4 -b 4K > "$T/o" 2> "$T/e"; check "auto -> 0" test $? -eq 0
-  check "auto: no model" grep -Eq '^allreduce +auto +4 +4096 +[0-9.e-]+ +- +-$' "$T/o"
+  # the library's own choice: each row names the algorithm it picked and
+  # shows that algorithm's model (the one forcing it gives)
+  timeout 60 "$F" -n 4 -b 4K,4M > "$T/o" 2> "$T/e"; check "auto -> 0" test $? -eq 0
+  cat "$T/o"
+  check "auto: two rows naming the pick, with its model" \
+    test "$(grep -Ec '^allreduce +auto:[a-z_]+ +4 +(4096|4194304) +[0-9.]+e-[0-9]+ +[0-9.]+e-[0-9]+ +[0-9]\.[0-9]{3}$' "$T/o")" -eq 2
+  for b in 4096 4194304; do
+    a=$(awk -v b=$b '$3 == 4 && $4 == b { sub(/^auto:/, "", $2); print $2 }' "$T/o")
+    m=$(awk -v b=$b '$3 == 4 && $4 == b { print $6 }' "$T/o")
+    timeout 60 "$F" -n 4 -b $b -a "$a" > "$T/f" 2> "$T/e"; check "forcing $a -> 0" test $? -eq 0
+    check "auto at $b B ran $a: the same model" test "$(awk -v b=$b '$3 == 4 && $4 == b { print $6 }' "$T/f")" = "$m"
+  done
   ;;
 csv)
   timeout 120 "$F" -c allgather -a ring -n 2:16:x2 -b 8:2K:x4 --latency 1e-6 --bandwidth 1e9 --csv "$T/s.csv" > "$T/o" 2> "$T/e"
@@ -45,6 +54,10 @@ csv)
   if command -v gnuplot > /dev/null; then
     check "PNG written" test -s "$T/s.png"
     check "PNG is a PNG" sh -c "head -c 8 '$T/s.png' | od -c | grep -q 'P   N   G'"
+    # auto sweeps plot the picked algorithms' models too
+    timeout 120 "$F" -n 2:8:x2 -b 64K --csv "$T/a.csv" > "$T/o" 2> "$T/e"; check "auto sweep -> 0" test $? -eq 0
+    check "auto PNG written" test -s "$T/a.png"
+    check "auto CSV names the picks" awk -F, 'NR > 1 && $2 !~ /^auto:[a-z_]+$/ { exit 1 }' "$T/a.csv"
   else
     check "no gnuplot: a note" grep -q "gnuplot not found" "$T/e"
   fi
