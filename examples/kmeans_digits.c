@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fold.h"
 #include "fold_ml.h"
@@ -50,21 +51,25 @@ int main(int argc, char **argv) {
   p.progress_arg = &rank;
   int32_t *lab = calloc(d.n, sizeof *lab);
   double inertia;
+  struct timespec t0, t1; /* fold's whole fit, as ml_ref.py times scikit-learn's */
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int iters, rc = fold_kmeans(c, d.x + start * d.dim, n, d.dim, &p, cen, lab + start, &inertia, &iters);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
   if (rc == FOLD_OK) rc = fold_allreduce(lab, lab, d.n, FOLD_INT32, FOLD_SUM, c); /* every rank's labels to all */
   if (rc != FOLD_OK) {
     fprintf(stderr, "rank %d: %s\n", rank, fold_comm_last_error(c));
     return 1;
   }
   if (rank == 0) {
-    printf("converged after %d supersteps: inertia %.6f\n", iters, inertia);
+    printf("converged after %d supersteps: inertia %.6f, %.1f ms in all\n", iters, inertia, seconds * 1e3);
     if (argc > 3) {
       FILE *o = fopen(argv[3], "w");
       fprintf(o, "inertia %.17g\ncentroids %d %zu\n", inertia, k, d.dim);
       for (size_t i = 0; i < (size_t)k * d.dim; i++) fprintf(o, "%.17g ", cen[i]);
       fprintf(o, "\nlabels %zu\n", d.n);
       for (size_t i = 0; i < d.n; i++) fprintf(o, "%d ", lab[i]);
-      fprintf(o, "\n");
+      fprintf(o, "\nseconds %.9g\n", seconds);
       fclose(o);
     }
   }

@@ -33,7 +33,10 @@ def compare(km, seconds, path, k, dim):
     words = open(path).read().split()
     inertia = float(words[1])
     cen = np.array([float(v) for v in words[5:5 + k * dim]]).reshape(k, dim)
-    labels = np.array([int(v) for v in words[7 + k * dim:]])
+    nl = int(words[6 + k * dim])
+    labels = np.array([int(v) for v in words[7 + k * dim:7 + k * dim + nl]])
+    rest = words[7 + k * dim + nl:]  # "seconds X": fold's fit
+    fold_s = float(rest[1]) if len(rest) >= 2 and rest[0] == "seconds" else None
     ec = np.abs(cen - km.cluster_centers_).max() / np.abs(km.cluster_centers_).max()
     ei = abs(inertia - km.inertia_) / km.inertia_
     same = int((labels == km.labels_).sum())
@@ -41,6 +44,8 @@ def compare(km, seconds, path, k, dim):
           f"{km.n_iter_} iterations, inertia {km.inertia_:.6f}, {seconds * 1e3:.1f} ms")
     print(f"fold vs scikit-learn: centroids differ by {ec:.2g} (relative), inertia by {ei:.2g}, "
           f"labels equal for {same} of {len(labels)} rows")
+    if fold_s is not None:
+        print(f"time of the whole fit: fold {fold_s * 1e3:.1f} ms (rank 0), scikit-learn {seconds * 1e3:.1f} ms")
     ok = ec <= 1e-9 and ei <= 1e-9 and same == len(labels)
     print("RESULT: " + ("equal to scikit-learn (1e-9 relative)" if ok else "DIFFERENT from scikit-learn"))
     if not ok:
