@@ -29,7 +29,10 @@ typedef struct fold_iterq fold_iterq;
 
 /* A step: returns FOLD_OK, or an error (a negative FOLD_E* code, ideally
  * with a message set by fold_iterq_fail) that stops the queue on every
- * rank. ctx is the pointer given with the step. */
+ * rank. A positive return is not success: it fails the step with
+ * FOLD_EINVAL ("rank 2 failed in superstep 3, step 1 (compute): the step
+ * returned 1; ..."), so that a count or a boolean returned by mistake is
+ * not taken for FOLD_OK. ctx is the pointer given with the step. */
 typedef int (*fold_iterq_fn)(fold_iterq *q, void *ctx);
 
 /* Create an empty queue on comm, with its own session of names (two
@@ -66,16 +69,29 @@ FOLD_API int fold_iterq_add_compute(fold_iterq *q, fold_iterq_fn fn, void *ctx);
  * `direct` algorithm is used (Alink's: pieces of FOLD_PIECE_SIZE
  * elements, 4096 by default, owned by fold_partition's blocks) unless
  * the allreduce algorithm is forced by fold_comm_set_algo or FOLD_ALGO.
- * When the step runs, a name not put on some rank fails the queue with
- * FOLD_EINVAL naming the buffer and that rank; a buffer put with
- * different counts or dtypes on different ranks fails it with
- * FOLD_EMISMATCH naming the buffer and two ranks that differ.
+ * Before a communication step's first collective (in practice in the
+ * first superstep; until this check has passed once in the run) the ranks
+ * check the buffer together with one small allreduce, so that every rank
+ * returns the same error and the communicator stays usable:
+ * - a name not put on some rank fails the queue with FOLD_EINVAL naming
+ *   the buffer and that rank (the lowest, and the highest if several:
+ *   "... step 2 (allreduce of buffer 'w'): the buffer was never put on
+ *   rank 1; every rank must put it before the step runs");
+ * - a buffer put with different counts or dtypes on different ranks fails
+ *   it with FOLD_EMISMATCH naming the buffer, two ranks that differ and
+ *   their shapes;
+ * - a rank that failed earlier in that superstep: every rank stops the
+ *   superstep there and returns that rank's error.
+ * A buffer cannot disappear once every rank has it; a count or dtype
+ * changed on some rank after the check passed is caught by the
+ * collective's own check instead: FOLD_EMISMATCH naming the ranks, and
+ * the communicator fails (as for any mismatched collective).
  * Returns FOLD_EINVAL for a NULL q or name, a name too long, or once the
  * queue has run. */
 FOLD_API int fold_iterq_add_allreduce(fold_iterq *q, const char *name, fold_op op);
 /* Append a broadcast step: root's buffer `name` is copied into the buffer
  * of that name on every rank (which must exist with the same count and
- * dtype, as for allreduce steps). Returns FOLD_EINVAL for a NULL q or
+ * dtype, checked as for allreduce steps). Returns FOLD_EINVAL for a NULL q or
  * name, a root outside [0, size), or once the queue has run. */
 FOLD_API int fold_iterq_add_broadcast(fold_iterq *q, const char *name, int root);
 /* The stop criterion: after the last step of each superstep, stop(q, ctx)
@@ -85,12 +101,15 @@ FOLD_API int fold_iterq_add_broadcast(fold_iterq *q, const char *name, int root)
  * supersteps. Returns FOLD_EINVAL for a NULL q or stop, or once it ran. */
 FOLD_API int fold_iterq_set_stop(fold_iterq *q, int (*stop)(fold_iterq *q, void *ctx), void *ctx);
 /* At most max_iter supersteps (default 100), whatever the stop criterion
- * says. Returns FOLD_EINVAL for a NULL q or max_iter < 1. */
+ * says, counting those before a checkpoint resumed from (one past
+ * max_iter is refused: fold_iterq_set_checkpoint). The same on every
+ * rank. Returns FOLD_EINVAL for a NULL q or max_iter < 1. */
 FOLD_API int fold_iterq_set_max_iter(fold_iterq *q, int max_iter);
 /* The closing step: fn(q, ctx) runs once on every rank after the last
  * superstep (typically: emit the model). It may call collectives on the
- * queue's communicator (the same on every rank). Returns FOLD_EINVAL for
- * a NULL q or fn, or a second call. */
+ * queue's communicator (the same on every rank). Its return is a step's
+ * (a positive one is FOLD_EINVAL). Returns FOLD_EINVAL for a NULL q or
+ * fn, or a second call. */
 FOLD_API int fold_iterq_close_with(fold_iterq *q, fold_iterq_fn fn, void *ctx);
 
 /* Save every rank's session buffers and the superstep number into dir
@@ -104,12 +123,30 @@ FOLD_API int fold_iterq_close_with(fold_iterq *q, fold_iterq_fn fn, void *ctx);
  * complete, intact file and resume from it: the session is restored and
  * the loop goes on with the next superstep, so that the final result
  * equals an uninterrupted run's bit for bit (given deterministic steps).
- * A checkpoint from a run with another rank count, another step list or
- * other data (the buffers put before fold_iterq_run, compared by a
- * 64-bit digest per rank) is refused: fold_iterq_run returns FOLD_EINVAL
- * on every rank with a message naming what differs and the rank. Must be
- * called before fold_iterq_run, the same on every rank. Returns FOLD_EINVAL
- * for a NULL q or dir, every < 1, or once the queue has run. */
+ * A checkpoint's identity is the rank count, the step list, and the
+ * buffers put before fold_iterq_run (name, count, dtype and contents, a
+ * 64-bit digest of each per rank): anything else a step or the stop
+ * criterion depends on (a tolerance, a seed, a learning rate) must be put
+ * in a buffer before the run to be part of it (fold_kmeans and
+ * fold_logreg put their parameters in 'params'). Refused, with
+ * fold_iterq_run returning FOLD_EINVAL on every rank, the message naming
+ * the rank, the file and what differs, and no file removed or used:
+ * - a file from a run with another rank count, another step list, or
+ *   another buffer put before the run ("... is from a run with other data
+ *   on rank 0: buffer 'params' differs ...");
+ * - a rank's file written by another rank ("was written by rank 1, not by
+ *   rank 0"), or whose header holds another superstep than its name
+ *   (a renamed file);
+ * - a file written by another version of fold (another format);
+ * - an agreed checkpoint past this run's max_iter ("checkpoint
+ *   D/rank-0.000000027.ckpt holds superstep 27, past this run's max_iter
+ *   5"): resuming it would run more supersteps than max_iter allows, so it
+ *   is refused rather than used; raise max_iter or use another dir. A
+ *   checkpoint of superstep max_iter itself resumes to the closing step.
+ * max_iter itself is no part of the identity: a checkpoint within it
+ * resumes to the same result as an uninterrupted run of this max_iter.
+ * Must be called before fold_iterq_run, the same on every rank. Returns
+ * FOLD_EINVAL for a NULL q or dir, every < 1, or once the queue has run. */
 FOLD_API int fold_iterq_set_checkpoint(fold_iterq *q, const char *dir, int every);
 
 /* Run the queue: supersteps 1, 2, ... until the stop criterion says stop
@@ -120,13 +157,15 @@ FOLD_API int fold_iterq_set_checkpoint(fold_iterq *q, const char *dir, int every
  * fold_comm_last_error naming r, the superstep, the step and r's own
  * message ("fold_iterq_run: rank 2 failed in superstep 3, step 1
  * (compute): ..."); the other ranks finish the superstep's communication
- * steps (a failed rank takes part with its buffers as they are, or an
- * empty one, in which case the others see FOLD_EMISMATCH), so nothing
- * hangs. When several ranks fail in one superstep, the lowest rank's error
- * wins. A lost peer or a timeout fails as for any collective (FOLD_EPEER,
+ * steps (a failed rank takes part with its buffers as they are; a step's
+ * first check, fold_iterq_add_allreduce, ends the superstep on every rank
+ * instead), so nothing hangs and the communicator stays usable. When
+ * several ranks fail in one superstep, the lowest rank's error wins. A
+ * lost peer or a timeout fails as for any collective (FOLD_EPEER,
  * FOLD_ETIMEDOUT), the superstep and step prepended to the message.
- * Checkpoint files of another run: FOLD_EINVAL (fold_iterq_set_checkpoint).
- * FOLD_EINVAL for a NULL q, a queue without steps, or a second run. */
+ * Checkpoints of another run or past max_iter: FOLD_EINVAL
+ * (fold_iterq_set_checkpoint). FOLD_EINVAL for a NULL q, a queue without
+ * steps, or a second run. */
 FOLD_API int fold_iterq_run(fold_iterq *q);
 /* The current superstep, from 1 (0 before the first; inside the closing
  * step, the last superstep run). FOLD_EINVAL for NULL. */

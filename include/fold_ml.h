@@ -39,7 +39,11 @@ typedef struct fold_kmeans_params {
   const double *init; /* k x dim initial centroids, the same on every rank;
                          NULL: k-means++ seeding from `seed` */
   uint64_t seed;      /* k-means++ only; default 0 */
-  const char *checkpoint_dir; /* fold_iterq_set_checkpoint, or NULL (default) */
+  const char *checkpoint_dir; /* fold_iterq_set_checkpoint, or NULL (default);
+                                 a checkpoint of a run with another k, dim,
+                                 tol, init-or-seed or other rows is refused
+                                 (naming 'params' or 'data'), as is one past
+                                 max_iter */
   int checkpoint_every;       /* default 1 */
   /* Called on every rank after each superstep (NULL: none). */
   void (*progress)(const fold_kmeans_step *s, void *arg);
@@ -80,7 +84,11 @@ typedef struct fold_logreg_params {
   int max_iter;    /* function evaluations (supersteps) at most; default 10000 */
   double gtol;     /* stop when max |gradient| <= gtol; default 1e-8 */
   int history;     /* L-BFGS memory (pairs kept), 1..100; default 10 */
-  const char *checkpoint_dir; /* fold_iterq_set_checkpoint, or NULL (default) */
+  const char *checkpoint_dir; /* fold_iterq_set_checkpoint, or NULL (default);
+                                 a checkpoint of a run with another C,
+                                 fit_intercept, gtol, history or other rows
+                                 or labels is refused (naming 'params' or
+                                 'data'), as is one past max_iter */
   int checkpoint_every;       /* default 10 */
 } fold_logreg_params;
 

@@ -241,12 +241,18 @@ int fold_kmeans(fold_comm *comm, const double *x, size_t n_local, size_t dim, co
     memcpy(centroids, p->init, clen * sizeof *centroids);
   else
     rc = seed_pp(comm, &m, total, centroids);
-  if (rc == FOLD_OK) rc = fold_iterq_put(q, "centroids", centroids, clen, FOLD_FLOAT64);
-  if (rc == FOLD_OK && p->checkpoint_dir) { /* the data's digest makes a checkpoint of other data refusable */
+  if (rc == FOLD_OK && p->checkpoint_dir) {
+    /* A checkpoint's identity is what the queue holds before the run: the parameters that change the
+     * result (max_iter aside: the queue refuses a checkpoint past it) and a digest of this rank's rows,
+     * so that a checkpoint of another run is refused naming 'params' or 'data'. */
+    uint64_t par[5] = {(uint64_t)p->k, (uint64_t)dim, 0, p->init == NULL, p->init == NULL ? p->seed : 0};
+    memcpy(&par[2], &p->tol, sizeof p->tol);
     uint64_t d = fold__iq_fnv(FOLD__FNV_INIT, x, n_local * dim * sizeof *x);
-    rc = fold_iterq_put(q, "data", &d, 1, FOLD_UINT64);
+    rc = fold_iterq_put(q, "params", par, 5, FOLD_UINT64);
+    if (rc == FOLD_OK) rc = fold_iterq_put(q, "data", &d, 1, FOLD_UINT64);
     if (rc == FOLD_OK) rc = fold_iterq_set_checkpoint(q, p->checkpoint_dir, p->checkpoint_every);
   }
+  if (rc == FOLD_OK) rc = fold_iterq_put(q, "centroids", centroids, clen, FOLD_FLOAT64);
   if (rc == FOLD_OK) rc = fold_iterq_add_compute(q, assign, &m);
   if (rc == FOLD_OK) rc = fold_iterq_add_allreduce(q, "sums", FOLD_SUM);
   if (rc == FOLD_OK) rc = fold_iterq_add_compute(q, move, &m);

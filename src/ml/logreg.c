@@ -211,20 +211,23 @@ int fold_logreg(fold_comm *comm, const double *x, const int32_t *y, size_t n_loc
   size_t P = m.P, h = (size_t)p->history;
   m.a = calloc(h, sizeof *m.a);
   if (m.a == NULL) rc = fold__error(comm, FOLD_ENOMEM, "fold_logreg: rank %d: out of memory", rank);
+  if (rc == FOLD_OK && p->checkpoint_dir) {
+    /* A checkpoint's identity is what the queue holds before the run: the parameters that change the
+     * result (max_iter aside: the queue refuses a checkpoint past it) and a digest of this rank's rows
+     * and labels, so that a checkpoint of another run is refused naming 'params' or 'data'. */
+    double par[4] = {p->C, (double)p->fit_intercept, p->gtol, (double)p->history};
+    uint64_t d = fold__iq_fnv(FOLD__FNV_INIT, x, n_local * dim * sizeof *x);
+    d = fold__iq_fnv(d, y, n_local * sizeof *y);
+    rc = fold_iterq_put(q, "params", par, 4, FOLD_FLOAT64);
+    if (rc == FOLD_OK) rc = fold_iterq_put(q, "data", &d, 1, FOLD_UINT64);
+    if (rc == FOLD_OK) rc = fold_iterq_set_checkpoint(q, p->checkpoint_dir, p->checkpoint_every);
+  }
   const char *vec[] = {"x", "g", "xt", "dir"};
   for (int i = 0; i < 4 && rc == FOLD_OK; i++) rc = fold_iterq_put(q, vec[i], NULL, P, FOLD_FLOAT64);
   if (rc == FOLD_OK) rc = fold_iterq_put(q, "S", NULL, h * P, FOLD_FLOAT64);
   if (rc == FOLD_OK) rc = fold_iterq_put(q, "Y", NULL, h * P, FOLD_FLOAT64);
   if (rc == FOLD_OK) rc = fold_iterq_put(q, "rho", NULL, h, FOLD_FLOAT64);
   if (rc == FOLD_OK) rc = fold_iterq_put(q, "lb", NULL, LB_N, FOLD_FLOAT64);
-  if (rc == FOLD_OK && p->checkpoint_dir) {
-    uint64_t d = fold__iq_fnv(FOLD__FNV_INIT, x, n_local * dim * sizeof *x);
-    d = fold__iq_fnv(d, y, n_local * sizeof *y);
-    double cfg[2] = {p->C, (double)p->fit_intercept};
-    d = fold__iq_fnv(d, cfg, sizeof cfg);
-    rc = fold_iterq_put(q, "data", &d, 1, FOLD_UINT64);
-    if (rc == FOLD_OK) rc = fold_iterq_set_checkpoint(q, p->checkpoint_dir, p->checkpoint_every);
-  }
   if (rc == FOLD_OK) rc = fold_iterq_add_compute(q, evaluate, &m);
   if (rc == FOLD_OK) rc = fold_iterq_add_allreduce(q, "eval", FOLD_SUM);
   if (rc == FOLD_OK) rc = fold_iterq_add_compute(q, update, &m);

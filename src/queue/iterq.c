@@ -213,6 +213,7 @@ int fold_iterq_destroy(fold_iterq *q) {
   free(q->bufs);
   free(q->steps);
   free(q->dir);
+  free(q->init);
   free(q);
   return FOLD_OK;
 }
@@ -263,33 +264,92 @@ static void step_text(fold_iterq *q, int rc, const char *before, char *out, size
     fold__iq_text(out, cap, "%s", fold_strerror(rc));
 }
 
+/* Before a communication step's collective, until it has passed once in
+ * this run: one allreduce of five (value, index) pairs with MINLOC tells
+ * every rank whether a rank failed earlier in this superstep (then
+ * everyone skips the superstep's remaining steps: the agreement reports
+ * it), whether every rank has the buffer, and whether all have it with
+ * the same count and dtype (a 31-bit digest of both: its minimum and
+ * maximum). Every rank reaches the same verdict, so a missing buffer or
+ * shapes that differ are the same error on every rank and the
+ * communicator stays usable. Once every rank had the buffer it cannot
+ * disappear (nothing removes one), so later supersteps skip the check; a
+ * shape changed later is caught by the collective's own mismatch check.
+ * Returns FOLD_OK (with *skip set when the superstep ends here) or a
+ * collective failure. */
+static int precheck(fold_iterq *q, int k, const fold__iq_buf *b, int *fail, char *text, size_t cap, int *skip) {
+  fold__iq_step *s = &q->steps[k];
+  fold_comm *c = q->comm;
+  int32_t h = 0;
+  if (b) {
+    uint64_t shape[2] = {(uint64_t)b->dtype, (uint64_t)b->count};
+    h = (int32_t)(fold__iq_fnv(FOLD__FNV_INIT, shape, sizeof shape) & 0x7fffffff);
+  }
+  fold_int32_int32 v[5] = {{*fail ? q->rank : q->size, *fail},
+                           {b ? q->size : q->rank, 0},
+                           {b ? INT32_MAX : -q->rank, 0},
+                           {b ? h : INT32_MAX, q->rank},
+                           {b ? -h : INT32_MAX, q->rank}};
+  int rc = fold_allreduce(v, v, 5, FOLD_INT32_INT32, FOLD_MINLOC, c);
+  if (rc < 0) return rc;
+  const char *what = kind_name(s->kind);
+  if (v[0].value < q->size) { /* a rank failed in an earlier step: its error is the superstep's */
+    *skip = 1;
+    return FOLD_OK;
+  }
+  if (v[1].value < q->size) {
+    int lo = v[1].value, hi = -v[2].value;
+    char more[64] = "";
+    if (hi != lo) fold__iq_text(more, sizeof more, " (nor on rank %d%s)", hi, hi > lo + 1 ? ", perhaps others" : "");
+    *fail = FOLD_EINVAL;
+    *skip = 1;
+    fold__iq_text(text, cap, "fold_iterq_run: superstep %d, step %d (%s of buffer '%s'): the buffer was never put on "
+                  "rank %d%s; every rank must put it before the step runs", q->iter, k + 1, what, s->name, lo, more);
+    return FOLD_OK;
+  }
+  if (v[3].value != -v[4].value) { /* two shapes: learn them (only on this error path) */
+    int ra = v[3].index, rb = v[4].index;
+    uint64_t mine[2] = {(uint64_t)b->count, (uint64_t)b->dtype}, *all = malloc((size_t)q->size * sizeof mine);
+    if (all == NULL) return fold__error(c, FOLD_ENOMEM, "fold_iterq_run: rank %d: out of memory", q->rank);
+    rc = fold_allgather(mine, all, 2, FOLD_UINT64, c);
+    if (rc == FOLD_OK) {
+      *fail = FOLD_EMISMATCH;
+      *skip = 1;
+      fold__iq_text(text, cap, "fold_iterq_run: superstep %d, step %d (%s of buffer '%s'): rank %d put it with %llu "
+                    "elements of %s, rank %d with %llu of %s; every rank must put the same count and dtype", q->iter,
+                    k + 1, what, s->name, ra, (unsigned long long)all[2 * ra], fold_dtype_name((fold_dtype)all[2 * ra + 1]),
+                    rb, (unsigned long long)all[2 * rb], fold_dtype_name((fold_dtype)all[2 * rb + 1]));
+    }
+    free(all);
+    return rc;
+  }
+  s->checked = 1;
+  return FOLD_OK;
+}
+
 /* Run one communication step. A rank that already failed in this superstep
- * (ghost) still takes part, so that nobody waits for it; a rank without
- * the buffer takes part with an empty one, which the others' mismatch
- * check reports (naming it) unless no rank has it. Returns FOLD_OK, a
- * local failure in *fail and text, or a collective failure (< 0, the
- * communicator failed: every rank learns it from the collective). */
-static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
+ * (ghost) still takes part, so that nobody waits for it (until the step's
+ * first check has passed, the check itself tells everyone to stop). Returns
+ * FOLD_OK, a local failure in *fail and text, *skip when the superstep ends
+ * here on every rank, or a collective failure (< 0, the communicator
+ * failed: every rank learns it from the collective). */
+static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap, int *skip) {
   fold__iq_step *s = &q->steps[k];
   fold_comm *c = q->comm;
   fold__iq_buf *b = fold__iq_find(q, s->name);
-  void *data = b ? b->data : NULL;
-  size_t count = b ? b->count : 0;
-  fold_dtype dt = b ? b->dtype : FOLD_UINT8;
-  if (b == NULL && *fail == 0) {
-    *fail = FOLD_EINVAL;
-    fold__iq_text(text, cap, "fold_iterq_run: rank %d failed in superstep %d, step %d (%s of buffer '%s'): the buffer was "
-             "never put on rank %d", q->rank, q->iter, k + 1, kind_name(s->kind), s->name, q->rank);
+  int rc = FOLD_OK;
+  if (!s->checked) {
+    rc = precheck(q, k, b, fail, text, cap, skip);
+    if (rc == FOLD_OK && *skip) return FOLD_OK;
   }
-  int rc;
-  if (s->kind == FOLD__IQ_ALLREDUCE) {
+  if (rc == FOLD_OK && s->kind == FOLD__IQ_ALLREDUCE) {
     /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO). */
     signed char saved = c->coll_algo[FOLD__COLL_ALLREDUCE];
     if (saved < 0) c->coll_algo[FOLD__COLL_ALLREDUCE] = FOLD__ALGO_allreduce_direct;
-    rc = fold_allreduce(data, data, count, dt, s->op, c);
+    rc = fold_allreduce(b->data, b->data, b->count, b->dtype, s->op, c);
     c->coll_algo[FOLD__COLL_ALLREDUCE] = saved;
-  } else {
-    rc = fold_broadcast(data, count, dt, s->root, c);
+  } else if (rc == FOLD_OK) {
+    rc = fold_broadcast(b->data, b->count, b->dtype, s->root, c);
   }
   if (rc == FOLD_OK) return FOLD_OK;
   char why[FOLD__ERRLEN];
@@ -302,19 +362,33 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap) {
     }
     return FOLD_OK;
   }
-  if (*fail) /* this rank had failed already: keep its own cause in front (the others see only the mismatch) */
+  if (*fail) /* this rank had failed already: keep its own cause in front (the others see only the collective's error) */
     return fold__error(c, rc, "%.300s; then superstep %d, step %d (%s of buffer '%s'): %s", text, q->iter, k + 1,
                        kind_name(s->kind), s->name, why);
   return fold__error(c, rc, "fold_iterq_run: rank %d: superstep %d, step %d (%s of buffer '%s'): %s", q->rank, q->iter,
                      k + 1, kind_name(s->kind), s->name, why);
 }
 
-/* One superstep's steps. *fail and text: this rank's first local failure. */
-static int run_steps(fold_iterq *q, int *fail, char *text, size_t cap) {
-  for (int k = 0; k < q->nsteps; k++) {
+/* A step's return: FOLD_OK, or an error. A positive value is a mistake of
+ * the step (a count, a boolean) that would otherwise pass for success: it
+ * fails the step with FOLD_EINVAL, saying so. */
+static int step_status(fold_iterq *q, int rc, const char *before, char *why, size_t cap) {
+  if (rc > 0) {
+    fold__iq_text(why, cap, "the step returned %d; a step returns FOLD_OK (0) or a negative FOLD_E* code", rc);
+    return FOLD_EINVAL;
+  }
+  if (rc < 0) step_text(q, rc, before, why, cap);
+  return rc;
+}
+
+/* One superstep's steps. *fail and text: this rank's first local failure;
+ * *skip: the superstep ended early on every rank (a communication step's
+ * check found a failure). */
+static int run_steps(fold_iterq *q, int *fail, char *text, size_t cap, int *skip) {
+  for (int k = 0; k < q->nsteps && !*skip; k++) {
     fold__iq_step *s = &q->steps[k];
     if (s->kind != FOLD__IQ_COMPUTE) {
-      int rc = comm_step(q, k, fail, text, cap);
+      int rc = comm_step(q, k, fail, text, cap, skip);
       if (rc < 0) return rc;
       continue;
     }
@@ -322,10 +396,9 @@ static int run_steps(fold_iterq *q, int *fail, char *text, size_t cap) {
     char before[FOLD__ERRLEN], why[FOLD__IQ_MSG];
     snprintf(before, sizeof before, "%s", fold_comm_last_error(q->comm));
     q->msg[0] = 0;
-    int rc = s->fn(q, s->ctx);
+    int rc = step_status(q, s->fn(q, s->ctx), before, why, sizeof why);
     if (rc < 0) {
       *fail = rc;
-      step_text(q, rc, before, why, sizeof why);
       fold__iq_text(text, cap, "fold_iterq_run: rank %d failed in superstep %d, step %d (compute): %s", q->rank, q->iter,
                k + 1, why);
     }
@@ -343,7 +416,8 @@ int fold_iterq_run(fold_iterq *q) {
   if (q->nsteps == 0) return fold__error(q->comm, FOLD_EINVAL, "fold_iterq_run: rank %d: the queue has no steps", q->rank);
   int start = 0, stopped = 0;
   if (q->dir) {
-    fold__iq_digests(q);
+    rc = fold__iq_digests(q);
+    if (rc < 0) return fold__error(q->comm, rc, "fold_iterq_run: %s", q->msg);
     rc = fold__iq_resume(q, &start, &stopped);
     if (rc < 0) return rc;
   }
@@ -351,12 +425,12 @@ int fold_iterq_run(fold_iterq *q) {
   q->iter = start;
   for (int it = start + 1; !stopped && it <= q->max_iter; it++) {
     q->iter = it;
-    int fail = 0;
+    int fail = 0, skip = 0;
     text[0] = 0;
-    rc = run_steps(q, &fail, text, sizeof text);
+    rc = run_steps(q, &fail, text, sizeof text, &skip);
     if (rc < 0) return rc;
     int32_t stop = 0, dummy = 0;
-    if (q->rank == 0 && !fail && q->stop) {
+    if (q->rank == 0 && !fail && !skip && q->stop) {
       char before[FOLD__ERRLEN], why[FOLD__IQ_MSG];
       snprintf(before, sizeof before, "%s", fold_comm_last_error(q->comm));
       q->msg[0] = 0;
@@ -368,7 +442,7 @@ int fold_iterq_run(fold_iterq *q) {
       }
       stop = st > 0;
     }
-    if (!fail && q->dir && it % q->every == 0) {
+    if (!fail && !skip && q->dir && it % q->every == 0) {
       int st = fold__iq_save(q, stop);
       if (st < 0) {
         fail = st;
@@ -391,9 +465,9 @@ int fold_iterq_run(fold_iterq *q) {
     return fold__error(q->comm, q->comm->fail_status, "fold_iterq_run: rank %d: closing step: %s", q->rank,
                        fold_comm_last_error(q->comm));
   text[0] = 0;
+  rc = step_status(q, rc, before, why, sizeof why);
   if (rc < 0) {
     fail = rc;
-    step_text(q, rc, before, why, sizeof why);
     fold__iq_text(text, sizeof text, "fold_iterq_run: rank %d failed in the closing step: %s", q->rank, why);
   }
   int32_t a = 0, b = 0;

@@ -29,7 +29,14 @@ typedef struct fold__iq_step {
   char name[FOLD__IQ_NAME]; /* communication: the buffer */
   fold_op op;               /* allreduce */
   int root;                 /* broadcast */
+  int checked; /* communication: every rank had the buffer, in one shape, in an earlier superstep of this run */
 } fold__iq_step;
+
+/* A buffer put before the run: its name and digest (checkpoint identity). */
+typedef struct fold__iq_dig {
+  char name[FOLD__IQ_NAME];
+  uint64_t digest;
+} fold__iq_dig;
 
 struct fold_iterq {
   fold_comm *comm;
@@ -51,6 +58,8 @@ struct fold_iterq {
   int every;
   int kept[2];            /* supersteps of this rank's two newest files (0: none) */
   uint64_t data_digest;   /* of the buffers put before the run */
+  fold__iq_dig *init;     /* and of each of them (ninit), to name the one that differs */
+  int ninit;
   uint64_t steps_digest;  /* of the step list */
 };
 
@@ -72,11 +81,13 @@ fold__iq_buf *fold__iq_find(fold_iterq *q, const char *name);
 int fold__iq_agree(fold_iterq *q, int *code, const char *msg, int32_t *vmin, int32_t *v0);
 
 /* Checkpoints (iterq_ckpt.c). Digests of the step list and of the buffers
- * put so far, taken when the run starts. */
-void fold__iq_digests(fold_iterq *q);
+ * put so far, taken when the run starts. FOLD_OK or FOLD_ENOMEM (text in q->msg). */
+int fold__iq_digests(fold_iterq *q);
 /* Before the first superstep: agree with every rank on the checkpoint to
  * resume from. *start is the superstep it holds (0: none, a fresh run)
- * and *stopped whether rank 0's stop criterion had said stop there. */
+ * and *stopped whether rank 0's stop criterion had said stop there.
+ * A checkpoint of another run, or past q->max_iter, is refused: the same
+ * FOLD_EINVAL on every rank, nothing restored and no file removed. */
 int fold__iq_resume(fold_iterq *q, int *start, int *stopped);
 /* Save this rank's session after superstep q->iter; stop is rank 0's
  * decision (saved so that a resume does not run past it). Local: returns

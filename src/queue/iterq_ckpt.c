@@ -10,15 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A file: this header, then per buffer a fold__iq_fbuf and its bytes, then
- * the FNV-1a digest of everything before it (a torn or damaged file fails
- * it and is passed over). Native byte order: checkpoints are read back by
- * the same program on the same machines. */
+/* A file: this header, then ninit fold__iq_dig (the name and digest of each
+ * buffer put before the run: the run's identity, per buffer so that a
+ * refusal can name the one that differs), then per session buffer a
+ * fold__iq_fbuf and its bytes, then the FNV-1a digest of everything before
+ * it (a torn or damaged file fails it and is passed over). Native byte
+ * order: checkpoints are read back by the same program on the same machines. */
 typedef struct fold__iq_fhead {
   char magic[8];
   int32_t rank, size, iter, stop;
   uint64_t steps_digest, data_digest;
-  uint32_t nbufs, pad;
+  uint32_t nbufs, ninit;
 } fold__iq_fhead;
 
 typedef struct fold__iq_fbuf {
@@ -27,7 +29,8 @@ typedef struct fold__iq_fbuf {
   uint64_t esize, count;
 } fold__iq_fbuf;
 
-static const char magic[8] = {'F', 'O', 'L', 'D', 'I', 'Q', 'C', '1'};
+/* The last byte is the format's version: files of another one are refused by name, not passed over as torn. */
+static const char magic[8] = {'F', 'O', 'L', 'D', 'I', 'Q', 'C', '2'};
 
 int fold_iterq_set_checkpoint(fold_iterq *q, const char *dir, int every) {
   if (q == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_iterq_set_checkpoint: queue is NULL");
@@ -47,8 +50,8 @@ int fold_iterq_set_checkpoint(fold_iterq *q, const char *dir, int every) {
 
 /* The step list names the computation (compute steps by position only:
  * function addresses move between runs); the data is what the caller put
- * before the run. */
-void fold__iq_digests(fold_iterq *q) {
+ * before the run, digested per buffer (name, dtype, count, bytes). */
+int fold__iq_digests(fold_iterq *q) {
   uint64_t h = FOLD__FNV_INIT;
   for (int i = 0; i < q->nsteps; i++) {
     const fold__iq_step *s = &q->steps[i];
@@ -61,15 +64,23 @@ void fold__iq_digests(fold_iterq *q) {
   }
   int32_t ends[2] = {q->stop != NULL, q->close != NULL};
   q->steps_digest = fold__iq_fnv(h, ends, sizeof ends);
+  free(q->init);
+  q->init = calloc(q->nbufs ? (size_t)q->nbufs : 1, sizeof *q->init);
+  if (q->init == NULL) return fold_iterq_fail(q, FOLD_ENOMEM, "rank %d: out of memory", q->rank);
+  q->ninit = q->nbufs;
   h = FOLD__FNV_INIT;
   for (int i = 0; i < q->nbufs; i++) {
     const fold__iq_buf *b = &q->bufs[i];
     uint64_t f[2] = {(uint64_t)b->dtype, b->count};
-    h = fold__iq_fnv(h, b->name, strlen(b->name) + 1);
-    h = fold__iq_fnv(h, f, sizeof f);
-    h = fold__iq_fnv(h, b->data, b->count * b->esize);
+    uint64_t d = fold__iq_fnv(FOLD__FNV_INIT, b->name, strlen(b->name) + 1);
+    d = fold__iq_fnv(d, f, sizeof f);
+    d = fold__iq_fnv(d, b->data, b->count * b->esize);
+    memcpy(q->init[i].name, b->name, sizeof q->init[i].name);
+    q->init[i].digest = d;
+    h = fold__iq_fnv(h, &d, sizeof d);
   }
   q->data_digest = h;
+  return FOLD_OK;
 }
 
 static void file_name(const fold_iterq *q, int iter, char *buf, size_t cap) {
@@ -112,6 +123,7 @@ static int write_file(fold_iterq *q, const char *path, const fold__iq_fhead *hd,
     bad = write_all(fd, text, strlen(text), &h);
   } else {
     bad = write_all(fd, hd, sizeof *hd, &h);
+    for (int i = 0; !bad && with_bufs && i < q->ninit; i++) bad = write_all(fd, &q->init[i], sizeof q->init[i], &h);
     for (int i = 0; !bad && with_bufs && i < q->nbufs; i++) {
       const fold__iq_buf *b = &q->bufs[i];
       fold__iq_fbuf fb;
@@ -149,6 +161,7 @@ int fold__iq_save(fold_iterq *q, int stop) {
   hd.steps_digest = q->steps_digest;
   hd.data_digest = q->data_digest;
   hd.nbufs = (uint32_t)q->nbufs;
+  hd.ninit = (uint32_t)q->ninit;
   if (q->rank == 0 && q->kept[1] == 0) { /* the manifest: which run this dir belongs to */
     char text[256];
     fold__iq_text(text, sizeof text, "fold iterq checkpoint 1\nranks %d\nsteps %016llx\n", q->size,
@@ -174,7 +187,7 @@ int fold__iq_save(fold_iterq *q, int stop) {
 /* ---- reading ------------------------------------------------------------------------- */
 
 /* Read and check a file. 1: intact (and *out holds it, free()), 0: torn,
- * damaged or missing (pass over it). */
+ * damaged or missing (pass over it), 2: intact but of another format version. */
 static int read_file(const char *path, unsigned char **out, size_t *len) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
@@ -199,35 +212,102 @@ static int read_file(const char *path, unsigned char **out, size_t *len) {
     return 0;
   }
   memcpy(&sum, buf + n - sizeof sum, sizeof sum);
-  if (sum != fold__iq_fnv(FOLD__FNV_INIT, buf, n - sizeof sum) || memcmp(buf, magic, sizeof magic) != 0) {
+  if (sum != fold__iq_fnv(FOLD__FNV_INIT, buf, n - sizeof sum) || memcmp(buf, magic, sizeof magic - 1) != 0) {
     free(buf);
     return 0;
+  }
+  if (buf[sizeof magic - 1] != (unsigned char)magic[sizeof magic - 1]) {
+    free(buf);
+    return 2;
   }
   *out = buf;
   *len = n - sizeof sum;
   return 1;
 }
 
-/* Does the file's run match this one? FOLD_OK, or FOLD_EINVAL with what differs in q->msg. */
-static int check_identity(fold_iterq *q, const char *path, const fold__iq_fhead *hd) {
-  if (hd->size != q->size || hd->rank != q->rank)
+/* Which buffer put before the run differs from the file's table (into out). */
+static void data_diff(const fold_iterq *q, const fold__iq_dig *fd, uint32_t nf, char *out, size_t cap) {
+  for (int i = 0; i < q->ninit; i++) {
+    uint32_t j = 0;
+    while (j < nf && strncmp(fd[j].name, q->init[i].name, FOLD__IQ_NAME) != 0) j++;
+    if (j == nf) {
+      fold__iq_text(out, cap, "buffer '%s' was not put before that run", q->init[i].name);
+      return;
+    }
+    if (fd[j].digest != q->init[i].digest) {
+      fold__iq_text(out, cap, "buffer '%s' differs (count, dtype or contents)", q->init[i].name);
+      return;
+    }
+  }
+  for (uint32_t j = 0; j < nf; j++) {
+    int i = 0;
+    while (i < q->ninit && strncmp(fd[j].name, q->init[i].name, FOLD__IQ_NAME) != 0) i++;
+    if (i == q->ninit) {
+      fold__iq_text(out, cap, "that run put buffer '%.63s' before it started, this one does not", fd[j].name);
+      return;
+    }
+  }
+  fold__iq_text(out, cap, "the buffers put before fold_iterq_run differ");
+}
+
+/* Does the file (named for superstep iter) belong to this run and this rank? FOLD_OK, or FOLD_EINVAL
+ * with what differs in q->msg. */
+static int check_identity(fold_iterq *q, const char *path, int iter, const unsigned char *buf, size_t len) {
+  fold__iq_fhead hd;
+  memcpy(&hd, buf, sizeof hd);
+  if (hd.size != q->size)
     return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s is from a run of %d ranks, this run has %d; remove it "
-                           "or use another dir", q->rank, path, hd->size, q->size);
-  if (hd->steps_digest != q->steps_digest)
+                           "or use another dir", q->rank, path, hd.size, q->size);
+  if (hd.rank != q->rank)
+    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s was written by rank %d, not by rank %d (a file copied "
+                           "or renamed from another rank's?); remove it or use another dir", q->rank, path, hd.rank, q->rank);
+  if (hd.iter != iter)
+    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s holds superstep %d in its header, not %d as its name "
+                           "says (renamed?); remove it or use another dir", q->rank, path, hd.iter, iter);
+  if (hd.steps_digest != q->steps_digest)
     return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s is from a run with another step list (digest %016llx,"
-                           " this run's %016llx)", q->rank, path, (unsigned long long)hd->steps_digest,
+                           " this run's %016llx)", q->rank, path, (unsigned long long)hd.steps_digest,
                            (unsigned long long)q->steps_digest);
-  if (hd->data_digest != q->data_digest)
-    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s is from a run with other data on rank %d (the buffers"
-                           " put before fold_iterq_run differ)", q->rank, path, q->rank);
+  if (hd.ninit > (len - sizeof hd) / sizeof(fold__iq_dig))
+    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s is damaged (its table of buffers runs past its end)",
+                           q->rank, path);
+  if (hd.data_digest != q->data_digest) {
+    fold__iq_dig *fd = malloc(hd.ninit ? hd.ninit * sizeof *fd : 1);
+    char why[200] = "the buffers put before fold_iterq_run differ";
+    if (fd) {
+      memcpy(fd, buf + sizeof hd, hd.ninit * sizeof *fd);
+      data_diff(q, fd, hd.ninit, why, sizeof why);
+      free(fd);
+    }
+    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s is from a run with other data on rank %d: %s; remove "
+                           "it or use another dir", q->rank, path, q->rank, why);
+  }
   return FOLD_OK;
+}
+
+/* Read this rank's file of superstep iter and check that it is this run's. 1: *out holds it (free()),
+ * 0: torn, damaged or missing, < 0: refused (the reason in q->msg). */
+static int load(fold_iterq *q, int iter, char *path, size_t cap, unsigned char **out, size_t *len) {
+  file_name(q, iter, path, cap);
+  int r = read_file(path, out, len);
+  if (r == 2)
+    return fold_iterq_fail(q, FOLD_EINVAL, "rank %d: checkpoint %s was written by another version of fold (another file "
+                           "format); remove it or use another dir", q->rank, path);
+  if (r == 0) return 0;
+  int rc = check_identity(q, path, iter, *out, *len);
+  if (rc < 0) {
+    free(*out);
+    *out = NULL;
+    return rc;
+  }
+  return 1;
 }
 
 /* Replace the session by the file's buffers. */
 static int restore(fold_iterq *q, const unsigned char *buf, size_t len) {
   fold__iq_fhead hd;
   memcpy(&hd, buf, sizeof hd);
-  size_t off = sizeof hd;
+  size_t off = sizeof hd + hd.ninit * sizeof(fold__iq_dig); /* check_identity checked the table fits */
   for (int i = 0; i < q->nbufs; i++) free(q->bufs[i].data);
   q->nbufs = 0;
   for (uint32_t i = 0; i < hd.nbufs; i++) {
@@ -308,24 +388,30 @@ int fold__iq_resume(fold_iterq *q, int *start, int *stopped) {
   for (int i = 0; i < n && !fail && latest == 0; i++) {
     unsigned char *buf;
     size_t len;
-    file_name(q, iters[i], path, sizeof path);
-    if (!read_file(path, &buf, &len)) continue;
-    fold__iq_fhead hd;
-    memcpy(&hd, buf, sizeof hd);
+    int r = load(q, iters[i], path, sizeof path, &buf, &len);
+    if (r < 0) fail = r;
+    if (r == 1) latest = iters[i];
     free(buf);
-    fail = check_identity(q, path, &hd);
-    if (!fail) latest = iters[i];
   }
   if (fail) fold__iq_text(text, sizeof text, "fold_iterq_run: refusing the checkpoint: %s", q->msg);
   int rc = fold__iq_agree(q, &fail, text, &latest, &v0);
   if (rc < 0) return rc;
   int m = latest; /* the newest superstep every rank has */
   int stop = 0;
-  if (m > 0) {
+  if (m > q->max_iter) { /* every rank sees it (same m, same max_iter); the lowest rank's text wins */
+    file_name(q, m, path, sizeof path);
+    fail = FOLD_EINVAL;
+    fold__iq_text(text, sizeof text, "fold_iterq_run: refusing the checkpoint: rank %d: checkpoint %s holds superstep %d,"
+                  " past this run's max_iter %d (resuming would not give this run's result); raise max_iter, or remove "
+                  "the files or use another dir", q->rank, path, m, q->max_iter);
+  } else if (m > 0) {
     unsigned char *buf;
     size_t len;
-    file_name(q, m, path, sizeof path);
-    if (!read_file(path, &buf, &len)) {
+    int r = load(q, m, path, sizeof path, &buf, &len);
+    if (r < 0) {
+      fail = r;
+      fold__iq_text(text, sizeof text, "fold_iterq_run: refusing the checkpoint: %s", q->msg);
+    } else if (r == 0) {
       fail = FOLD_EINVAL;
       fold__iq_text(text, sizeof text, "fold_iterq_run: rank %d has no intact checkpoint of superstep %d (%s), which every "
                "other rank has", q->rank, m, path);
@@ -340,9 +426,10 @@ int fold__iq_resume(fold_iterq *q, int *start, int *stopped) {
       free(buf);
     }
   }
-  /* Files past m belong to a future that did not happen; keep m and the one before. */
+  /* Files past m belong to a future that did not happen; keep m and the one before. A refused
+   * checkpoint keeps every file: the user decides. */
   int prev = 0;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !fail; i++) {
     if (iters[i] < m && prev == 0) {
       prev = iters[i];
       continue;

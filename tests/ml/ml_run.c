@@ -10,9 +10,10 @@
 #include "ml_csv.h"
 
 /* Usage: ml_run kmeans FILE K [--ref REF] [--out OUT] [--ckpt DIR] [--die RANK SUPERSTEP] [--pp SEED]
+ *                  [--max-iter N]
  *        ml_run logreg FILE [--ref REF] */
 static const char *ref_path, *out_path, *ckpt;
-static int die_rank = -1, die_at = -1, pp = 0, rank;
+static int die_rank = -1, die_at = -1, pp = 0, rank, max_iter = 1000;
 static uint64_t pp_seed;
 
 static int fail(const char *what, fold_comm *c) {
@@ -72,7 +73,7 @@ static int kmeans(fold_comm *c, const ml_data *d, int k) {
   fold_kmeans_params p;
   fold_kmeans_params_default(&p);
   p.k = k;
-  p.max_iter = 1000;
+  p.max_iter = max_iter;
   p.init = pp ? NULL : init;
   p.seed = pp_seed;
   p.checkpoint_dir = ckpt;
@@ -173,6 +174,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[a], "--ref") == 0 && a + 1 < argc) ref_path = argv[++a];
     else if (strcmp(argv[a], "--out") == 0 && a + 1 < argc) out_path = argv[++a];
     else if (strcmp(argv[a], "--ckpt") == 0 && a + 1 < argc) ckpt = argv[++a];
+    else if (strcmp(argv[a], "--max-iter") == 0 && a + 1 < argc) max_iter = atoi(argv[++a]);
     else if (strcmp(argv[a], "--pp") == 0 && a + 1 < argc) pp = 1, pp_seed = strtoull(argv[++a], NULL, 10);
     else if (strcmp(argv[a], "--die") == 0 && a + 2 < argc) die_rank = atoi(argv[a + 1]), die_at = atoi(argv[a + 2]), a += 2;
     else {

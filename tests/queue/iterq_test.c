@@ -224,6 +224,57 @@ static void fail_step(void) {
   CHECK(k.closes == 0, "the closing step must not run after a failure");
   fold_iterq_destroy(q);
   CHECK_OK(fold_barrier(comm), comm); /* a step's failure leaves the communicator usable */
+
+  /* The last rank fails in superstep 1 before it ever put "x", which step 2 reduces: the others learn
+   * its failure in that step's check (not a mismatch of its empty buffer), every rank returns its code
+   * and text, and the communicator stays usable. */
+  counter k1 = {.stop_at = 10, .fail_rank = size - 1, .fail_at = 1};
+  build(&q, &k1);
+  CHECK_RC(fold_iterq_run(q), FOLD_ESYS, comm);
+  snprintf(want, sizeof want, "rank %d failed in superstep 1, step 1 (compute): the disk of rank %d is on fire", size - 1,
+           size - 1);
+  CHECK(strstr(fold_comm_last_error(comm), want) != NULL, "first superstep: rank %d message: %s", rank,
+        fold_comm_last_error(comm));
+  CHECK(k1.closes == 0 && (rank == size - 1 || k1.bad_check == 0), "rank %d: closes %d bad %d", rank, k1.closes,
+        k1.bad_check);
+  fold_iterq_destroy(q);
+  CHECK_OK(fold_barrier(comm), comm);
+}
+
+/* A step that returns a positive number (a count, a boolean) has not succeeded: FOLD_EINVAL on every
+ * rank naming the step, the superstep and the rank. The same for the closing step. */
+static int positive(fold_iterq *q, void *ctx) {
+  int *at = ctx;
+  return rank == size - 1 && fold_iterq_iteration(q) == *at ? 1 : FOLD_OK;
+}
+static int closing_positive(fold_iterq *q, void *ctx) {
+  (void)q;
+  (void)ctx;
+  return rank == 0 ? 2 : FOLD_OK;
+}
+
+static void positive_return(void) {
+  fold_iterq *q;
+  int at = 2;
+  counter k = {.stop_at = 10, .fail_rank = -1};
+  build(&q, &k);
+  CHECK_OK(fold_iterq_add_compute(q, positive, &at), comm);
+  CHECK_RC(fold_iterq_run(q), FOLD_EINVAL, comm);
+  char want[160];
+  snprintf(want, sizeof want, "rank %d failed in superstep 2, step 4 (compute): the step returned 1;", size - 1);
+  CHECK(strstr(fold_comm_last_error(comm), want) != NULL, "rank %d message: %s", rank, fold_comm_last_error(comm));
+  CHECK(k.closes == 0 && k.steps_seen == 2, "rank %d: closes %d, supersteps %d", rank, k.closes, k.steps_seen);
+  fold_iterq_destroy(q);
+
+  CHECK_OK(fold_iterq_create(comm, &q), comm);
+  CHECK_OK(fold_iterq_add_compute(q, nop, NULL), comm);
+  CHECK_OK(fold_iterq_set_max_iter(q, 2), comm);
+  CHECK_OK(fold_iterq_close_with(q, closing_positive, NULL), comm);
+  CHECK_RC(fold_iterq_run(q), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "rank 0 failed in the closing step: the step returned 2;") != NULL,
+        "closing: rank %d message: %s", rank, fold_comm_last_error(comm));
+  fold_iterq_destroy(q);
+  CHECK_OK(fold_barrier(comm), comm);
 }
 
 static int stop_fails(fold_iterq *q, void *ctx) {
@@ -242,7 +293,9 @@ static void fail_stop(void) {
   fold_iterq_destroy(q);
 }
 
-/* Shapes that differ between ranks: FOLD_EMISMATCH naming the buffer and two ranks. */
+/* Shapes that differ between ranks in the first superstep: FOLD_EMISMATCH naming the buffer, two ranks
+ * and their shapes, the same on every rank, the communicator still usable. A buffer missing on some
+ * ranks: FOLD_EINVAL naming it and them, the same on every rank, the communicator still usable. */
 static int put_shape(fold_iterq *q, void *ctx) {
   const char *how = ctx;
   size_t n = 4;
@@ -250,22 +303,50 @@ static int put_shape(fold_iterq *q, void *ctx) {
   if (rank == 1 && strcmp(how, "count") == 0) n = 5;
   if (rank == 1 && strcmp(how, "dtype") == 0) dt = FOLD_INT64;
   if (rank == 1 && strcmp(how, "missing") == 0) return FOLD_OK;
+  if ((rank == 1 || rank == size - 1) && strcmp(how, "missing2") == 0) return FOLD_OK;
+  /* a count changed after the first superstep: the collective's own check catches it (the communicator fails) */
+  if (rank == 1 && strcmp(how, "later") == 0 && fold_iterq_iteration(q) == 2) n = 5;
   return fold_iterq_put(q, "shape", NULL, n, dt);
 }
 
-static void mismatch(const char *how) {
+static int mismatch_run(const char *how) {
   fold_iterq *q;
   CHECK_OK(fold_iterq_create(comm, &q), comm);
   CHECK_OK(fold_iterq_add_compute(q, put_shape, (void *)how), comm);
   CHECK_OK(fold_iterq_add_allreduce(q, "shape", FOLD_SUM), comm);
+  CHECK_OK(fold_iterq_set_max_iter(q, 3), comm);
   int rc = fold_iterq_run(q);
-  const char *m = fold_comm_last_error(comm);
-  CHECK(rc == FOLD_EMISMATCH, "%s: rank %d got %d (%s)", how, rank, rc, m);
-  if (rank == 0) printf("%s: rank 0 sees: %s\n", how, m);
-  if (strcmp(how, "missing") == 0 && rank == 1) /* the rank without it keeps its own cause in front */
-    CHECK(strstr(m, "the buffer was never put on rank 1; then") != NULL, "rank 1 message: %s", m);
-  CHECK(strstr(m, "buffer 'shape'") && strstr(m, "rank 1"), "%s: rank %d message: %s", how, rank, m);
   fold_iterq_destroy(q);
+  if (rank == 0) printf("%s: rank 0 sees: %s\n", how, fold_comm_last_error(comm));
+  return rc;
+}
+
+static void mismatch(const char *how) {
+  int rc = mismatch_run(how);
+  const char *m = fold_comm_last_error(comm);
+  if (strcmp(how, "missing") == 0) {
+    CHECK(rc == FOLD_EINVAL, "missing: rank %d got %d (%s)", rank, rc, m);
+    CHECK(strstr(m, "step 2 (allreduce of buffer 'shape'): the buffer was never put on rank 1;") != NULL,
+          "missing: rank %d message: %s", rank, m);
+    rc = mismatch_run("missing2");
+    m = fold_comm_last_error(comm);
+    char want[120];
+    snprintf(want, sizeof want, "the buffer was never put on rank 1 (nor on rank %d%s)", size - 1,
+             size > 3 ? ", perhaps others" : "");
+    CHECK(rc == FOLD_EINVAL && strstr(m, "buffer 'shape'") && strstr(m, want), "missing2: rank %d got %d (%s)", rank, rc, m);
+  } else if (strcmp(how, "later") == 0) {
+    CHECK(rc == FOLD_EMISMATCH, "later: rank %d got %d (%s)", rank, rc, m);
+    CHECK(strstr(m, "superstep 2, step 2 (allreduce of buffer 'shape')") && strstr(m, "rank 1"), "later: rank %d: %s",
+          rank, m);
+    return; /* the collective's mismatch failed the communicator */
+  } else {
+    CHECK(rc == FOLD_EMISMATCH, "%s: rank %d got %d (%s)", how, rank, rc, m);
+    const char *want = strcmp(how, "count") == 0 ? "rank 0 put it with 4 elements of float64, rank 1 with 5 of float64"
+                                                 : "rank 0 put it with 4 elements of float64, rank 1 with 4 of int64";
+    CHECK(strstr(m, "superstep 1, step 2 (allreduce of buffer 'shape'): ") && strstr(m, want), "%s: rank %d message: %s",
+          how, rank, m);
+  }
+  CHECK_OK(fold_barrier(comm), comm); /* the check failed the queue, not the communicator */
 }
 
 /* ---- checkpoints ------------------------------------------------------------------------ */
@@ -281,6 +362,8 @@ static int ck_step(fold_iterq *q, void *ctx) {
   return FOLD_OK;
 }
 
+static int ck_max_iter = 9; /* of every ck_run */
+
 static int ck_run(const char *dir, int fail_rank, int fail_at, double seed, int extra_step, double *out, int *first) {
   counter k = {.fail_rank = fail_rank, .fail_at = fail_at};
   fold_iterq *q;
@@ -290,13 +373,35 @@ static int ck_run(const char *dir, int fail_rank, int fail_at, double seed, int 
   CHECK_OK(fold_iterq_add_compute(q, ck_step, &k), comm);
   CHECK_OK(fold_iterq_add_allreduce(q, "acc", FOLD_SUM), comm);
   if (extra_step) CHECK_OK(fold_iterq_add_compute(q, nop, NULL), comm);
-  CHECK_OK(fold_iterq_set_max_iter(q, 9), comm);
+  CHECK_OK(fold_iterq_set_max_iter(q, ck_max_iter), comm);
   if (dir) CHECK_OK(fold_iterq_set_checkpoint(q, dir, 2), comm);
   int rc = fold_iterq_run(q);
   if (out) *out = *(double *)fold_iterq_get(q, "acc", NULL, NULL);
   if (first) *first = k.close_iter;
+  if (rc == FOLD_OK) CHECK(fold_iterq_iteration(q) == ck_max_iter, "rank %d: ended at superstep %d, max_iter %d", rank,
+                           fold_iterq_iteration(q), ck_max_iter);
   fold_iterq_destroy(q);
   return rc;
+}
+
+/* Every rank's file of superstep `from` renamed to `to` (each rank its own), between barriers. */
+static void ck_rename(const char *dir, int from, int to) {
+  char a[512], b[512];
+  fold_barrier(comm);
+  snprintf(a, sizeof a, "%s/rank-%d.%09d.ckpt", dir, rank, from);
+  snprintf(b, sizeof b, "%s/rank-%d.%09d.ckpt", dir, rank, to);
+  CHECK(rename(a, b) == 0, "rename %s %s", a, b);
+  fold_barrier(comm);
+}
+
+static void ck_copy(const char *from, const char *to) {
+  FILE *f = fopen(from, "rb"), *t = fopen(to, "wb");
+  char buf[4096];
+  size_t n;
+  CHECK(f && t, "copy %s to %s", from, to);
+  while (f && t && (n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, t);
+  if (f) fclose(f);
+  if (t) fclose(t);
 }
 
 static void checkpoint(const char *dir) {
@@ -323,9 +428,115 @@ static void checkpoint(const char *dir) {
 
   /* another run's checkpoint is refused: other data, another step list */
   CHECK_RC(ck_run(dir, -1, 0, 2.0, 0, NULL, NULL), FOLD_EINVAL, comm);
-  CHECK(strstr(fold_comm_last_error(comm), "other data on rank 0") != NULL, "data: %s", fold_comm_last_error(comm));
+  CHECK(strstr(fold_comm_last_error(comm), "other data on rank 0: buffer 'acc' differs") != NULL, "data: %s",
+        fold_comm_last_error(comm));
   CHECK_RC(ck_run(dir, -1, 0, 1.0, 1, NULL, NULL), FOLD_EINVAL, comm);
   CHECK(strstr(fold_comm_last_error(comm), "another step list") != NULL, "steps: %s", fold_comm_last_error(comm));
+
+  /* The files are 6 and 8 on every rank. A run with max_iter 5 cannot resume after superstep 8: refused,
+   * naming the file (rank 0's, the lowest rank's text), and no file is removed. */
+  ck_max_iter = 5;
+  CHECK_RC(ck_run(dir, -1, 0, 1.0, 0, NULL, NULL), FOLD_EINVAL, comm);
+  snprintf(path, sizeof path, "checkpoint %s/rank-0.000000008.ckpt holds superstep 8, past this run's max_iter 5", dir);
+  CHECK(strstr(fold_comm_last_error(comm), path) != NULL, "past max_iter: rank %d: %s", rank, fold_comm_last_error(comm));
+  /* max_iter 8: resumes after 8 and runs no superstep, equal to an uninterrupted 8 */
+  double plain8;
+  ck_max_iter = 8;
+  CHECK_OK(ck_run(NULL, -1, 0, 1.0, 0, &plain8, NULL), comm);
+  CHECK_OK(ck_run(dir, -1, 0, 1.0, 0, &resumed, &first), comm);
+  CHECK(first == 0 && resumed == plain8, "max_iter 8: rank %d ran from %d (want none), %.17g vs %.17g", rank, first,
+        resumed, plain8);
+  ck_max_iter = 9;
+
+  /* Every rank's newest file renamed 8 -> 10: the header's superstep is not the name's: refused. */
+  ck_rename(dir, 8, 10);
+  CHECK_RC(ck_run(dir, -1, 0, 1.0, 0, NULL, NULL), FOLD_EINVAL, comm);
+  snprintf(path, sizeof path, "%s/rank-0.000000010.ckpt holds superstep 8 in its header, not 10 as its name says", dir);
+  CHECK(strstr(fold_comm_last_error(comm), path) != NULL, "renamed: rank %d: %s", rank, fold_comm_last_error(comm));
+  ck_rename(dir, 10, 8);
+
+  /* Rank 0's file replaced by rank 1's: refused naming the ranks, not the rank counts. */
+  char keep[512], other[512];
+  snprintf(path, sizeof path, "%s/rank-0.000000008.ckpt", dir);
+  snprintf(keep, sizeof keep, "%s/keep", dir);
+  snprintf(other, sizeof other, "%s/rank-1.000000008.ckpt", dir);
+  if (rank == 0 && size > 1) {
+    ck_copy(path, keep);
+    ck_copy(other, path);
+  }
+  fold_barrier(comm);
+  if (size > 1) {
+    CHECK_RC(ck_run(dir, -1, 0, 1.0, 0, NULL, NULL), FOLD_EINVAL, comm);
+    CHECK(strstr(fold_comm_last_error(comm), "rank-0.000000008.ckpt was written by rank 1, not by rank 0") != NULL,
+          "swapped: rank %d: %s", rank, fold_comm_last_error(comm));
+  }
+  fold_barrier(comm);
+  if (rank == 0 && size > 1) CHECK(rename(keep, path) == 0, "rename %s back", keep);
+  fold_barrier(comm);
+
+  /* After the refusals the files are intact: the run resumes after 8 and ends as an uninterrupted one. */
+  CHECK_OK(ck_run(dir, -1, 0, 1.0, 0, &resumed, &first), comm);
+  CHECK(first == 9 && resumed == plain, "after refusals: rank %d resumed at %d (want 9), %.17g vs %.17g", rank, first,
+        resumed, plain);
+}
+
+/* fold_kmeans and fold_logreg: a checkpoint of a run with other parameters is refused naming 'params';
+ * one past max_iter is refused naming the file; with the same parameters it resumes to the same model. */
+static void ml_checkpoint(const char *dir) {
+  double pts[12] = {0, 0, 1, 1, 0.5, 0.2, 5, 5, 6, 6, 5.5, 5.2}, init[4] = {0, 0, 1, 1}, c1[4], c2[4];
+  for (int i = 0; i < 12; i++) pts[i] += 0.1 * rank;
+  char d[512];
+  snprintf(d, sizeof d, "%s/km", dir);
+  fold_kmeans_params kp;
+  fold_kmeans_params_default(&kp);
+  kp.k = 2;
+  kp.init = init;
+  kp.checkpoint_dir = d;
+  int n1 = 0, n2 = 0;
+  CHECK_OK(fold_kmeans(comm, pts, 6, 2, &kp, c1, NULL, NULL, &n1), comm);
+  CHECK(n1 >= 2, "kmeans ran %d supersteps", n1);
+  CHECK_OK(fold_kmeans(comm, pts, 6, 2, &kp, c2, NULL, NULL, &n2), comm); /* resumes after the last one */
+  CHECK(n2 == n1 && memcmp(c1, c2, sizeof c1) == 0, "kmeans resumed: %d supersteps vs %d", n2, n1);
+  kp.tol = 0.5;
+  CHECK_RC(fold_kmeans(comm, pts, 6, 2, &kp, c2, NULL, NULL, &n2), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "other data on rank 0: buffer 'params' differs"), "kmeans tol: %s",
+        fold_comm_last_error(comm));
+  kp.tol = 0;
+  kp.init = NULL;
+  kp.seed = 3;
+  CHECK_RC(fold_kmeans(comm, pts, 6, 2, &kp, c2, NULL, NULL, &n2), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "buffer 'params' differs"), "kmeans seed: %s", fold_comm_last_error(comm));
+  kp.init = init;
+  kp.max_iter = n1 - 1;
+  CHECK_RC(fold_kmeans(comm, pts, 6, 2, &kp, c2, NULL, NULL, &n2), FOLD_EINVAL, comm);
+  char want[600];
+  snprintf(want, sizeof want, "%s/rank-0.%09d.ckpt holds superstep %d, past this run's max_iter %d", d, n1, n1, n1 - 1);
+  CHECK(strstr(fold_comm_last_error(comm), want), "kmeans max_iter: %s", fold_comm_last_error(comm));
+
+  int32_t y[6] = {0, 0, 0, 1, 1, 1};
+  y[rank % 3] = 1; /* not separable: a finite optimum */
+  snprintf(d, sizeof d, "%s/lr", dir);
+  fold_logreg_params lp;
+  fold_logreg_params_default(&lp);
+  lp.checkpoint_dir = d;
+  lp.checkpoint_every = 1;
+  double w1[2], w2[2];
+  CHECK_OK(fold_logreg(comm, pts, y, 6, 2, &lp, w1, NULL, &n1), comm);
+  CHECK_OK(fold_logreg(comm, pts, y, 6, 2, &lp, w2, NULL, &n2), comm);
+  CHECK(n2 == n1 && memcmp(w1, w2, sizeof w1) == 0, "logreg resumed: %d steps vs %d", n2, n1);
+  lp.gtol = 1e-4;
+  CHECK_RC(fold_logreg(comm, pts, y, 6, 2, &lp, w2, NULL, &n2), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "buffer 'params' differs"), "logreg gtol: %s", fold_comm_last_error(comm));
+  lp.gtol = 1e-8;
+  lp.history = 3;
+  CHECK_RC(fold_logreg(comm, pts, y, 6, 2, &lp, w2, NULL, &n2), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "buffer 'params' differs"), "logreg history: %s", fold_comm_last_error(comm));
+  lp.history = 10;
+  lp.max_iter = 2;
+  CHECK_RC(fold_logreg(comm, pts, y, 6, 2, &lp, w2, NULL, &n2), FOLD_EINVAL, comm);
+  CHECK(strstr(fold_comm_last_error(comm), "past this run's max_iter 2"), "logreg max_iter: %s",
+        fold_comm_last_error(comm));
+  CHECK_OK(fold_barrier(comm), comm);
 }
 
 /* The same dir with fewer ranks than it was written by: refused, naming the counts. */
@@ -338,7 +549,7 @@ static void checkpoint_ranks(const char *dir) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: iterq_test basic|bad|fail|stopfail|mismatch-count|mismatch-dtype|missing|ckpt DIR|ckpt-ranks DIR\n");
+    fprintf(stderr, "usage: iterq_test basic|bad|fail|stopfail|positive|mismatch-count|mismatch-dtype|mismatch-later|missing|ckpt DIR|ckpt-ranks DIR|ml-ckpt DIR\n");
     return 2;
   }
   if (fold_init(&comm) != FOLD_OK) {
@@ -354,6 +565,8 @@ int main(int argc, char **argv) {
   else if (strcmp(m, "stopfail") == 0) fail_stop();
   else if (strncmp(m, "mismatch-", 9) == 0) mismatch(m + 9);
   else if (strcmp(m, "missing") == 0) mismatch("missing");
+  else if (strcmp(m, "positive") == 0) positive_return();
+  else if (strcmp(m, "ml-ckpt") == 0 && argc > 2) ml_checkpoint(argv[2]);
   else if (strcmp(m, "ckpt") == 0 && argc > 2) checkpoint(argv[2]);
   else if (strcmp(m, "ckpt-ranks") == 0 && argc > 2) checkpoint_ranks(argv[2]);
   else CHECK(0, "unknown mode %s", m);
