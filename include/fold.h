@@ -612,6 +612,78 @@ FOLD_API int fold_ialltoall(const void *sendbuf, void *recvbuf, size_t count, fo
                             fold_request **req);
 FOLD_API int fold_ibarrier(fold_comm *comm, fold_request **req);
 
+/* ---- per-call options ----------------------------------------------------
+ * fold_<collective>_opts and fold_i<collective>_opts take the arguments of
+ * their plain twins and then a const fold_coll_opts * that overrides the
+ * communicator's settings for that one call (Gloo's per-call options); the
+ * communicator's settings stay the defaults and are not changed. opts NULL
+ * is the plain call. Start from FOLD_COLL_OPTS_INIT and set what you need:
+ *
+ *     fold_coll_opts o = FOLD_COLL_OPTS_INIT;
+ *     o.algo = "ring"; o.timeout = 2.0;
+ *     rc = fold_allreduce_opts(x, x, n, FOLD_FLOAT32, FOLD_SUM, comm, &o);
+ *
+ * `size` is the struct's size as the program was built (the macro sets it):
+ * later versions add fields at the end only, and a library accepts a
+ * smaller struct of an older program (the missing fields at their
+ * defaults) and a larger one of a newer program whose extra bytes are all
+ * zero. algo and segment_bytes are part of the call's signature: every rank
+ * must pass the same (a rank that differs fails the call with FOLD_EMISMATCH
+ * naming both calls, as in "collectives"); timeout may differ per rank.
+ * Errors (FOLD_EINVAL on this rank, nothing sent, the communicator stays
+ * usable): size 0 or too small to hold `size`, nonzero bytes past the known
+ * fields, an algorithm the collective does not have or that cannot serve
+ * the call (as for a forced one), a negative or non-finite timeout, a
+ * segment_bytes over 1 GiB. */
+typedef struct fold_coll_opts {
+  size_t size;          /* sizeof(fold_coll_opts) as built: set by FOLD_COLL_OPTS_INIT */
+  const char *algo;     /* this call's algorithm (docs/collectives.md lists each collective's); NULL: the
+                           communicator's choice (fold_comm_set_algo, FOLD_ALGO, FOLD_RULES, the built-in
+                           rules); "auto": automatic selection even where the communicator forces one */
+  double timeout;       /* seconds this rank's wait for the call may last; 0: the communicator's FOLD_TIMEOUT.
+                           For the nonblocking twins it bounds fold_wait on the request. */
+  size_t segment_bytes; /* pipeline segment of the segmenting algorithms (allreduce ring_segmented,
+                           broadcast pipeline); 0: FOLD_SEGMENT_BYTES, else the algorithm's default.
+                           Other algorithms ignore it (but it is still part of the signature). */
+} fold_coll_opts;
+#define FOLD_COLL_OPTS_INIT {sizeof(fold_coll_opts), NULL, 0.0, 0}
+
+FOLD_API int fold_allreduce_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                                 fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_reduce_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                              int root, fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_broadcast_opts(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm,
+                                 const fold_coll_opts *opts);
+FOLD_API int fold_reduce_scatter_opts(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype,
+                                      fold_op op, fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_allgather_opts(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype,
+                                 fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_gather_opts(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root,
+                              fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_scatter_opts(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root,
+                               fold_comm *comm, const fold_coll_opts *opts);
+FOLD_API int fold_alltoall_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_comm *comm,
+                                const fold_coll_opts *opts);
+FOLD_API int fold_barrier_opts(fold_comm *comm, const fold_coll_opts *opts);
+
+FOLD_API int fold_iallreduce_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                                  fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_ireduce_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype, fold_op op,
+                               int root, fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_ibroadcast_opts(void *buf, size_t count, fold_dtype dtype, int root, fold_comm *comm,
+                                  const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_ireduce_scatter_opts(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype,
+                                       fold_op op, fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_iallgather_opts(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype,
+                                  fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_igather_opts(const void *sendbuf, void *recvbuf, size_t sendcount, fold_dtype dtype, int root,
+                               fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_iscatter_opts(const void *sendbuf, void *recvbuf, size_t recvcount, fold_dtype dtype, int root,
+                                fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_ialltoall_opts(const void *sendbuf, void *recvbuf, size_t count, fold_dtype dtype,
+                                 fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+FOLD_API int fold_ibarrier_opts(fold_comm *comm, const fold_coll_opts *opts, fold_request **req);
+
 /* ---- algorithm selection ------------------------------------------------
  * Each collective call picks one algorithm, in this order of precedence:
  *  1. forced: fold_comm_set_algo, else the FOLD_ALGO variable;
@@ -710,83 +782,6 @@ FOLD_API int fold_op_create(fold_op *op,
                             void (*fn)(void *inout, const void *in, size_t count, fold_dtype dtype, void *ctx),
                             void *ctx, int commutative, fold_comm *comm);
 
-/* ---- simulated network ------------------------------------------------- */
-/* n ranks in one process and one thread under a virtual clock. A message of
- * b bytes posted at virtual time t leaves when the sender's outgoing link is
- * free, occupies it for b*byte_time (then the send completes), and arrives
- * latency + b*byte_time after it left, or b*byte_time after the previous
- * arrival at the receiver if that is later (Hockney / LogGP; full-duplex
- * links, each serialised on its own, a switch that buffers; docs/simulator.md).
- * Deterministic: the same program gives the same times.
- * Nonblocking calls started on every rank complete by running the simulator;
- * a blocking call (or fold_wait) on a simulated communicator runs the
- * simulator until that operation completes, and fold_test runs at most one
- * simulator event. */
-typedef struct fold_sim fold_sim;
-
-typedef struct fold_sim_params {
-  double latency;    /* seconds per message (alpha), default 5e-6 */
-  double byte_time;  /* seconds per byte (beta), default 8e-11 (12.5 GB/s) */
-  double op_time;    /* seconds per byte reduced locally (gamma), default 0 */
-  double op_overhead; /* seconds per local reduction call (the LuNA emulator's
-                         T_op), on top of op_time * bytes; default 0 */
-} fold_sim_params;
-
-/* Fill *p with the defaults above. */
-FOLD_API void fold_sim_params_default(fold_sim_params *p);
-
-/* Create a simulated world of n ranks; comms[i] is rank i. params may be
- * NULL for the defaults. Returns FOLD_EINVAL for n < 1, a NULL sim or comms,
- * or params that are negative or not finite. */
-FOLD_API int fold_sim_create(int n, const fold_sim_params *params, fold_sim **sim, fold_comm **comms);
-
-/* Run the simulator until no event is left. Returns FOLD_OK, or
- * FOLD_ETIMEDOUT (with a message naming the stuck ranks) if operations are
- * still pending when nothing more can happen (a deadlock in the program);
- * FOLD_EINVAL for NULL or when called from inside a run (a user op). */
-FOLD_API int fold_sim_run(fold_sim *sim);
-
-/* Current virtual time in seconds. */
-FOLD_API double fold_sim_time(const fold_sim *sim);
-
-/* Destroy the simulator and all its communicators (callbacks not yet run
- * are dropped). NULL is ignored. Returns FOLD_OK, or FOLD_EINVAL (nothing
- * done) from inside a run. */
-FOLD_API int fold_sim_destroy(fold_sim *sim);
-
-/* This simulated rank computes for `seconds` of virtual time, from now or
- * from the end of the work it is already busy with:
- * busy = max(now, busy) + seconds. Meanwhile its sends (point-to-point and
- * a collective's) start no earlier than busy, its collectives' local
- * reductions are charged after it, and a blocking call on it returns no
- * earlier than busy. Messages to it still arrive (the NIC receives while the
- * CPU works): its receive requests complete at their arrival. Returns at
- * once without advancing the clock (the program goes on playing the other
- * ranks); fold_sim_run runs at least until busy. seconds = 0 does nothing.
- * Callable from a fold_sim_at callback. FOLD_EINVAL (with a message) for a
- * NULL or non-simulated comm, or seconds negative or not finite; the
- * communicator's failure status if it failed. */
-FOLD_API int fold_sim_compute(fold_comm *comm, double seconds);
-
-/* Call fn(arg) at virtual time t (seconds), as an event of the simulator:
- * fold_sim_run, or a blocking call that runs the simulator past t, calls it
- * after the events scheduled earlier for the same time. The callback may
- * start operations on any rank (nonblocking point-to-point and collectives,
- * fold_sim_compute, fold_sim_at, fold_sim_set_rank_params); they start at t.
- * It must not block (a blocking call from it fails its communicator with
- * FOLD_EINTERNAL). FOLD_EINVAL for a NULL sim or fn, or t earlier than
- * fold_sim_time(sim) or not finite ("in the past": time never goes back). */
-FOLD_API int fold_sim_at(fold_sim *sim, double t, void (*fn)(void *arg), void *arg);
-
-/* Give rank `rank` its own parameters (a slow node). A message from s to d
- * leaves over s's outgoing link at s's byte_time, enters d at d's
- * byte_time (and no sooner than its last byte left s plus the latency), and
- * its latency is the larger of s's and d's. op_time and op_overhead are
- * those of the rank that reduces. Applies to messages posted and reductions
- * charged from now on. FOLD_EINVAL for a NULL sim or p, a rank out of
- * range, or a parameter negative or not finite. */
-FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_params *p);
-
 /* ---- capabilities: each in its own header, part of this one ------------- */
 #ifdef __cplusplus
 }
@@ -795,4 +790,5 @@ FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_pa
 #include "fold_areduce.h" /* asynchronous tree reduction, full and partial (LuNA's model) */
 #include "fold_kv.h" /* the parameter-server key-value store (MXNet's KVStore) */
 #include "fold_store.h" /* fold_comm_init_store: a rendezvous at an external store (callbacks) */
+#include "fold_sim.h" /* the simulated network: n ranks in one thread under virtual time */
 #endif /* FOLD_H */

@@ -100,3 +100,9 @@ add_test(NAME ring_skip_fold_sim COMMAND sh -c "$0 ring-skip --once --max-n 4 | 
 # no rows; --slow 0 is refused.
 add_test(NAME ring_skip_fold_sim_slow COMMAND sh -c "$0 ring-skip --once --allreduce --slow 2 --adjacent --max-n 8 | awk -F, 'NR > 1 { n++; if ($8 != \"2a\") bad++; if ($7 > m) m = $7 } END { exit !(n == 410 && !bad && m > 0.03) }' && test \"$($0 ring-skip --once --slow 4 --max-n 4 | wc -l)\" = 1 && ! $0 ring-skip --slow 0 2>/dev/null" $<TARGET_FILE:fold-sim>)
 set_tests_properties(ring_skip_fold_sim ring_skip_fold_sim_slow PROPERTIES TIMEOUT 60)
+# Per-call options (fold_coll_opts): every collective's algorithms through
+# opts, the algorithm and segment size in the signature, bad options,
+# a per-call timeout.
+fold_add_test_exe(coll_opts coll/coll_opts.c check.c)
+add_test(NAME coll_opts COMMAND coll_opts)
+set_tests_properties(coll_opts PROPERTIES TIMEOUT 300)

@@ -181,54 +181,57 @@ static int resolve(fold_comm *c, fpy_call *a, PyObject *bufo, PyObject *outo) {
   return 0;
 }
 
-static int start(fold_comm *c, fpy_call *a, fold_request **req) {
+static int start(fold_comm *c, fpy_call *a, const fold_coll_opts *o, fold_request **req) {
   switch (a->kind) {
-  case FPY_ALLREDUCE: return fold_iallreduce(a->sendp, a->recvp, a->count, a->dtype, a->op, c, req);
-  case FPY_REDUCE: return fold_ireduce(a->sendp, a->recvp, a->count, a->dtype, a->op, a->root, c, req);
-  case FPY_BROADCAST: return fold_ibroadcast(a->recvp, a->count, a->dtype, a->root, c, req);
-  case FPY_REDUCE_SCATTER: return fold_ireduce_scatter(a->sendp, a->recvp, a->count, a->dtype, a->op, c, req);
-  case FPY_ALLGATHER: return fold_iallgather(a->sendp, a->recvp, a->count, a->dtype, c, req);
-  case FPY_GATHER: return fold_igather(a->sendp, a->recvp, a->count, a->dtype, a->root, c, req);
-  case FPY_SCATTER: return fold_iscatter(a->sendp, a->recvp, a->count, a->dtype, a->root, c, req);
-  case FPY_ALLTOALL: return fold_ialltoall(a->sendp, a->recvp, a->count, a->dtype, c, req);
-  case FPY_BARRIER: return fold_ibarrier(c, req);
+  case FPY_ALLREDUCE: return fold_iallreduce_opts(a->sendp, a->recvp, a->count, a->dtype, a->op, c, o, req);
+  case FPY_REDUCE: return fold_ireduce_opts(a->sendp, a->recvp, a->count, a->dtype, a->op, a->root, c, o, req);
+  case FPY_BROADCAST: return fold_ibroadcast_opts(a->recvp, a->count, a->dtype, a->root, c, o, req);
+  case FPY_REDUCE_SCATTER: return fold_ireduce_scatter_opts(a->sendp, a->recvp, a->count, a->dtype, a->op, c, o, req);
+  case FPY_ALLGATHER: return fold_iallgather_opts(a->sendp, a->recvp, a->count, a->dtype, c, o, req);
+  case FPY_GATHER: return fold_igather_opts(a->sendp, a->recvp, a->count, a->dtype, a->root, c, o, req);
+  case FPY_SCATTER: return fold_iscatter_opts(a->sendp, a->recvp, a->count, a->dtype, a->root, c, o, req);
+  case FPY_ALLTOALL: return fold_ialltoall_opts(a->sendp, a->recvp, a->count, a->dtype, c, o, req);
+  case FPY_BARRIER: return fold_ibarrier_opts(c, o, req);
   case FPY_SEND: return fold_isend(a->sendp, a->count, a->dtype, a->peer, a->tag, c, req);
   case FPY_RECV: return fold_irecv(a->recvp, a->count, a->dtype, a->peer, a->tag, c, req);
   }
   return FOLD_EINTERNAL;
 }
 
-/* Start the call with algo forced for it alone (None: automatic selection). */
-static int start_with_algo(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, fold_request **req) {
-  if (!algo || algo == Py_None || a->kind >= FPY_SEND) return start(c, a, req);
-  if (!PyUnicode_Check(algo)) {
-    fpy_invalid("%s: algo must be a str naming an algorithm, not %s", names[a->kind], Py_TYPE(algo)->tp_name);
-    return 1;
+/* algo= and timeout= of a collective as the call's fold_coll_opts (the
+ * communicator's settings stay as they are): 0, or -1 with an exception. */
+static int opts_from(int kind, PyObject *algo, PyObject *timeout, fold_coll_opts *o) {
+  *o = (fold_coll_opts)FOLD_COLL_OPTS_INIT;
+  if (algo && algo != Py_None) {
+    if (!PyUnicode_Check(algo)) {
+      PyErr_Format(PyExc_TypeError, "%s(): algo must be a str naming an algorithm, not %s", names[kind],
+                   Py_TYPE(algo)->tp_name);
+      return -1;
+    }
+    if (!(o->algo = PyUnicode_AsUTF8(algo))) return -1;
   }
-  char spec[160];
-  snprintf(spec, sizeof spec, "%s=%s", names[a->kind], PyUnicode_AsUTF8(algo));
-  int rc = fold_comm_set_algo(c, spec);
-  if (rc == FOLD_OK) {
-    rc = start(c, a, req);
-    /* back to what was forced before (set_algo, FOLD_ALGO) or automatic */
-    char prior[96];
-    fpy_comm_prior_algo(self, names[a->kind], prior, sizeof prior);
-    snprintf(spec, sizeof spec, "%s=%s", names[a->kind], prior);
-    if (fold_comm_set_algo(c, spec) != FOLD_OK) {
-      snprintf(spec, sizeof spec, "%s=auto", names[a->kind]);
-      fold_comm_set_algo(c, spec);
+  if (timeout && timeout != Py_None) {
+    if (!PyFloat_Check(timeout) && !PyLong_Check(timeout)) {
+      PyErr_Format(PyExc_TypeError, "%s(): timeout must be a number of seconds, not %s", names[kind],
+                   Py_TYPE(timeout)->tp_name);
+      return -1;
+    }
+    o->timeout = PyFloat_AsDouble(timeout);
+    if (o->timeout == -1.0 && PyErr_Occurred()) return -1;
+    if (!(o->timeout > 0)) { /* 0 would mean FOLD_TIMEOUT: say so rather than wait 300 s */
+      fpy_invalid("%s: timeout must be > 0 seconds (None: FOLD_TIMEOUT), not %R", names[kind], timeout);
+      return -1;
     }
   }
-  if (rc) fpy_raise(rc, fold_comm_last_error(c));
-  return rc ? 1 : 0;
+  return 0;
 }
 
 /* Run a resolved call: blocking (return its result) or not (return a Request owning it). */
-static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, int nonblocking) {
+static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, const fold_coll_opts *o, int nonblocking) {
   fold_request *req = NULL;
-  int rc = start_with_algo(self, c, a, algo, &req);
+  int rc = start(c, a, o, &req);
   if (rc) {
-    if (rc < 0) fpy_raise(rc, fold_comm_last_error(c));
+    fpy_raise(rc, fold_comm_last_error(c));
     fpy_call_release(a);
     return NULL;
   }
@@ -248,22 +251,22 @@ static PyObject *run(fpy_comm *self, fold_comm *c, fpy_call *a, PyObject *algo, 
 }
 
 /* The parameters of each call, in order (METH_FASTCALL: no tuple, no dict). */
-enum { P_BUF, P_OUT, P_OP, P_ROOT, P_PEER, P_TAG, P_ALGO, P_N };
+enum { P_BUF, P_OUT, P_OP, P_ROOT, P_PEER, P_TAG, P_ALGO, P_TIMEOUT, P_N };
 static const struct {
   int nreq;          /* required leading parameters */
   int np;
-  int p[5];          /* P_* in positional order */
-  const char *n[5];  /* their keyword names */
+  int p[6];          /* P_* in positional order */
+  const char *n[6];  /* their keyword names */
 } sigs[] = {
-    [FPY_ALLREDUCE] = {1, 4, {P_BUF, P_OUT, P_OP, P_ALGO}, {"buf", "out", "op", "algo"}},
-    [FPY_REDUCE] = {1, 5, {P_BUF, P_OUT, P_OP, P_ROOT, P_ALGO}, {"buf", "out", "op", "root", "algo"}},
-    [FPY_BROADCAST] = {1, 3, {P_BUF, P_ROOT, P_ALGO}, {"buf", "root", "algo"}},
-    [FPY_REDUCE_SCATTER] = {1, 4, {P_BUF, P_OUT, P_OP, P_ALGO}, {"buf", "out", "op", "algo"}},
-    [FPY_ALLGATHER] = {1, 3, {P_BUF, P_OUT, P_ALGO}, {"buf", "out", "algo"}},
-    [FPY_GATHER] = {1, 4, {P_BUF, P_OUT, P_ROOT, P_ALGO}, {"buf", "out", "root", "algo"}},
-    [FPY_SCATTER] = {1, 4, {P_BUF, P_OUT, P_ROOT, P_ALGO}, {"buf", "out", "root", "algo"}},
-    [FPY_ALLTOALL] = {1, 3, {P_BUF, P_OUT, P_ALGO}, {"buf", "out", "algo"}},
-    [FPY_BARRIER] = {0, 1, {P_ALGO}, {"algo"}},
+    [FPY_ALLREDUCE] = {1, 5, {P_BUF, P_OUT, P_OP, P_ALGO, P_TIMEOUT}, {"buf", "out", "op", "algo", "timeout"}},
+    [FPY_REDUCE] = {1, 6, {P_BUF, P_OUT, P_OP, P_ROOT, P_ALGO, P_TIMEOUT}, {"buf", "out", "op", "root", "algo", "timeout"}},
+    [FPY_BROADCAST] = {1, 4, {P_BUF, P_ROOT, P_ALGO, P_TIMEOUT}, {"buf", "root", "algo", "timeout"}},
+    [FPY_REDUCE_SCATTER] = {1, 5, {P_BUF, P_OUT, P_OP, P_ALGO, P_TIMEOUT}, {"buf", "out", "op", "algo", "timeout"}},
+    [FPY_ALLGATHER] = {1, 4, {P_BUF, P_OUT, P_ALGO, P_TIMEOUT}, {"buf", "out", "algo", "timeout"}},
+    [FPY_GATHER] = {1, 5, {P_BUF, P_OUT, P_ROOT, P_ALGO, P_TIMEOUT}, {"buf", "out", "root", "algo", "timeout"}},
+    [FPY_SCATTER] = {1, 5, {P_BUF, P_OUT, P_ROOT, P_ALGO, P_TIMEOUT}, {"buf", "out", "root", "algo", "timeout"}},
+    [FPY_ALLTOALL] = {1, 4, {P_BUF, P_OUT, P_ALGO, P_TIMEOUT}, {"buf", "out", "algo", "timeout"}},
+    [FPY_BARRIER] = {0, 2, {P_ALGO, P_TIMEOUT}, {"algo", "timeout"}},
     [FPY_SEND] = {2, 3, {P_BUF, P_PEER, P_TAG}, {"buf", "dest", "tag"}},
     [FPY_RECV] = {1, 3, {P_BUF, P_PEER, P_TAG}, {"buf", "source", "tag"}},
 };
@@ -338,11 +341,13 @@ static PyObject *call(fpy_comm *self, PyObject *const *args, Py_ssize_t nargs, P
   if ((kind == FPY_ALLREDUCE || kind == FPY_REDUCE || kind == FPY_REDUCE_SCATTER) &&
       fpy_op_from_name(v[P_OP], &a.op) < 0)
     return NULL;
+  fold_coll_opts o;
+  if (opts_from(kind, v[P_ALGO], v[P_TIMEOUT], &o) < 0) return NULL;
   if (resolve(c, &a, v[P_BUF], v[P_OUT]) < 0) {
     fpy_call_release(&a);
     return NULL;
   }
-  return run(self, c, &a, v[P_ALGO], nonblocking);
+  return run(self, c, &a, kind < FPY_SEND ? &o : NULL, nonblocking);
 }
 
 #define PAIR(name, KIND)                                                                           \
@@ -370,23 +375,23 @@ PAIR(recv, FPY_RECV)
       {"i" #name, (PyCFunction)(void (*)(void))m_i##name, KW,                                                \
        "i" #name sig ": start " #name " and return a Request (.wait(), .test()) that keeps the buffers alive."}
 PyMethodDef fpy_coll_methods[] = {
-    M(allreduce, "(buf, out=None, op='sum', algo=None)",
+    M(allreduce, "(buf, out=None, op='sum', algo=None, timeout=None)",
       "out (buf when out is None: in place) = buf of rank 0 op ... op buf of rank n-1. Returns out or buf."),
-    M(reduce, "(buf, out=None, op='sum', root=0, algo=None)",
+    M(reduce, "(buf, out=None, op='sum', root=0, algo=None, timeout=None)",
       "the reduction lands in out (buf in place) at root only. Returns it at root, None elsewhere."),
-    M(broadcast, "(buf, root=0, algo=None)", "root's buf is copied into buf on every rank. Returns buf."),
-    M(reduce_scatter, "(buf, out=None, op='sum', algo=None)",
+    M(broadcast, "(buf, root=0, algo=None, timeout=None)", "root's buf is copied into buf on every rank. Returns buf."),
+    M(reduce_scatter, "(buf, out=None, op='sum', algo=None, timeout=None)",
       "buf holds n blocks; rank r gets block r of the reduction in out (in place: block r of buf)."),
-    M(allgather, "(buf, out=None, algo=None)",
+    M(allgather, "(buf, out=None, algo=None, timeout=None)",
       "out (n blocks) gets every rank's buf at block rank; in place: buf holds n blocks, this rank's at block rank."),
-    M(gather, "(buf, out=None, root=0, algo=None)",
+    M(gather, "(buf, out=None, root=0, algo=None, timeout=None)",
       "as allgather, only root receives; in place at root: buf holds n blocks. Returns out/buf at root, else None."),
-    M(scatter, "(buf, out=None, root=0, algo=None)",
+    M(scatter, "(buf, out=None, root=0, algo=None, timeout=None)",
       "root's buf (n blocks) is cut; rank r gets block r in out (buf ignored off root); in place: root keeps its "
       "block in buf, other ranks receive into buf."),
-    M(alltoall, "(buf, out=None, algo=None)",
+    M(alltoall, "(buf, out=None, algo=None, timeout=None)",
       "block p of buf goes to rank p, landing at block r (the sender) of out (or of buf, in place)."),
-    M(barrier, "(algo=None)", "returns once every rank has entered the barrier."),
+    M(barrier, "(algo=None, timeout=None)", "returns once every rank has entered the barrier."),
     M(send, "(buf, dest, tag=0)", "send buf to rank dest."),
     M(recv, "(buf, source=ANY_SOURCE, tag=ANY_TAG)",
       "receive into buf; returns fold.Status(source, tag, count) (count in elements)."),

@@ -18,7 +18,6 @@ PyObject *fpy_comm_new(fold_comm *c, PyObject *keep, int simulated) {
   o->sim = NULL;
   o->busy_own = 0;
   o->busy = &o->busy_own;
-  o->algo_spec = NULL;
   return (PyObject *)o;
 }
 
@@ -45,7 +44,6 @@ static void comm_dealloc(fpy_comm *self) {
     Py_END_ALLOW_THREADS
   }
   Py_CLEAR(self->keep);
-  free(self->algo_spec);
   PyObject_Free(self);
 }
 
@@ -103,11 +101,6 @@ static PyObject *make_child(fpy_comm *self, int how, int color, int key) {
   PyObject *child = fpy_comm_new(nc, (PyObject *)self, self->simulated);
   if (child) {
     ((fpy_comm *)child)->busy = self->busy; /* one family */
-    /* fold children inherit the forced algorithms: so does the record of them */
-    if (self->algo_spec && !(((fpy_comm *)child)->algo_spec = strdup(self->algo_spec))) {
-      Py_DECREF(child);
-      return PyErr_NoMemory();
-    }
   }
   if (child && self->simulated) {
     ((fpy_comm *)child)->sim = self->sim;
@@ -159,34 +152,7 @@ static PyObject *comm_set_algo(fpy_comm *self, PyObject *arg) {
   if (!spec) return NULL;
   int rc = fold_comm_set_algo(c, spec);
   if (rc) return fpy_raise(rc, fold_comm_last_error(c));
-  size_t old = self->algo_spec ? strlen(self->algo_spec) : 0;
-  char *s = realloc(self->algo_spec, old + strlen(spec) + 2);
-  if (!s) return PyErr_NoMemory();
-  if (old) s[old++] = ',';
-  strcpy(s + old, spec);
-  self->algo_spec = s;
   Py_RETURN_NONE;
-}
-
-/* The last "coll=algo" item of spec, if any, into out. */
-static void last_mention(const char *spec, const char *coll, char *out, size_t cap) {
-  size_t n = strlen(coll);
-  for (const char *p = spec; p && *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    while (len && (*p == ' ')) p++, len--;
-    if (len > n && !strncmp(p, coll, n) && p[n] == '=' && len - n - 1 < cap) {
-      memcpy(out, p + n + 1, len - n - 1);
-      out[len - n - 1] = '\0';
-    }
-    p = end ? end + 1 : NULL;
-  }
-}
-
-void fpy_comm_prior_algo(const fpy_comm *self, const char *coll, char *out, size_t cap) {
-  snprintf(out, cap, "auto");
-  last_mention(getenv("FOLD_ALGO"), coll, out, cap);
-  last_mention(self->algo_spec, coll, out, cap);
 }
 
 static PyObject *comm_iprobe(fpy_comm *self, PyObject *args, PyObject *kw) {

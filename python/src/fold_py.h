@@ -59,9 +59,6 @@ typedef struct fpy_comm {
    * the family's flag: busy_own of the world, or the Sim's. */
   int *busy;
   int busy_own;
-  /* every spec set_algo applied here (or on the parent, before a split),
-   * comma-joined: what a per-call algo= restores afterwards (NULL: none) */
-  char *algo_spec;
 } fpy_comm;
 
 extern PyTypeObject fpy_comm_type;
@@ -72,9 +69,6 @@ fold_comm *fpy_comm_get(fpy_comm *self);
 /* The same for a call that uses it: also refused while another thread is
  * inside a call on its family. */
 fold_comm *fpy_comm_use(fpy_comm *self);
-/* The algorithm forced for collective coll before a per-call algo= (the
- * last mention in FOLD_ALGO, then in self's set_algo specs), else "auto". */
-void fpy_comm_prior_algo(const fpy_comm *self, const char *coll, char *out, size_t cap);
 int fpy_comm_init_type(PyObject *m);
 
 /* One call's arguments, resolved: what keeps its buffers alive until it

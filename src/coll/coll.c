@@ -93,6 +93,7 @@ static uint32_t sig_digest(const fold__sig *s) {
   crc = crc29(crc, s->op, 16);
   crc = crc29(crc, s->esize, 32);
   crc = crc29(crc, (uint32_t)s->root, 32);
+  crc = crc29(crc, s->seg, 32);
   return crc29(crc, s->count, 64);
 }
 
@@ -123,7 +124,9 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
     snprintf(dt, sizeof dt, "%s of %u bytes", fold_dtype_name((fold_dtype)s->dtype), (unsigned)s->esize);
   const char *opn = fold__op_name(s->op, ot, sizeof ot);
   const char *name = fold__coll_name((fold__coll_kind)s->coll);
-  const char *an = algo_name(s->coll, s->algo, at, sizeof at);
+  char an[64];
+  snprintf(an, sizeof an, "%s", algo_name(s->coll, s->algo, at, sizeof at));
+  if (s->seg) snprintf(an + strlen(an), sizeof an - strlen(an), ", segment_bytes=%u", (unsigned)s->seg);
   if (s->coll == FOLD__COLL_ALLGATHER && s->op >= FOLD__SIG_OP_SPLIT_HOST) {
     snprintf(buf, cap, "%s(algo=%s)",
              s->op == FOLD__SIG_OP_SPLIT ? "comm_split" : s->op == FOLD__SIG_OP_DUP ? "comm_dup" : "comm_split_host",
@@ -157,7 +160,7 @@ void fold__coll_describe(const fold__sig *s, char *buf, size_t cap) { describe(N
 
 int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b) {
   return a->count == b->count && a->root == b->root && a->esize == b->esize && a->op == b->op && a->coll == b->coll &&
-         a->dtype == b->dtype && a->algo == b->algo;
+         a->dtype == b->dtype && a->algo == b->algo && a->seg == b->seg;
 }
 
 /* 0 while the left neighbour's signature has not arrived, 1 when it matched,
@@ -644,6 +647,8 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   size_t esize = fold_dtype_size(dtype);
   if (esize == 0) return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
   if ((rc = check_args(c, opname, a, esize))) return rc;
+  fold__call_opts opt;
+  if ((rc = fold__call_opts_read(c, opname, a, &opt))) return rc;
   const fold__algo *algo = NULL;
   int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
   int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
@@ -655,7 +660,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   if (exact && in_n > SIZE_MAX / wsize)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
                        c->rank, a->count);
-  if ((rc = fold__select(c, a->kind, a->count * wsize, wsize, commutative, &algo, opname))) return rc;
+  if ((rc = fold__select_call(c, a->kind, a->count * wsize, wsize, commutative, opt.force, &algo, opname))) return rc;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -675,6 +680,8 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->esize = esize;
   co->op = reduces ? a->op : FOLD_SUM;
   co->root = a->root;
+  co->seg_bytes = opt.seg_bytes;
+  r->timeout_ns = opt.timeout_ns;
   co->in_place = detect_in_place(a, c->rank, esize);
   co->exact_acc = co->exact_out = NULL;
   if (exact) {
@@ -705,7 +712,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
                a->kind == FOLD__COLL_SCATTER;
   co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
                         .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
-                        .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
+                        .algo = (uint8_t)fold__coll_algo_index(a->kind, algo), .seg = (uint32_t)co->seg_bytes};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {

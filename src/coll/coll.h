@@ -32,8 +32,10 @@ typedef struct fold__sig {
   uint16_t op;    /* 0 for collectives without an op */
   uint8_t coll;
   uint8_t algo;   /* index in the collective's algorithm table */
+  uint32_t seg;   /* the call's segment_bytes (fold_coll_opts, FOLD_SEGMENT_BYTES); 0: the algorithm's default */
+  uint32_t zero;  /* reserved, 0 */
 } fold__sig;
-_Static_assert(sizeof(fold__sig) == 24, "fold__sig has no padding (compared and hashed as bytes)");
+_Static_assert(sizeof(fold__sig) == 32, "fold__sig has no padding (compared and hashed as bytes)");
 
 struct fold__coll {
   fold__task task;
@@ -56,6 +58,7 @@ struct fold__coll {
   void *exact_out;   /* FOLD_SUM_EXACT: the caller's recvbuf, written by the final rounding */
   void *tmp_mem;     /* the scratch behind bufs[FOLD__B_TMP], tmp_cap bytes, kept across calls */
   size_t tmp_cap;
+  size_t seg_bytes;  /* pipeline segment (fold_coll_opts, else FOLD_SEGMENT_BYTES); 0: the algorithm's default */
   size_t u[8];       /* algorithm's per-call numbers */
   int v[8];
   /* executor state */
@@ -104,10 +107,22 @@ typedef struct fold__coll_args {
    * (fold_comm_split's allgather): a value for the signature's op field,
    * so that a user's call never matches them */
   uint16_t sig_op;
+  /* the caller's per-call options (include/fold.h), or NULL */
+  const fold_coll_opts *opts;
 } fold__coll_args;
 #define FOLD__SIG_OP_SPLIT 0xFFFFu
 #define FOLD__SIG_OP_DUP 0xFFFEu
 #define FOLD__SIG_OP_SPLIT_HOST 0xFFFDu
+
+/* What a call's fold_coll_opts ask for (coll_opts.c), checked. */
+typedef struct fold__call_opts {
+  int force;          /* FOLD__SELECT_COMM (select/select.h), -1 (auto) or an algorithm index */
+  int64_t timeout_ns; /* 0: the communicator's FOLD_TIMEOUT */
+  size_t seg_bytes;   /* the communicator's FOLD_SEGMENT_BYTES unless the call sets one; 0: the algorithm's default */
+} fold__call_opts;
+/* Read a->opts (NULL: the communicator's settings): FOLD_OK, or FOLD_EINVAL
+ * with a message naming this rank and the bad field. */
+int fold__call_opts_read(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call_opts *out);
 
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */

@@ -62,9 +62,9 @@ const char *fold__shm_fits(const fold_comm *c, fold__coll_kind kind, size_t esiz
 
 /* ---- signatures ------------------------------------------------------------------------
  * The area carries a call's signature as FOLD__AREA_SIG_WORDS words: the
- * fold__sig fields a peer's call must agree on. The element size and the
- * algorithm are left out: a peer here runs shm, and a dtype's size is the
- * same on every rank. */
+ * fold__sig fields a peer's call must agree on. The element size, the
+ * algorithm and the segment size are left out: a peer here runs shm (which
+ * has no segments), and a dtype's size is the same on every rank. */
 
 enum { W_COUNT_LO, W_COUNT_HI, W_ROOT, W_DTYPE, W_OP_COLL };
 _Static_assert(FOLD__AREA_SIG_WORDS == 5, "the area's signature words are the five below");
@@ -93,7 +93,7 @@ static int hook_mismatch(void *arg, int p, const uint32_t *w, int other_sequence
   unsigned coll = (w[W_OP_COLL] >> 16) & 0xFFu;
   fold__sig theirs = {.count = (uint64_t)w[W_COUNT_HI] << 32 | w[W_COUNT_LO], .root = (int32_t)w[W_ROOT],
                       .esize = co->sig.esize, .op = (uint16_t)w[W_OP_COLL], .coll = (uint8_t)coll,
-                      .dtype = w[W_DTYPE], .algo = co->sig.algo};
+                      .dtype = w[W_DTYPE], .algo = co->sig.algo, .seg = co->sig.seg};
   if (theirs.coll != co->sig.coll || theirs.dtype != co->sig.dtype) {
     theirs.esize = (uint32_t)fold_dtype_size((fold_dtype)theirs.dtype);
     theirs.algo = shm_algo_of(theirs.coll);

@@ -89,7 +89,9 @@ struct fold_request {
   uint32_t cid;
   int tpeer;
   int64_t wait_start;  /* fold_wait_for: when its first wait began (0: none yet) */
+  int64_t timeout_ns;  /* this request's FOLD_TIMEOUT (fold_coll_opts.timeout); 0: the communicator's */
 };
+
 
 /* An arrived message that matched no posted receive. Transports allocate it
  * (fold__unexp_new) with room for an eager payload or, for rendezvous, with
@@ -204,6 +206,11 @@ struct fold_comm {
 
 /* Rank p of c in the numbering of its family's root (the world). */
 static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
+
+/* How long a wait for r may last: its own timeout, else the communicator's. */
+static inline int64_t fold__req_timeout_ns(const fold_request *r) {
+  return r->timeout_ns ? r->timeout_ns : r->comm->timeout_ns;
+}
 
 /* ---- logging ----------------------------------------------------------------- */
 enum { FOLD__LOG_NONE = 0, FOLD__LOG_WARN = 1, FOLD__LOG_INFO = 2, FOLD__LOG_TRACE = 3 };

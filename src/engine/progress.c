@@ -240,7 +240,8 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   int st = fold__progress(c);
   if (st) return st;
   if (fold__req_done(r)) return r->status;
-  double s = (double)c->timeout_ns / 1e9;
+  double s = (double)fold__req_timeout_ns(r) / 1e9;
+  const char *limit = r->timeout_ns ? "the call's timeout" : "FOLD_TIMEOUT";
   char self[FOLD__ERRLEN], cause[200], wait[300];
   int who = -1;
   switch (r->kind) {
@@ -261,7 +262,7 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   default:
     wait[0] = '\0';
     if (r->task && r->task->describe) who = r->task->describe(r->task, wait, sizeof wait);
-    snprintf(self, sizeof self, "%s: rank %d: not complete within %.3g s (FOLD_TIMEOUT)%s%s", op, c->rank, s,
+    snprintf(self, sizeof self, "%s: rank %d: not complete within %.3g s (%s)%s%s", op, c->rank, s, limit,
              wait[0] ? ": waiting for " : "", wait);
     break;
   }
@@ -273,8 +274,8 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
     size_t len = strlen(self);
     snprintf(self + len, sizeof self - len, " [rank %d here is rank %d of the world]", who, c->to_root[who]);
   }
-  snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (FOLD_TIMEOUT) while rank %d waited for it in %s",
-           who, world, s, c->rank, op);
+  snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (%s) while rank %d waited for it in %s", who, world,
+           s, limit, c->rank, op);
   return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
 }
 
@@ -304,7 +305,7 @@ static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *st
     if (!spin_from) {
       spin_from = now;
       if (!*start) *start = now;
-      deadline = *start + c->timeout_ns;
+      deadline = *start + fold__req_timeout_ns(r);
       stop = slice > INT64_MAX - now ? INT64_MAX : now + slice;
     }
     if (now >= deadline) {

@@ -301,30 +301,39 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
  * must keep one slot per collective. */
 _Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo[] has a slot per collective");
 
-int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
-                 const fold__algo **out, const char *opname) {
-  int forced = c->coll_algo[kind];
-  if (forced >= 0) {
-    const fold__algo *a = fold__algo_tables[kind].algos[forced];
+int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
+                      const fold__algo **out, const char *opname) {
+  const char *by = "the call's options";
+  if (force == FOLD__SELECT_COMM) {
+    force = c->coll_algo[kind];
+    by = "FOLD_ALGO or fold_comm_set_algo";
+  }
+  if (force >= 0) {
+    const fold__algo *a = fold__algo_tables[kind].algos[force];
     const char *why = a->usable ? a->usable(c) : NULL;
     if (why)
-      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot run "
-                         "on this communicator: %s", opname, c->rank, a->name, why);
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by %s) cannot run on this communicator: %s",
+                         opname, c->rank, a->name, by, why);
     if (a->fits && (why = a->fits(c, kind, esize)) != NULL)
-      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot "
-                         "keep %zu-byte elements whole: %s", opname, c->rank, a->name, esize, why);
+      return fold__error(c, FOLD_EINVAL, "%s: rank %d: algorithm %s (forced by %s) cannot keep %zu-byte elements "
+                         "whole: %s", opname, c->rank, a->name, by, esize, why);
     if (!commutative && !a->noncommutative_ok)
       return fold__error(c, FOLD_EINVAL,
-                         "%s: rank %d: algorithm %s (forced by FOLD_ALGO or fold_comm_set_algo) cannot keep the rank "
-                         "order a non-commutative op needs",
-                         opname, c->rank, a->name);
-    FOLD__TRACE(c, "%s: %zu B, %d ranks: %s (forced)", opname, bytes, c->size, a->name);
+                         "%s: rank %d: algorithm %s (forced by %s) cannot keep the rank order a non-commutative op "
+                         "needs",
+                         opname, c->rank, a->name, by);
+    FOLD__TRACE(c, "%s: %zu B, %d ranks: %s (forced by %s)", opname, bytes, c->size, a->name, by);
     *out = a;
     return FOLD_OK;
   }
   *out = rule_pick(c, kind, bytes, esize, commutative, opname);
   if (*out == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
   return FOLD_OK;
+}
+
+int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
+                 const fold__algo **out, const char *opname) {
+  return fold__select_call(c, kind, bytes, esize, commutative, FOLD__SELECT_COMM, out, opname);
 }
 
 #define SPEC_FORM "collective=algorithm[,collective=algorithm...]"

@@ -41,6 +41,14 @@ typedef struct fold__rules {
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname);
 
+/* fold__select for one call whose options may force an algorithm: force
+ * is FOLD__SELECT_COMM (the communicator's choice: fold__select), -1
+ * (automatic selection even where the communicator forces one) or an
+ * index in the collective's algorithm table (fold_coll_opts.algo). */
+#define FOLD__SELECT_COMM (-2)
+int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
+                      const fold__algo **out, const char *opname);
+
 /* Called when the communicator layer makes a communicator (comm/comm.c),
  * after the engine's services: FOLD_ALGO and FOLD_RULES apply (bad values
  * are warned about and ignored); the rules table hangs in a slot. */

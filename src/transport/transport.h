@@ -42,7 +42,7 @@ typedef struct fold__area_kind {
 /* A call's signature as the area carries it, in words only the layer above
  * interprets: equal words mean the same call. A call that runs a round
  * algorithm instead leaves a note of NOTE_WORDS words (note_round). */
-enum { FOLD__AREA_SIG_WORDS = 5, FOLD__AREA_NOTE_WORDS = 3 };
+enum { FOLD__AREA_SIG_WORDS = 5, FOLD__AREA_NOTE_WORDS = 4 };
 
 /* How the layer above judges and reports for a call; each returns what the
  * step returns. */

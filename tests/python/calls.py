@@ -165,7 +165,7 @@ comm.allreduce(np.zeros(0, np.float32))
 x = np.ones(4, np.float64)
 comm.allreduce(x, algo="ring")
 check(np.all(x == n), "allreduce algo=ring")
-# a per-call algo= restores what set_algo forced before, not automatic selection: rank 0 forces ring per
+# a per-call algo= leaves what set_algo forced as it was, not automatic selection: rank 0 forces ring per
 # call, the others by set_algo; then a plain call must pick ring on rank 0 too (else Mismatch, which names
 # both algorithms)
 d = comm.dup()
@@ -174,6 +174,22 @@ x = np.ones(1, np.float64)
 d.allreduce(x, algo="ring") if r == 0 else d.allreduce(x)
 d.allreduce(x)
 check(x[0] == n * n, f"algo restored: {x}")
+# every rank's algo= overrides the communicator's choice for that call only; "auto" is automatic selection
+# even where set_algo forced ring_skip (which automatic selection never picks: a rank left on ring_skip
+# would be a Mismatch); the nonblocking twins take algo= and timeout= too
+d.set_algo("allreduce=ring_skip")
+for a in ("direct", "auto", "recursive_doubling"):
+    x = np.ones(5, np.float64)
+    d.allreduce(x, algo=a, timeout=60)
+    check(np.all(x == n), f"allreduce algo={a}: {x}")
+x = np.ones(5, np.float64)
+d.iallreduce(x, algo="ring", timeout=60.0).wait()
+check(np.all(x == n), f"iallreduce algo=ring timeout=60: {x}")
+d.allreduce(x)  # ring_skip on every rank, as set_algo said
+check(np.all(x == n * n), f"set_algo kept: {x}")
+y = np.full(3, r, np.int32) if r == 0 else np.zeros(3, np.int32)
+d.broadcast(y, root=0, algo="pipeline", timeout=30)
+d.barrier(algo="dissemination", timeout=30)
 d.destroy()
 comm.barrier()
 run(False, "barrier")

@@ -26,6 +26,16 @@ def raises(cls, fn, *words):
     check(False, f"{fn.__doc__ or fn}: raised nothing, want {cls.__name__}")
 
 
+def raises_type(fn, *words):
+    """fn() must raise TypeError whose message holds every word."""
+    try:
+        fn()
+    except TypeError as e:
+        check(all(w in str(e) for w in words), f"{fn}: TypeError({e}), want {words}")
+        return e
+    check(False, f"{fn}: raised no TypeError")
+
+
 # the classes and their codes
 codes = {fold.InvalidArgument: -1, fold.Timeout: -2, fold.PeerLost: -3, fold.Mismatch: -4, fold.AuthError: -5,
          fold.OutOfMemory: -6, fold.SystemError: -7, fold.Aborted: -8, fold.InternalError: -9}
@@ -54,6 +64,13 @@ raises(fold.InvalidArgument, lambda: comm.allreduce(x, out=np.zeros(7, np.float3
 raises(fold.InvalidArgument, lambda: comm.allreduce(x, out=np.zeros(8, np.float64)), "float64")
 raises(fold.InvalidArgument, lambda: comm.allreduce(x, op="band"), f"rank {r}")
 raises(fold.InvalidArgument, lambda: comm.allreduce(x, algo="no_such_algo"), "no_such_algo")
+raises(fold.InvalidArgument, lambda: comm.allreduce(x, algo="dissemination"), "has no algorithm")
+raises_type(lambda: comm.allreduce(x, algo=3), "algo must be a str")
+raises(fold.InvalidArgument, lambda: comm.allreduce(x, timeout=-1), "timeout")
+raises(fold.InvalidArgument, lambda: comm.allreduce(x, timeout=0), "timeout")
+raises(fold.InvalidArgument, lambda: comm.allreduce(x, timeout=float("nan")), "timeout")
+raises(fold.InvalidArgument, lambda: comm.allreduce(x, timeout=float("inf")), "timeout")
+raises_type(lambda: comm.allreduce(x, timeout="5"), "timeout must be a number")
 raises(fold.InvalidArgument, lambda: comm.broadcast(x, root=n), f"rank {r}")
 raises(fold.InvalidArgument, lambda: comm.send(x, n, tag=1), f"rank {r}")
 raises(fold.InvalidArgument, lambda: comm.send(x, 0, tag=-5), f"rank {r}")
@@ -118,6 +135,17 @@ raises(fold.InvalidArgument, lambda: comm.irecv(np.zeros(1)), "another thread")
 check(comm.rank == r, "rank readable meanwhile")
 th.join()
 check(len(caught) == 1, "the waiting thread finished")
+d.destroy()
+
+# timeout= bounds one call (FOLD_TIMEOUT stays long): rank 0 calls alone on a dup and times out; the dup
+# fails, the world goes on
+d = comm.dup()
+if r == 0 and n > 1:
+    t0 = time.monotonic()
+    raises(fold.Timeout, lambda: d.allreduce(np.ones(2), timeout=0.5), "the call's timeout")
+    dt = time.monotonic() - t0
+    check(0.45 <= dt < 60, f"allreduce(timeout=0.5) gave up after {dt:.2f} s")
+comm.barrier()
 d.destroy()
 
 comm.barrier()

@@ -287,6 +287,26 @@ t = torch.ones(3)
 dist.all_reduce(t)
 same(t, torch.full((3,), float(N)), "usable after argument errors")
 
+# a collective's own options timeout (c10d's AllreduceOptions.timeout) bounds that call alone: rank 0
+# calls on a group of its own that nobody else calls on, and fails within the call's 0.5 s, not the
+# group's 60 s; the default group goes on
+pg = dist.new_group(backend="fold")
+if R == 0 and N > 1:
+    o = dist.AllreduceOptions()
+    o.timeout = timedelta(seconds=0.5)
+    t0 = time.monotonic()
+    try:
+        pg.allreduce([torch.ones(2)], o).wait()
+        check(False, "allreduce with a 0.5 s options timeout completed alone")
+    except RuntimeError as e:
+        took = time.monotonic() - t0
+        check("the call's timeout" in str(e), f"options timeout message: {e}")
+        check(0.45 <= took < 30, f"options timeout raised after {took:.2f} s")
+dist.barrier()
+t = torch.ones(3)
+dist.all_reduce(t)
+same(t, torch.full((3,), float(N)), "default group usable after a group's call timed out")
+
 dist.barrier()
 dist.destroy_process_group()
 if failures:

@@ -238,6 +238,15 @@ class WorkFold : public c10d::Work {
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
+// A collective's c10d options timeout as fold's per-call timeout: unset
+// (kUnsetTimeout, -1 ms) or not positive leaves the communicator's
+// FOLD_TIMEOUT (the group's timeout, see the constructor).
+static fold_coll_opts call_opts(std::chrono::milliseconds timeout) {
+  fold_coll_opts o = FOLD_COLL_OPTS_INIT;
+  if (timeout.count() > 0) o.timeout = (double)timeout.count() / 1000.0;
+  return o;
+}
+
 // ---- the process group ---------------------------------------------------------
 
 class ProcessGroupFold : public c10d::ProcessGroup {
@@ -292,8 +301,9 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     check_root(o.rootRank, "broadcast");
     TORCH_CHECK(o.rootTensor == 0, "fold: broadcast: rootTensor must be 0");
     int root = (int)o.rootRank;
+    fold_coll_opts fo = call_opts(o.timeout);
     return enqueue(c10d::OpType::BROADCAST, {t}, [=](WorkFold&) {
-      return fold_broadcast(t.data_ptr(), (size_t)t.numel(), dt, root, comm_);
+      return fold_broadcast_opts(t.data_ptr(), (size_t)t.numel(), dt, root, comm_, &fo);
     });
   }
 
@@ -301,8 +311,9 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     Tensor t = one(tensors, "allreduce");
     fold_dtype dt = dtype_of(t, "allreduce");
     fold_op op = op_of(o.reduceOp, t, "allreduce");
+    fold_coll_opts fo = call_opts(o.timeout);
     return enqueue(c10d::OpType::ALLREDUCE, {t}, [=](WorkFold&) {
-      return fold_allreduce(t.data_ptr(), t.data_ptr(), (size_t)t.numel(), dt, op, comm_);
+      return fold_allreduce_opts(t.data_ptr(), t.data_ptr(), (size_t)t.numel(), dt, op, comm_, &fo);
     });
   }
 
@@ -312,13 +323,14 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     fold_op op = op_of(o.reduceOp, t, "reduce");
     check_root(o.rootRank, "reduce");
     int root = (int)o.rootRank;
+    fold_coll_opts fo = call_opts(o.timeout);
     return enqueue(c10d::OpType::REDUCE, {t}, [=](WorkFold&) {
-      return fold_reduce(t.data_ptr(), t.data_ptr(), (size_t)t.numel(), dt, op, root, comm_);
+      return fold_reduce_opts(t.data_ptr(), t.data_ptr(), (size_t)t.numel(), dt, op, root, comm_, &fo);
     });
   }
 
   intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<Tensor>>& outs, std::vector<Tensor>& ins,
-                                      const c10d::AllgatherOptions&) override {
+                                      const c10d::AllgatherOptions& ao) override {
     Tensor in = one(ins, "allgather");
     fold_dtype dt = dtype_of(in, "allgather");
     TORCH_CHECK(outs.size() == 1 && (int)outs[0].size() == getSize(), "fold: allgather: wants one list of ",
@@ -327,9 +339,10 @@ class ProcessGroupFold : public c10d::ProcessGroup {
       same_kind(in, o, in.numel(), "allgather", "an output tensor");
     std::vector<Tensor> out = outs[0];
     int64_t n = in.numel();
+    fold_coll_opts fo = call_opts(ao.timeout);
     return enqueue(c10d::OpType::ALLGATHER, out, [=](WorkFold&) {
       Tensor flat = at::empty({n * (int64_t)out.size()}, in.options());
-      int rc = fold_allgather(in.data_ptr(), flat.data_ptr(), (size_t)n, dt, comm_);
+      int rc = fold_allgather_opts(in.data_ptr(), flat.data_ptr(), (size_t)n, dt, comm_, &fo);
       if (rc == FOLD_OK)
         for (size_t i = 0; i < out.size(); i++)
           out[i].view({-1}).copy_(flat.narrow(0, (int64_t)i * n, n));
@@ -337,12 +350,13 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     });
   }
 
-  intrusive_ptr<c10d::Work> _allgather_base(Tensor& out, Tensor& in, const c10d::AllgatherOptions&) override {
+  intrusive_ptr<c10d::Work> _allgather_base(Tensor& out, Tensor& in, const c10d::AllgatherOptions& ao) override {
     Tensor i = one({in}, "all_gather_into_tensor"), o = one({out}, "all_gather_into_tensor");
     fold_dtype dt = dtype_of(i, "all_gather_into_tensor");
     same_kind(i, o, i.numel() * getSize(), "all_gather_into_tensor", "the output");
+    fold_coll_opts fo = call_opts(ao.timeout);
     return enqueue(c10d::OpType::_ALLGATHER_BASE, {o}, [=](WorkFold&) {
-      return fold_allgather(i.data_ptr(), o.data_ptr(), (size_t)i.numel(), dt, comm_);
+      return fold_allgather_opts(i.data_ptr(), o.data_ptr(), (size_t)i.numel(), dt, comm_, &fo);
     });
   }
 
@@ -354,8 +368,9 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     same_kind(i, o, i.numel() / getSize(), "reduce_scatter_tensor", "the output");
     TORCH_CHECK(i.numel() == o.numel() * getSize(), "fold: reduce_scatter_tensor: the input has ", i.numel(),
                 " elements, wanted ", o.numel() * getSize(), " (the output's times the group size)");
+    fold_coll_opts fo = call_opts(opts.timeout);
     return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {o}, [=](WorkFold&) {
-      return fold_reduce_scatter(i.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, op, comm_);
+      return fold_reduce_scatter_opts(i.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, op, comm_, &fo);
     });
   }
 
@@ -369,9 +384,10 @@ class ProcessGroupFold : public c10d::ProcessGroup {
     for (auto& t : ins[0])
       same_kind(o, t, o.numel(), "reduce_scatter", "an input tensor");
     std::vector<Tensor> in = ins[0];
+    fold_coll_opts fo = call_opts(opts.timeout);
     return enqueue(c10d::OpType::REDUCE_SCATTER, {o}, [=](WorkFold&) {
       Tensor flat = at::cat(in).contiguous();
-      return fold_reduce_scatter(flat.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, op, comm_);
+      return fold_reduce_scatter_opts(flat.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, op, comm_, &fo);
     });
   }
 
@@ -393,9 +409,11 @@ class ProcessGroupFold : public c10d::ProcessGroup {
                   "fold: gather: only the root passes output tensors");
     }
     int64_t n = in.numel();
+    fold_coll_opts fo = call_opts(opts.timeout);
     return enqueue(c10d::OpType::GATHER, out, [=](WorkFold&) {
       Tensor flat = out.empty() ? Tensor() : at::empty({n * (int64_t)out.size()}, in.options());
-      int rc = fold_gather(in.data_ptr(), out.empty() ? nullptr : flat.data_ptr(), (size_t)n, dt, root, comm_);
+      int rc = fold_gather_opts(in.data_ptr(), out.empty() ? nullptr : flat.data_ptr(), (size_t)n, dt, root, comm_,
+                                &fo);
       if (rc == FOLD_OK)
         for (size_t i = 0; i < out.size(); i++)
           out[i].view({-1}).copy_(flat.narrow(0, (int64_t)i * n, n));
@@ -420,18 +438,20 @@ class ProcessGroupFold : public c10d::ProcessGroup {
       TORCH_CHECK(ins.empty() || (ins.size() == 1 && ins[0].empty()),
                   "fold: scatter: only the root passes input tensors");
     }
+    fold_coll_opts fo = call_opts(opts.timeout);
     return enqueue(c10d::OpType::SCATTER, {o}, [=](WorkFold&) {
       Tensor flat = in.empty() ? Tensor() : at::cat(in).contiguous();
-      return fold_scatter(in.empty() ? nullptr : flat.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, root,
-                          comm_);
+      return fold_scatter_opts(in.empty() ? nullptr : flat.data_ptr(), o.data_ptr(), (size_t)o.numel(), dt, root,
+                               comm_, &fo);
     });
   }
 
   intrusive_ptr<c10d::Work> alltoall_base(Tensor& out, Tensor& in, std::vector<int64_t>& out_splits,
                                           std::vector<int64_t>& in_splits, const c10d::AllToAllOptions&) override;
 
-  intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions&) override {
-    return enqueue(c10d::OpType::BARRIER, {}, [=](WorkFold&) { return fold_barrier(comm_); });
+  intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& bo) override {
+    fold_coll_opts fo = call_opts(bo.timeout);
+    return enqueue(c10d::OpType::BARRIER, {}, [=](WorkFold&) { return fold_barrier_opts(comm_, &fo); });
   }
 
   intrusive_ptr<c10d::Work> send(std::vector<Tensor>& tensors, int dst, int tag) override {
@@ -605,7 +625,7 @@ class ProcessGroupFold : public c10d::ProcessGroup {
 // exchange).
 intrusive_ptr<c10d::Work> ProcessGroupFold::alltoall_base(Tensor& out, Tensor& in, std::vector<int64_t>& out_splits,
                                                           std::vector<int64_t>& in_splits,
-                                                          const c10d::AllToAllOptions&) {
+                                                          const c10d::AllToAllOptions& ao) {
   Tensor i = one({in}, "all_to_all_single"), o = one({out}, "all_to_all_single");
   fold_dtype dt = dtype_of(i, "all_to_all_single");
   TORCH_CHECK(o.scalar_type() == i.scalar_type(), "fold: all_to_all_single: output dtype ", o.scalar_type(),
@@ -617,8 +637,9 @@ intrusive_ptr<c10d::Work> ProcessGroupFold::alltoall_base(Tensor& out, Tensor& i
     TORCH_CHECK(i.numel() == o.numel() && i.numel() % n == 0, "fold: all_to_all_single: input (", i.numel(),
                 ") and output (", o.numel(), ") must have the same number of elements, divisible by ", n);
     TORCH_CHECK(i.data_ptr() != o.data_ptr() || i.numel() == 0, "fold: all_to_all_single: in place is not supported");
+    fold_coll_opts fo = call_opts(ao.timeout);
     return enqueue(c10d::OpType::ALLTOALL_BASE, {o}, [=](WorkFold&) {
-      return fold_alltoall(i.data_ptr(), o.data_ptr(), (size_t)(i.numel() / n), dt, comm_);
+      return fold_alltoall_opts(i.data_ptr(), o.data_ptr(), (size_t)(i.numel() / n), dt, comm_, &fo);
     });
   }
   // Splits count rows (the first dimension); an empty list means equal.

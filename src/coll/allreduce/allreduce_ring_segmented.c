@@ -47,24 +47,23 @@
  * latency than the overlap wins back. */
 #define FOLD__SEGMENT_MIN ((size_t)64 << 10)
 
-/* FOLD_SEGMENT_BYTES (read once per communicator): a test-only knob to
- * force many segments. */
-static size_t segment_bytes(const fold_comm *c) {
-  return c->segment_bytes ? c->segment_bytes : FOLD__SEGMENT_BYTES_DEFAULT;
+/* The call's segment_bytes (fold_coll_opts), else FOLD_SEGMENT_BYTES (read once per communicator), else 1 MiB. */
+static size_t segment_bytes(const fold__coll *co) {
+  return co->seg_bytes ? co->seg_bytes : FOLD__SEGMENT_BYTES_DEFAULT;
 }
 
 /* u[0] segment elements, v[0] J segments per block, v[1] Q tmp slots. */
 
 static int seg_init(fold__coll *co) {
   int n = co->size;
-  size_t seg = segment_bytes(co->comm) / co->esize, maxblk = fold__block_len(co->count, n, 0);
+  size_t seg = segment_bytes(co) / co->esize, maxblk = fold__block_len(co->count, n, 0);
   if (seg == 0) seg = 1;
   if (seg > maxblk) seg = maxblk ? maxblk : 1;
   if (seg == maxblk && maxblk * co->esize >= 2 * FOLD__SEGMENT_MIN) seg = (maxblk + 1) / 2;
   size_t J = (maxblk + seg - 1) / seg;
   if (J > (size_t)(1 << 28))
     return fold__error(co->comm, FOLD_EINVAL,
-                       "allreduce ring_segmented: %zu segments per block are too many (raise FOLD_SEGMENT_BYTES)", J);
+                       "allreduce ring_segmented: %zu segments per block are too many (raise segment_bytes or FOLD_SEGMENT_BYTES)", J);
   co->u[0] = seg;
   co->v[0] = (int)J;
   co->v[1] = (int)J < n - 1 ? (int)J : n - 1;

@@ -28,8 +28,8 @@
 enum { PIPELINE_DEFAULT_SEGMENT = 256 * 1024 };
 
 static int pipeline_init(fold__coll *co) {
-  /* FOLD_SEGMENT_BYTES, read once per communicator, overrides the default */
-  size_t bytes = co->count * co->esize, seg = co->comm->segment_bytes ? co->comm->segment_bytes : PIPELINE_DEFAULT_SEGMENT;
+  /* the call's segment_bytes (or FOLD_SEGMENT_BYTES) overrides the default */
+  size_t bytes = co->count * co->esize, seg = co->seg_bytes ? co->seg_bytes : PIPELINE_DEFAULT_SEGMENT;
   seg = seg / co->esize * co->esize;
   if (seg == 0) seg = co->esize;
   /* keep the round number an int: at most 2^30 segments */

@@ -99,7 +99,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
     return fold__comm_failed(c);
   }
   sim->running = 1;
-  double deadline = sim->now + (double)c->timeout_ns / 1e9;
+  double deadline = sim->now + (double)fold__req_timeout_ns(until) / 1e9;
   int st = fold__progress(c);
   while (!fold__req_done(until) && st == 0) {
     const fold__sim_ev *next = fold__sim_heap_peek(&sim->heap);
@@ -132,7 +132,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
                            c->rank, sim->now, what, list);
   return fold__comm_fail(c, FOLD_ETIMEDOUT,
                          "rank %d: %s not complete within %.3g s of virtual time (FOLD_TIMEOUT) at t = %.9g s%s",
-                         c->rank, what, (double)c->timeout_ns / 1e9, sim->now, list);
+                         c->rank, what, (double)fold__req_timeout_ns(until) / 1e9, sim->now, list);
 }
 
 int fold_sim_run(fold_sim *sim) {
