@@ -7,23 +7,36 @@ set -uo pipefail
 cd "${2:-$(dirname "$0")/..}"
 what=${1:-all}
 
-# The layer of a file or header, by path: lower numbers sit lower. A file may include headers of its own
-# layer or of lower ones. transport/transport.h is the vtable the engine drives, so it counts as the engine's.
+# The layer of a file or header, by path (an awk function: the whole check is one pass, a few processes
+# however large the tree): lower numbers sit lower. A file may include headers of its own layer or of lower
+# ones. transport/transport.h is the vtable the engine drives, so it counts as the engine's.
 # Keep this table in step with docs/design.md §3 ("Layers").
-layer_of() {
-  case $1 in
-    src/core/*) echo 0 ;;
-    src/op/* | src/patterns/* | src/net/*) echo 1 ;;
-    src/engine/* | src/transport/transport.h) echo 2 ;;
-    src/transport/*) echo 3 ;;
-    src/coll/registry.[ch]) echo 4 ;; # the lists of collectives and algorithms, below select and coll
-    src/select/*) echo 5 ;;
-    src/comm/* | src/coll/*) echo 6 ;;
-    src/bootstrap/*) echo 7 ;;
-    src/areduce/* | src/kv/* | src/queue/* | src/ml/* | src/straggler/*) echo 8 ;;
-    *) echo 9 ;; # tools, bench, tests, bindings: may include anything
-  esac
+layer_awk='
+function layer(p) {
+  if (p ~ /^src\/core\//) return 0
+  if (p ~ /^src\/(op|patterns|net)\//) return 1
+  if (p ~ /^src\/engine\// || p == "src/transport/transport.h") return 2
+  if (p ~ /^src\/transport\//) return 3
+  if (p ~ /^src\/coll\/registry\.[ch]$/) return 4 # the lists of collectives and algorithms, below select and coll
+  if (p ~ /^src\/select\//) return 5
+  if (p ~ /^src\/(comm|coll)\//) return 6
+  if (p ~ /^src\/bootstrap\//) return 7
+  if (p ~ /^src\/(areduce|kv|queue|ml)\//) return 8
+  return 9 # tools, bench, tests, bindings: may include anything
 }
+# dir/../x and dir/./x as a plain path
+function normalize(p,    n, i, k, part, out) {
+  n = split(p, part, "/"); k = 0
+  for (i = 1; i <= n; i++) {
+    if (part[i] == "" || part[i] == ".") continue
+    if (part[i] == ".." && k > 0) { k--; continue }
+    out[++k] = part[i]
+  }
+  p = ""
+  for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
+  return p
+}
+'
 
 # Includes that break the order today, each a debt named in docs/design.md §3. The check fails on any
 # offence not listed here, and on a listed one that is gone (so that the list only ever shrinks). None
@@ -41,23 +54,22 @@ known_large=""
 check_layers() {
   local found fail=0
   found=$(mktemp)
-  for f in $(find src -name '*.[ch]' | sort); do
-    local lf; lf=$(layer_of "$f")
-    # only quoted includes are ours; resolve each against src/ then the file's own folder
-    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r h; do
-      local p
-      if [ -f "src/$h" ]; then p="src/$h"
-      elif [ -f "$(dirname "$f")/$h" ]; then p=$(realpath --relative-to=. "$(dirname "$f")/$h")
-      else continue; fi # fold.h and system headers
-      local lh; lh=$(layer_of "$p")
-      if [ "$lh" -gt "$lf" ]; then echo "$f -> $p"; fi
+  # One grep over every source file for its quoted includes (only those are ours), the file list for
+  # resolving them (against src/, then the file's own folder), and one awk pass over both.
+  { find src -name '*.[ch]' | sort | sed 's/^/FILE /'
+    find src -name '*.[ch]' -print0 | sort -z | xargs -0 grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"'
+  } | awk "$layer_awk"'
+    $1 == "FILE" && NF == 2 { have[$2] = 1; next }
+    {
+      f = $0; sub(/:.*/, "", f)
+      h = $0; sub(/^[^"]*"/, "", h); sub(/".*/, "", h)
+      if (("src/" h) in have) p = "src/" h
+      else { d = f; sub(/\/[^\/]*$/, "", d); p = normalize(d "/" h); if (!(p in have)) next } # fold.h, system headers
+      if (layer(p) > layer(f)) print f " -> " p
       # the collective executor and the algorithms know transports only through the vtable (transport.h),
-      # e.g. the shm collectives through fold__tp_ops.coll: never one transport's own headers
-      case $f:$p in
-        src/coll/*:src/transport/*/* | src/select/*:src/transport/*/*) echo "$f -> $p" ;;
-      esac
-    done
-  done >"$found"
+      # e.g. the shm collectives through fold__tp_ops.coll: never one transport'"'"'s own headers
+      else if (f ~ /^src\/(coll|select)\// && p ~ /^src\/transport\/[^\/]+\//) print f " -> " p
+    }' | sort -u >"$found"
   while read -r line; do
     if ! known_offences | grep -qxF "$line"; then
       case $line in
@@ -79,9 +91,10 @@ check_layers() {
 }
 
 check_sizes() {
-  local fail=0
-  for f in $(find src include tools bench -name '*.[ch]' | sort); do
-    local n; n=$(wc -l <"$f")
+  local fail=0 n f
+  # one wc over every file (its last line, the total, is dropped)
+  while read -r n f; do
+    [ "$f" = total ] && continue
     local listed=0
     for k in $known_large; do [ "$k" = "$f" ] && listed=1; done
     if [ "$n" -gt "$size_limit" ] && [ $listed = 0 ]; then
@@ -92,7 +105,7 @@ check_sizes() {
       echo "size debt paid: $f has $n lines; remove it from known_large in scripts/check_tree.sh"
       fail=1
     fi
-  done
+  done < <(find src include tools bench -name '*.[ch]' -print0 | sort -z | xargs -0 wc -l)
   return $fail
 }
 
