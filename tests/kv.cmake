@@ -45,10 +45,11 @@ foreach(t shm tcp)
   add_test(NAME kv_silent_${t} COMMAND $<TARGET_FILE:foldrun> -n 3 --transport ${t} -- $<TARGET_FILE:kv_dist> silent)
   set_tests_properties(kv_silent_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_KV_SERVERS=1;FOLD_TIMEOUT=2")
 endforeach()
-# A worker stopped by SIGSTOP (2 workers, 2 servers, FOLD_TIMEOUT=2): every
-# surviving rank's error names it, none blames a survivor.
+# A worker stopped by SIGSTOP (2 or 3 workers, 2 servers, FOLD_TIMEOUT=2):
+# every surviving rank's error names it, none blames a survivor.
 fold_add_test_exe(kv_stall kv/kv_stall.c check.c)
 foreach(t shm tcp)
-  add_test(NAME kv_stall_${t} COMMAND kv_stall ${t})
-  set_tests_properties(kv_stall_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
+  add_test(NAME kv_stall_${t} COMMAND kv_stall ${t} 2)
+  add_test(NAME kv_stall_3w_${t} COMMAND kv_stall ${t} 3)
+  set_tests_properties(kv_stall_${t} kv_stall_3w_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()

@@ -55,6 +55,7 @@ struct fold__kv_worker {
   uint64_t stall_ms;   /* ms into the pull's wait */
   int stall_server;   /* the server that sent it */
   int fail_on;        /* a lost peer + 1 (0: none): the watchdog fails the store naming it */
+  int timed_out;      /* a wait of ours timed out (not a peer's report of its timeout) */
 };
 
 static int32_t reply_tag(struct fold__kv_worker *w) {
@@ -248,11 +249,11 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
 
 void fold__kv_worker_stall_note(fold_kv *kv, const char *op) {
   struct fold__kv_worker *w = kv->w;
-  if (w == NULL || w->stall_worker < 0) return;
+  if (w == NULL || w->stall_worker < 0 || !w->timed_out) return; /* else the engine's message says it better */
   char kb[300];
   fold__kv_err(kv, FOLD_ETIMEDOUT,
                "%s: rank %d: not complete within FOLD_TIMEOUT: a pull of %s waits for worker rank %d, which has "
-               "not pushed its round (server rank %d reported it %.3g s into the wait)",
+               "not pushed its round (reported by server rank %d, %.3g s into the wait)",
                op, kv->c->rank, fold__kv_keyname(kv, w->stall_key, kb, sizeof kb), w->stall_worker, w->stall_server,
                (double)w->stall_ms / 1e3);
 }
@@ -583,7 +584,7 @@ static int waiter_describe(fold__task *t, char *buf, size_t cap) {
   struct fold__kv_worker *w = x->kv->w;
   char kb[300];
   if (w->stall_worker >= 0) {
-    snprintf(buf, cap, "worker rank %d, which has not pushed its round (server rank %d holds the pull of %s for it)",
+    snprintf(buf, cap, "worker rank %d, which has not pushed its round (reported by server rank %d, which holds the pull of %s)",
              w->stall_worker, w->stall_server, fold__kv_keyname(x->kv, w->stall_key, kb, sizeof kb));
     return x->blamed = w->stall_worker;
   }
@@ -616,7 +617,10 @@ static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
   if (rc == FOLD_OK) rc = tr->status;
   if (rc == FOLD_OK) rc = r->status;
   /* a rank silent past FOLD_TIMEOUT counts as lost (fold_kv_dead_nodes) */
-  if (rc == FOLD_ETIMEDOUT && x->blamed >= 0 && x->blamed < c->size) kv->dead[x->blamed] = 1;
+  if (rc == FOLD_ETIMEDOUT && x->blamed >= 0 && x->blamed < c->size) {
+    kv->dead[x->blamed] = 1;
+    kv->w->timed_out = 1;
+  }
   for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next) /* it has, unless another comm's failure ended the wait */
     if (*pp == &x->task) {
       *pp = x->task.next;

@@ -11,15 +11,18 @@
 #include "check.h"
 #include "fold.h"
 
-/* Usage: kv_stall TRANSPORT
- * Forks 4 ranks meeting at a file store: workers 0 and 1, servers 2 and 3
- * (FOLD_KV_SERVERS=2), FOLD_TIMEOUT=2. Worker 1 stops itself (SIGSTOP)
- * before its 4th round; worker 0's wait for that round times out. Each
+/* Usage: kv_stall TRANSPORT [WORKERS]
+ * Forks WORKERS (default 2, at most 6) + 2 ranks meeting at a file store:
+ * the workers, then servers (FOLD_KV_SERVERS=2), FOLD_TIMEOUT=2. Worker 1
+ * stops itself (SIGSTOP) before its 4th round; worker 0's wait for that
+ * round times out. Workers 2.. sleep 4 s before that wait: they learn of
+ * the failure from the servers' notices (DEAD), not from a timeout. Each
  * surviving rank writes its status, its fold_kv_dead_nodes list and its
  * error text to a file; the parent checks them, then kills the stopped
  * worker. The whole run is bounded (60 s) and leaves no process behind. */
 
-#define N 4
+#define NMAX 8
+static int N = 4;
 #define VICTIM 1
 #define STEPS 8
 #define BOUND_S 60.0
@@ -35,9 +38,9 @@ static void report(const char *dir, int rank, int rc, fold_kv *kv, const char *m
   snprintf(path, sizeof path, "%s/r%d", dir, rank);
   FILE *f = fopen(path, "w");
   if (f == NULL) return;
-  int dead[N] = {0}, nd = kv ? fold_kv_dead_nodes(kv, dead, N) : 0;
+  int dead[NMAX] = {0}, nd = kv ? fold_kv_dead_nodes(kv, dead, NMAX) : 0;
   fprintf(f, "%d %d", rc, nd);
-  for (int i = 0; i < nd && i < N; i++) fprintf(f, " %d", dead[i]);
+  for (int i = 0; i < nd && i < NMAX; i++) fprintf(f, " %d", dead[i]);
   fprintf(f, "\n%s\n", msg);
   fclose(f);
 }
@@ -67,6 +70,7 @@ static void child(const char *dir, const char *store, int rank) {
     for (int s = 0; s < STEPS && rc == FOLD_OK; s++) {
       if (rank == VICTIM && s == 3) raise(SIGSTOP); /* the parent kills it */
       rc = fold_kv_pushpull(kv, 2, keys, vp, op, 0);
+      if (rank > VICTIM && s == 3) sleep(4);
       if (rc == FOLD_OK) rc = fold_kv_wait(kv);
     }
   }
@@ -81,10 +85,10 @@ static void child(const char *dir, const char *store, int rank) {
 }
 
 /* Cut every "rank R:" (who speaks), "while rank R waited" and "reported
- * by rank R" out of s: those mention ranks without blaming them. */
+ * by [server] rank R" out of s: those mention ranks without blaming them. */
 static void strip_mentions(char *s) {
-  static const char *const pre[] = {"while rank ", "reported by rank ", "rank "};
-  for (int i = 0; i < 3; i++)
+  static const char *const pre[] = {"while rank ", "reported by rank ", "reported by server rank ", "rank "};
+  for (int i = 0; i < 4; i++)
     for (char *p = s; (p = strstr(p, pre[i])) != NULL;) {
       char *q = p + strlen(pre[i]);
       if (*q < '0' || *q > '9') {
@@ -92,7 +96,7 @@ static void strip_mentions(char *s) {
         continue;
       }
       while (*q >= '0' && *q <= '9') q++;
-      if (i == 2 && *q != ':') { /* a plain "rank R": kept */
+      if (i == 3 && *q != ':') { /* a plain "rank R": kept */
         p = q;
         continue;
       }
@@ -118,12 +122,12 @@ static void check_rank(const char *dir, int r) {
   FILE *f = fopen(path, "r");
   CHECK(f != NULL, "rank %d wrote no report", r);
   if (f == NULL) return;
-  int rc = 0, nd = 0, dead[N] = {0};
+  int rc = 0, nd = 0, dead[NMAX] = {0};
   if (fgets(line, sizeof line, f)) {
     char *p = line, *e;
     rc = (int)strtol(p, &e, 10);
     nd = (int)strtol(e, &p, 10);
-    for (int i = 0; i < nd && i < N; i++) dead[i] = (int)strtol(p, &p, 10);
+    for (int i = 0; i < nd && i < NMAX; i++) dead[i] = (int)strtol(p, &p, 10);
   }
   if (!fgets(msg, sizeof msg, f)) msg[0] = '\0';
   fclose(f);
@@ -135,12 +139,15 @@ static void check_rank(const char *dir, int r) {
   CHECK(names_rank(blame, VICTIM), "rank %d's error does not name the stopped rank %d: %s", r, VICTIM, msg);
   for (int s = 0; s < N; s++)
     if (s != VICTIM) CHECK(!names_rank(blame, s), "rank %d's error blames rank %d, which is alive: %s", r, s, msg);
-  for (int i = 0; i < nd && i < N; i++)
+  CHECK(nd >= 1, "rank %d: fold_kv_dead_nodes lists no rank", r);
+  for (int i = 0; i < nd && i < NMAX; i++)
     CHECK(dead[i] == VICTIM, "rank %d: fold_kv_dead_nodes lists rank %d, which did not die", r, dead[i]);
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
+  N = (argc > 2 ? atoi(argv[2]) : 2) + 2;
+  if (N < 4 || N > NMAX) return 2;
   setenv("FOLD_TRANSPORT", argv[1], 1);
   setenv("FOLD_TIMEOUT", "2", 1);
   setenv("FOLD_KV_SERVERS", "2", 1);
@@ -148,14 +155,14 @@ int main(int argc, char **argv) {
   if (!mkdtemp(dir)) return 2;
   char store[128];
   snprintf(store, sizeof store, "file://%s", dir);
-  pid_t pids[N];
+  pid_t pids[NMAX];
   for (int r = 0; r < N; r++) {
     fflush(stdout);
     if ((pids[r] = fork()) == 0) child(dir, store, r);
   }
   /* the survivors end by themselves (bounded); then the stopped one goes */
   double t0 = now_s();
-  int left = N - 1, status[N] = {0}, done[N] = {0};
+  int left = N - 1, status[NMAX] = {0}, done[NMAX] = {0};
   while (left > 0 && now_s() - t0 < BOUND_S) {
     for (int r = 0; r < N; r++)
       if (r != VICTIM && !done[r] && waitpid(pids[r], &status[r], WNOHANG) == pids[r]) {
@@ -182,6 +189,6 @@ int main(int argc, char **argv) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK(system(cmd) == 0, "could not remove %s", dir);
   char name[64];
-  snprintf(name, sizeof name, "kv_stall %s", argv[1]);
+  snprintf(name, sizeof name, "kv_stall %s %d workers", argv[1], N - 2);
   return check_report(name);
 }
