@@ -412,10 +412,13 @@ static void mismatch(fold_comm *w) {
 static void order(fold_comm *w) {
   int rank = fold_comm_rank(w);
   fold_kv *kv;
-  CHECK_OK(fold_kv_create(w, "dist_sync", &kv), w);
   double t0 = now_s();
-  int rc;
-  if (fold_kv_role(kv) == FOLD_KV_SERVER) {
+  /* a rank still inside fold_kv_create when a server finds the mismatch
+   * (the workers went ahead) fails there, with the same error */
+  int rc = fold_kv_create(w, "dist_sync", &kv);
+  if (rc != FOLD_OK) {
+    CHECK(rc == FOLD_EMISMATCH, "rank %d: fold_kv_create: %s", rank, fold_strerror(rc));
+  } else if (fold_kv_role(kv) == FOLD_KV_SERVER) {
     fold_kv_set_updater(kv, add, NULL);
     rc = fold_kv_serve(kv);
   } else {
@@ -423,13 +426,14 @@ static void order(fold_comm *w) {
     CHECK_OK(fold_kv_key(kv, names[0], &keys[0]), w);
     CHECK_OK(fold_kv_key(kv, names[1], &keys[1]), w);
     double *v[2] = {calloc(name_counts[0], sizeof(double)), calloc(name_counts[1], sizeof(double))};
-    for (int i = 0; i < 2; i++) {
+    /* the mismatch may be found (and reach this rank) before its last init */
+    for (int i = 0; i < 2 && rc == FOLD_OK; i++) {
       int k = rank == 1 ? 1 - i : i; /* worker 1: the other order */
-      CHECK_OK(fold_kv_init(kv, keys[k], v[k], name_counts[k], FOLD_FLOAT64), w);
+      rc = fold_kv_init(kv, keys[k], v[k], name_counts[k], FOLD_FLOAT64);
     }
     const void *vp[2] = {v[0], v[1]};
     void *op[2] = {v[0], v[1]};
-    rc = fold_kv_pushpull(kv, 2, keys, vp, op, 0);
+    if (rc == FOLD_OK) rc = fold_kv_pushpull(kv, 2, keys, vp, op, 0);
     if (rc == FOLD_OK) rc = fold_kv_wait(kv);
     free(v[0]);
     free(v[1]);
