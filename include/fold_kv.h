@@ -48,7 +48,12 @@ extern "C" {
  * other worker fail with FOLD_EPEER naming it; a server that dies fails the
  * operations on its keys with FOLD_EPEER naming it; fold_kv_dead_nodes
  * lists the ranks known lost. Nothing waits forever: every wait is bounded
- * by FOLD_TIMEOUT. Argument errors (FOLD_EINVAL, message in
+ * by FOLD_TIMEOUT. A worker that stops without dying (a hang, SIGSTOP)
+ * holds up dist_sync rounds: a worker whose wait for them times out fails
+ * with FOLD_ETIMEDOUT naming the stopped worker (the server holding its
+ * pull tells it who, a quarter of FOLD_TIMEOUT into the wait), and when it
+ * then exits the servers and other workers fail naming the stopped worker
+ * too, never the worker that timed out; the blamed rank counts as lost. Argument errors (FOLD_EINVAL, message in
  * fold_comm_last_error of the store's communicator, or of NULL for a local
  * store made without one) name the key (its string name for keys from
  * fold_kv_key) and do not change anything stored. */
@@ -100,7 +105,10 @@ FOLD_API int fold_kv_key(fold_kv *kv, const char *name, int64_t *key);
  * (every one, same keys in the same order); worker 0's value is stored. A
  * local store stores it at once; a distributed one sends it to the key's
  * server(s) and returns (later operations of this rank see it). Does not
- * block. FOLD_EINVAL for a NULL value, count 0, a dtype that cannot be
+ * block. Workers whose i-th inits differ (another key, count or dtype: keys
+ * in another order) make the store fail on every rank with FOLD_EMISMATCH
+ * naming both workers and both keys, as soon as a server has both inits
+ * (the next wait, push or pull returns it; no push waits in vain). FOLD_EINVAL for a NULL value, count 0, a dtype that cannot be
  * summed (records, pairs), a key initialised before, or a call on a
  * server; the store's failure status; FOLD_ENOMEM. */
 FOLD_API int fold_kv_init(fold_kv *kv, int64_t key, const void *value, size_t count, fold_dtype dtype);
@@ -143,7 +151,12 @@ FOLD_API int fold_kv_barrier(fold_kv *kv);
  * the value kept; it updates stored in place. A distributed store sends a
  * key in pieces of at most 64 KiB (with a key split over servers, pieces of
  * each server's part) and calls it once per piece, with that piece's count:
- * the rule must work element by element (the built-in optimizers do). */
+ * the rule must work element by element (the built-in optimizers do).
+ * It runs inside the store's own calls (a local store's push, a server's
+ * fold_kv_serve or, with FOLD_PROGRESS_THREAD, the helper thread), so it
+ * may not call into its own store: every fold_kv_* call on that store from
+ * inside it but fold_kv_role and fold_kv_key returns FOLD_EINVAL saying so
+ * and changes nothing (calls on other stores are fine). */
 typedef void (*fold_kv_updater)(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dtype, void *ctx);
 
 /* Set the updater (fn NULL: none; then a push replaces the stored value).
@@ -166,8 +179,10 @@ FOLD_API int fold_kv_set_optimizer(fold_kv *kv, const char *spec);
 
 /* Write up to max ranks (of the store's communicator) known lost into
  * ranks and return how many are lost in all (like MXNet's num_dead_node),
- * or FOLD_EINVAL for a NULL kv, or NULL ranks with max > 0. A local store:
- * 0. Local, does not block. */
+ * or FOLD_EINVAL for a NULL kv, or NULL ranks with max > 0. Lost: dead
+ * without leaving, or blamed by a timeout (silent past FOLD_TIMEOUT). A
+ * rank that failed because of another one and then exited is not listed:
+ * the one it blamed is. A local store: 0. Local, does not block. */
 FOLD_API int fold_kv_dead_nodes(fold_kv *kv, int *ranks, int max);
 
 /* Destroy the store. A worker first completes its operations (as

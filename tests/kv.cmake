@@ -5,7 +5,7 @@ set_tests_properties(kv_local PROPERTIES TIMEOUT 60)
 # Distributed: workers and servers as processes under foldrun, over shm and
 # tcp; FOLD_KV_SERVERS servers (the last ranks).
 fold_add_test_exe(kv_dist kv/kv_dist.c check.c)
-set(FOLD_KV_CASES "sync:3:1" "sync:5:2" "sync:2:1" "sync:6:3" "async:4:2" "ssp:5:2" "opt:4:2" "many:4:2" "bad:3:1" "prio:2:1" "stale:3:1" "sync:5:1" "mismatch:3:1")
+set(FOLD_KV_CASES "sync:3:1" "sync:5:2" "sync:2:1" "sync:6:3" "async:4:2" "ssp:5:2" "opt:4:2" "many:4:2" "bad:3:1" "prio:2:1" "stale:3:1" "sync:5:1" "mismatch:3:1" "order:4:2" "order:3:1")
 foreach(t shm tcp)
   foreach(case ${FOLD_KV_CASES})
     string(REPLACE ":" ";" parts ${case})
@@ -44,4 +44,12 @@ set_tests_properties(kv_threads PROPERTIES TIMEOUT 60)
 foreach(t shm tcp)
   add_test(NAME kv_silent_${t} COMMAND $<TARGET_FILE:foldrun> -n 3 --transport ${t} -- $<TARGET_FILE:kv_dist> silent)
   set_tests_properties(kv_silent_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE ENVIRONMENT "FOLD_KV_SERVERS=1;FOLD_TIMEOUT=2")
+endforeach()
+# A worker stopped by SIGSTOP (2 or 3 workers, 2 servers, FOLD_TIMEOUT=2):
+# every surviving rank's error names it, none blames a survivor.
+fold_add_test_exe(kv_stall kv/kv_stall.c check.c)
+foreach(t shm tcp)
+  add_test(NAME kv_stall_${t} COMMAND kv_stall ${t} 2)
+  add_test(NAME kv_stall_3w_${t} COMMAND kv_stall ${t} 3)
+  set_tests_properties(kv_stall_${t} kv_stall_3w_${t} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()

@@ -10,6 +10,8 @@ typedef struct {
   int role;
   int dist;           /* a distributed store (comm is set): its calls may block */
   int busy;           /* a thread is inside a call with the GIL released */
+  int in_updater;     /* the Python updater is running ... */
+  unsigned long updater_thread; /* ... on this thread (PyThread_get_thread_ident) */
   PyObject *meta;     /* dict: key -> (count, dtype), what init recorded: push and pull
                          check their buffers against it (fold_kv_push trusts the sizes it is given) */
   PyObject *names;    /* dict: key -> the string it came from, for messages and the updater */
@@ -46,8 +48,17 @@ static int raise_pending(fpy_kv *self) {
 
 /* The store for a call, or NULL with an exception: destroyed, its
  * communicator destroyed, another thread inside, or the updater raised. */
+static PyObject *from_updater(void) {
+  return fpy_invalid("KVStore: called from the store's own updater: an updater may not call into its own store (it "
+                     "runs inside that store's push or serve)");
+}
+static int in_own_updater(const fpy_kv *self) {
+  return self->in_updater && self->updater_thread == PyThread_get_thread_ident();
+}
+
 static fold_kv *use(fpy_kv *self) {
   if (!self->kv) return fpy_invalid("KVStore: destroyed"), NULL;
+  if (in_own_updater(self)) return from_updater(), NULL;
   if (self->comm && !fpy_comm_use(self->comm)) return NULL;
   if (self->busy) return fpy_invalid("KVStore: another thread is inside a call on this store"), NULL;
   if (raise_pending(self) < 0) return NULL;
@@ -243,7 +254,15 @@ static void updater_tramp(int64_t key, const void *merged, void *stored, size_t 
     PyObject *ma = mm ? PyObject_CallFunction(self->frombuffer, "Os", mm, np) : NULL;
     PyObject *sa = sm && ma ? PyObject_CallFunction(self->frombuffer, "Os", sm, np) : NULL;
     PyObject *ko = sa ? key_obj(self, key) : NULL;
+    /* a call on this store from inside is refused as such (use()), not
+     * as "another thread is inside a call" */
+    int was = self->in_updater;
+    unsigned long who = self->updater_thread;
+    self->in_updater = 1;
+    self->updater_thread = PyThread_get_thread_ident();
     PyObject *r = ko ? PyObject_CallFunctionObjArgs(self->updater, ko, ma, sa, NULL) : NULL;
+    self->in_updater = was;
+    self->updater_thread = who;
     if (!r) {
       /* cannot fail fold's call from here: kept, raised by the next call */
       PyObject *t, *v, *tb;
@@ -460,6 +479,7 @@ static PyObject *kvs_serve(fpy_kv *self, PyObject *u) { return blocking(self, fo
 
 static PyObject *kvs_destroy(fpy_kv *self, PyObject *u) {
   if (!self->kv) Py_RETURN_NONE;
+  if (in_own_updater(self)) return from_updater();
   if (self->busy) return fpy_invalid("KVStore: another thread is inside a call on this store");
   int rc = do_destroy(self);
   if (raise_pending(self) < 0 || PyErr_CheckSignals() < 0) return NULL;

@@ -155,6 +155,10 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why);
  * for the message when src goes, so that the cascade of closing ranks
  * does not blame src. The first report per peer counts. */
 void fold__note_report(fold_comm *c, int src, int status, int culprit, const char *text);
+/* The rank peer p's failure report blamed (fold__note_report), with its
+ * status and text (kept by c), or -1 if p reported none: a capability
+ * that lists lost ranks names that culprit, not p, which only failed on it. */
+int fold__report_culprit(const fold_comm *c, int p, int *status, const char **cause);
 /* Why peer p was lost ("gone" if it is not known). */
 const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);

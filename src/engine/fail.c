@@ -91,6 +91,16 @@ void fold__note_report(fold_comm *c, int src, int status, int culprit, const cha
   n->cause[len] = '\0';
 }
 
+int fold__report_culprit(const fold_comm *c, int p, int *status, const char **cause) {
+  for (const struct fold__lost_note *n = c->lost_notes; n; n = n->next)
+    if (n->peer == p && n->culprit >= 0) {
+      if (status) *status = n->cause_status;
+      if (cause) *cause = n->cause;
+      return n->culprit;
+    }
+  return -1;
+}
+
 void fold__lost_notes_free(fold_comm *c) {
   while (c->lost_notes) {
     struct fold__lost_note *n = c->lost_notes;

@@ -53,10 +53,20 @@ typedef struct kv_sent {
   void *buf;
 } kv_sent;
 
+/* The order check (kv.h, FOLD__KV_INIT_ORDER): the first record of an
+ * init number that came here. */
+typedef struct kv_order {
+  int64_t key;
+  uint64_t count;
+  fold_dtype dtype;
+  int worker;
+} kv_order;
+
 struct fold__kv_server {
   fold__task task; /* takes the messages in order, watches the workers */
   fold_kv *kv;
   fold__kv_map keys;
+  fold__kv_map order; /* init number -> kv_order */
   kv_msg *ihead, *itail; /* arrived, in arrival order */
   kv_sent *sent;
   size_t nsent, capsent;
@@ -66,7 +76,7 @@ struct fold__kv_server {
   uint8_t *bar_in;
   int32_t *bar_reply;
   uint64_t *bar_digest, *bar_ninit;
-  /* pulls waiting past half of FOLD_TIMEOUT: their workers are told which
+  /* pulls waiting past a quarter of FOLD_TIMEOUT: their workers are told which
    * worker holds them up, so that a timeout names it, not this server */
   fold__timer stall;
   int64_t stall_ns;
@@ -321,6 +331,32 @@ static int piece_add(skey *head, skey *k) {
   return FOLD_OK;
 }
 
+/* Worker m->src's init number h->idx is h's key: the same as every other
+ * worker's init of that number, or the store fails on every rank. */
+static int order_check(fold_kv *kv, const kv_msg *m, const fold__kv_hdr *h) {
+  fold_comm *c = kv->c;
+  struct fold__kv_server *s = kv->s;
+  const kv_order *o = fold__kv_map_get(&s->order, (int64_t)h->idx);
+  if (o == NULL) {
+    kv_order *n = malloc(sizeof *n);
+    if (n == NULL || fold__kv_map_put(&s->order, (int64_t)h->idx, n) != FOLD_OK) {
+      free(n);
+      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
+    }
+    *n = (kv_order){h->key, h->total, (fold_dtype)h->dtype, m->src};
+    return FOLD_OK;
+  }
+  if (o->key == h->key && o->count == h->total && o->dtype == (fold_dtype)h->dtype) return FOLD_OK;
+  char msg[FOLD__ERRLEN], ka[300], kb[300];
+  snprintf(msg, sizeof msg,
+           "fold_kv: server rank %d: the workers did not initialise the same keys in the same order: init #%u of "
+           "worker %d is %s (%llu x %s), of worker %d %s (%llu x %s)",
+           c->rank, h->idx + 1, m->src, fold__kv_keyname(kv, h->key, ka, sizeof ka), (unsigned long long)h->total,
+           fold_dtype_name((fold_dtype)h->dtype), o->worker, fold__kv_keyname(kv, o->key, kb, sizeof kb),
+           (unsigned long long)o->count, fold_dtype_name(o->dtype));
+  return fold__comm_fail_and_tell(c, FOLD_EMISMATCH, msg);
+}
+
 static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   fold_comm *c = kv->c;
   struct fold__kv_server *s = kv->s;
@@ -328,12 +364,17 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   skey *k = piece_get(s, h->key, h->off);
   size_t esize = fold_dtype_size((fold_dtype)h->dtype);
   size_t vbytes = (h->flags & FOLD__KV_INIT_VALUE) ? h->n * esize : 0;
-  if (esize == 0 || h->n == 0 || m->bytes < sizeof *h + vbytes) return protocol_error(kv, m->src, "INIT");
+  int alone = h->n == 0 && (h->flags & FOLD__KV_INIT_ORDER) && !(h->flags & FOLD__KV_INIT_VALUE); /* the record only */
+  if (esize == 0 || (h->n == 0 && !alone) || m->bytes < sizeof *h + vbytes) return protocol_error(kv, m->src, "INIT");
   const char *name = m->buf + sizeof *h + vbytes;
   size_t nlen = m->bytes - sizeof *h - vbytes;
   if ((h->flags & FOLD__KV_INIT_NAME) ? (nlen == 0 || name[nlen - 1] != '\0') : nlen != 0)
     return protocol_error(kv, m->src, "INIT's name");
   if (nlen) keep_name(kv, h->key, name, nlen);
+  if (h->flags & FOLD__KV_INIT_ORDER) {
+    int rc = order_check(kv, m, h);
+    if (rc != FOLD_OK || alone) return rc;
+  }
   const skey *ref = k ? k : head;
   if (ref && (ref->total != h->total || (k && k->n != h->n) || ref->dtype != (fold_dtype)h->dtype)) {
     char msg[FOLD__ERRLEN], kb[300];
@@ -500,16 +541,30 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
 
 /* A worker lost without its BYE, or a server without its SDONE: tell the
  * workers (they do not watch each other, and may not be connected to a
- * dead server: fold_kv_dead_nodes lists it there too), then fail naming it. */
+ * dead server: fold_kv_dead_nodes lists it there too), then fail naming it.
+ * A rank that failed on another one first (a worker whose wait timed out
+ * on a stopped worker, then exited) is not the one lost: its report named
+ * the culprit, and the notice passes that on, so that every worker names
+ * the culprit too and counts only it as dead. */
 static void peer_died(fold_kv *kv, int w) {
   fold_comm *c = kv->c;
-  kv->dead[w] = 1;
+  int st = 0;
+  const char *cause = NULL;
+  int q = fold__report_culprit(c, w, &st, &cause);
+  if (q == c->rank) q = -1;
+  kv->dead[q >= 0 ? q : w] = 1;
+  size_t clen = q >= 0 && cause ? strlen(cause) + 1 : 0;
   for (int p = 0; p < kv->nworkers; p++) {
-    if (p == w || c->lost[p] || kv->left[p] || kv->s->bye[p]) continue;
-    fold__kv_hdr *h = calloc(1, sizeof *h);
+    if (p == w || p == q || c->lost[p] || kv->left[p] || kv->s->bye[p]) continue;
+    fold__kv_hdr *h = calloc(1, sizeof *h + clen);
     if (h == NULL) break;
     h->key = w;
-    send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h);
+    if (clen) {
+      h->total = (uint64_t)q + 1;
+      h->n = (uint64_t)-(int64_t)st;
+      memcpy(h + 1, cause, clen);
+    }
+    send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h + clen);
   }
   /* out now, before the failure that linger() ends with */
   fold__tx_batch_end(c);
@@ -629,6 +684,7 @@ void fold__kv_server_close(fold_kv *kv) {
   }
   free(s->sent);
   fold__kv_map_free(&s->keys, key_free);
+  fold__kv_map_free(&s->order, free);
   if (s->task.req) fold__req_unref(s->task.req);
   free(s->bye);
   free(s->bar_in);
@@ -670,7 +726,7 @@ static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
       }
       h->key = b;
       h->total = (uint64_t)k->key;
-      h->n = (uint64_t)((now - p->since) / 1000000000);
+      h->n = (uint64_t)((now - p->since) / 1000000); /* ms */
       send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
     }
     }
@@ -685,7 +741,7 @@ int fold__kv_server_serve(fold_kv *kv) {
    * one is waited for), and set back for the store's other waits. */
   int64_t t = c->timeout_ns;
   c->timeout_ns = INT64_MAX / 4;
-  kv->s->stall_ns = t / 2;
+  kv->s->stall_ns = t / 4; /* early: the notice must reach the worker well before its timeout */
   kv->s->serving = 1;
   fold__timer_init(&kv->s->stall, stall_scan, kv);
   fold__timer_arm_in(c, &kv->s->stall, kv->s->stall_ns / 4);

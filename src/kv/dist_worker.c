@@ -52,7 +52,10 @@ struct fold__kv_worker {
   int leaving;        /* BYE sent: the servers may go, that is no loss */
   int stall_worker;   /* a server's STALL: the worker a pull waits for (-1: none) */
   int64_t stall_key;
-  uint64_t stall_s;
+  uint64_t stall_ms;   /* ms into the pull's wait */
+  int stall_server;   /* the server that sent it */
+  int fail_on;        /* a lost peer + 1 (0: none): the watchdog fails the store naming it */
+  int timed_out;      /* a wait of ours timed out (not a peer's report of its timeout) */
 };
 
 static int32_t reply_tag(struct fold__kv_worker *w) {
@@ -192,11 +195,16 @@ static int watch(fold__task *t) {
   fold__kv_forward_abort(kv);
   if (w->leaving) return 0;
   if (w->nheap) pump(kv); /* sends completed: the window has room */
-  for (int p = kv->nworkers; p < c->size; p++)
-    if (c->lost[p]) kv->dead[p] = 1;
-  for (int p = 0; p < c->size; p++)
-    if (kv->dead[p])
-      return fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+  for (int p = kv->nworkers; p < c->size && !w->fail_on; p++)
+    if (c->lost[p]) {
+      kv->dead[fold__kv_blamed(kv, p)] = 1; /* a server that failed on another rank: that one */
+      w->fail_on = p + 1;
+    }
+  if (w->fail_on) {
+    /* fold__fail_for_lost names the rank p blamed, if it failed on one */
+    int p = w->fail_on - 1;
+    return fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+  }
   return 0;
 }
 
@@ -212,29 +220,42 @@ static void watch_release(fold__task *t) { (void)t; }
  * (the watchdog fails on it at once). */
 static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
   fold_kv *kv = arg;
-  (void)src;
+  struct fold__kv_worker *w = kv->w;
   if ((tag != FOLD__KV_MSG_DEAD && tag != FOLD__KV_MSG_STALL) || data == NULL || bytes < sizeof(fold__kv_hdr)) return;
   fold__kv_hdr h;
   memcpy(&h, data, sizeof h);
   if (h.key < 0 || h.key >= c->size || h.key == c->rank) return;
-  if (tag == FOLD__KV_MSG_DEAD) {
-    kv->dead[h.key] = 1;
-  } else {
-    kv->w->stall_worker = (int)h.key;
-    kv->w->stall_key = (int64_t)h.total;
-    kv->w->stall_s = h.n;
+  if (tag == FOLD__KV_MSG_STALL) {
+    w->stall_worker = (int)h.key;
+    w->stall_key = (int64_t)h.total;
+    w->stall_ms = h.n;
+    w->stall_server = src;
+    return;
   }
+  /* DEAD: rank h.key went without a BYE; if it failed on rank q first,
+   * q is the one lost, and the cause is kept for when we fail on h.key
+   * (the first report of a rank counts: h.key's own, if it came) */
+  int q = h.total > 0 && h.total <= (uint64_t)c->size ? (int)h.total - 1 : -1;
+  if (q >= 0 && q != c->rank && bytes > sizeof h) {
+    char cause[201];
+    size_t len = bytes - sizeof h < sizeof cause - 1 ? bytes - sizeof h : sizeof cause - 1;
+    memcpy(cause, (const char *)data + sizeof h, len);
+    cause[len] = '\0';
+    fold__note_report(c, (int)h.key, -(int)h.n, q, cause);
+  }
+  kv->dead[fold__kv_blamed(kv, (int)h.key)] = 1;
+  if (!w->fail_on) w->fail_on = (int)h.key + 1;
 }
 
 void fold__kv_worker_stall_note(fold_kv *kv, const char *op) {
   struct fold__kv_worker *w = kv->w;
-  if (w == NULL || w->stall_worker < 0) return;
+  if (w == NULL || w->stall_worker < 0 || !w->timed_out) return; /* else the engine's message says it better */
   char kb[300];
   fold__kv_err(kv, FOLD_ETIMEDOUT,
                "%s: rank %d: not complete within FOLD_TIMEOUT: a pull of %s waits for worker rank %d, which has "
-               "not pushed its round (the server reported it %llu s into the wait)",
-               op, kv->c->rank, fold__kv_keyname(kv, w->stall_key, kb, sizeof kb), w->stall_worker,
-               (unsigned long long)w->stall_s);
+               "not pushed its round (reported by server rank %d, %.3g s into the wait)",
+               op, kv->c->rank, fold__kv_keyname(kv, w->stall_key, kb, sizeof kb), w->stall_worker, w->stall_server,
+               (double)w->stall_ms / 1e3);
 }
 
 int fold__kv_worker_open(fold_kv *kv) {
@@ -247,6 +268,7 @@ int fold__kv_worker_open(fold_kv *kv) {
   }
   w->kv = kv;
   w->stall_worker = -1;
+  w->stall_server = -1;
   w->next_tag = FOLD__KV_REPLY_TAG0;
   w->digest = 0xcbf29ce484222325ULL;
   kv->w = w;
@@ -352,19 +374,41 @@ static int each_piece(fold_kv *kv, const fold__kv_ent *e, piece_fn fn, void *arg
   return rc;
 }
 
-static int init_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg) {
-  const void *value = arg;
-  int with_value = kv->c->rank == 0; /* worker 0's values are the ones stored */
+/* An init's pieces: the value, and where its order record goes. */
+typedef struct kv_init {
+  const void *value;
+  int order_to; /* the server that checks this init number */
+  int recorded; /* a piece for it carried the record */
+  uint32_t idx;
+} kv_init;
+
+/* One INIT: p NULL is the order record alone (no piece, no value). */
+static int init_msg(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, kv_init *in) {
+  int with_value = p && kv->c->rank == 0; /* worker 0's values are the ones stored */
+  int order = p == NULL || (p->server == in->order_to && !in->recorded);
   /* a string key's name travels too: the server's messages name it */
   const fold__kv_name *nm = fold__kv_map_get(&kv->names, e->key);
   size_t vbytes = with_value ? p->len * e->esize : 0, nbytes = nm ? strlen(nm->name) + 1 : 0;
-  fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype,
-                    (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0), 0, 0};
+  fold__kv_hdr h = {e->key,
+                    e->count,
+                    p ? p->off : 0,
+                    p ? p->len : 0,
+                    (uint32_t)e->dtype,
+                    (uint32_t)(with_value ? FOLD__KV_INIT_VALUE : 0) | (nm ? FOLD__KV_INIT_NAME : 0) |
+                        (order ? FOLD__KV_INIT_ORDER : 0),
+                    0,
+                    in->idx};
   char *msg = msg_new(kv, &h, vbytes + nbytes);
   if (msg == NULL) return fold__comm_failed(kv->c);
-  if (with_value) memcpy(msg + sizeof h, (const char *)value + p->off * e->esize, vbytes);
+  if (with_value) memcpy(msg + sizeof h, (const char *)in->value + p->off * e->esize, vbytes);
   if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
-  return msg_queue(kv, p->server, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX, (fold__kv_ent *)e);
+  if (order) in->recorded = 1;
+  return msg_queue(kv, p ? p->server : in->order_to, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX,
+                   (fold__kv_ent *)e);
+}
+
+static int init_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg) {
+  return init_msg(kv, e, p, arg);
 }
 
 int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
@@ -373,9 +417,11 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
   digest_add(w, (uint64_t)e->key);
   digest_add(w, e->count);
   digest_add(w, (uint64_t)e->dtype);
+  kv_init in = {value, kv->nworkers + (int)(w->ninit % (uint64_t)kv->nservers), 0, (uint32_t)w->ninit};
   w->ninit++;
   fold__tx_batch_begin(kv->c);
-  int rc = each_piece(kv, e, init_piece, (void *)value);
+  int rc = each_piece(kv, e, init_piece, &in);
+  if (rc == FOLD_OK && !in.recorded) rc = init_msg(kv, e, NULL, &in);
   if (rc == FOLD_OK) rc = pump(kv);
   fold__tx_batch_end(kv->c);
   return rc;
@@ -514,13 +560,74 @@ int fold__kv_worker_pushpull(fold_kv *kv, int n, const int64_t *keys, const void
   return pushpull(kv, n, keys, values, outs, priority);
 }
 
+/* A wait for one request (a pull's reply from a server, a send to one)
+ * runs as a task of its own, so that a timeout names the rank the wait is
+ * really for (its describe): the worker whose push a server's round still
+ * lacks (the server's STALL said so), not that live server. The report a
+ * timeout sends every peer then names that worker too, and so do the
+ * ranks that fail next when this one goes. */
+typedef struct kv_waiter {
+  fold__task task;
+  fold_kv *kv;
+  fold_request *r;
+  int blamed; /* what describe last named (-1: nobody) */
+} kv_waiter;
+
+static int waiter_step(fold__task *t) {
+  kv_waiter *x = (kv_waiter *)t;
+  if (!fold__req_done(x->r)) return 0;
+  return x->r->status != FOLD_OK ? x->r->status : 1;
+}
+
+static int waiter_describe(fold__task *t, char *buf, size_t cap) {
+  kv_waiter *x = (kv_waiter *)t;
+  struct fold__kv_worker *w = x->kv->w;
+  char kb[300];
+  if (w->stall_worker >= 0) {
+    snprintf(buf, cap, "worker rank %d, which has not pushed its round (reported by server rank %d, which holds the pull of %s)",
+             w->stall_worker, w->stall_server, fold__kv_keyname(x->kv, w->stall_key, kb, sizeof kb));
+    return x->blamed = w->stall_worker;
+  }
+  snprintf(buf, cap, "server rank %d (%s)", x->r->peer, x->r->kind == FOLD__REQ_SEND ? "a message to it" : "its reply");
+  return x->blamed = x->r->peer;
+}
+
+static void waiter_release(fold__task *t) { free(t); }
+
 /* Wait for r, holding a reference of our own: the watchdog's pump reaps
  * (and drops) completed requests while we wait. */
 static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
+  fold_comm *c = kv->c;
+  kv_waiter *x = calloc(1, sizeof *x);
+  if (x == NULL || (x->task.req = fold__req_new(c, FOLD__REQ_TASK)) == NULL) {
+    free(x);
+    return fold__comm_fail(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
+  }
   fold__req_ref(r);
-  int rc = fold__wait_req(kv->c, r, op);
+  x->kv = kv;
+  x->r = r;
+  x->blamed = -1;
+  x->task.step = waiter_step;
+  x->task.describe = waiter_describe;
+  x->task.release = waiter_release;
+  x->task.req->task = &x->task;
+  fold_request *tr = x->task.req;
+  fold__task_start(c, &x->task);
+  int rc = fold__wait_req(c, tr, op);
+  if (rc == FOLD_OK) rc = tr->status;
   if (rc == FOLD_OK) rc = r->status;
+  /* a rank silent past FOLD_TIMEOUT counts as lost (fold_kv_dead_nodes) */
+  if (rc == FOLD_ETIMEDOUT && x->blamed >= 0 && x->blamed < c->size) {
+    kv->dead[x->blamed] = 1;
+    kv->w->timed_out = 1;
+  }
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next) /* it has, unless another comm's failure ended the wait */
+    if (*pp == &x->task) {
+      *pp = x->task.next;
+      break;
+    }
   fold__req_unref(r);
+  fold__req_unref(tr); /* frees x */
   return rc;
 }
 
@@ -543,6 +650,7 @@ int fold__kv_worker_wait(fold_kv *kv, const char *op) {
   reap(w);
   for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
   w->ncopy = 0;
+  w->stall_worker = -1; /* the pulls it was about are answered */
   return rc;
 }
 

@@ -21,15 +21,38 @@ int fold__kv_failed(fold_kv *kv) {
   return st;
 }
 
+int fold__kv_blamed(const fold_kv *kv, int p) {
+  int q = fold__report_culprit(kv->c, p, NULL, NULL);
+  return q >= 0 && q != kv->c->rank ? q : p;
+}
+
 void fold__kv_forward_abort(fold_kv *kv) {
   if (kv->user && kv->c && kv->c != kv->user && atomic_load_explicit(&kv->user->abort_req, memory_order_acquire))
     atomic_store_explicit(&kv->c->abort_req, 1, memory_order_release);
 }
 
+/* The store whose updater this thread is running (NULL: none): a call on
+ * it from inside its updater is refused (in_updater), not run: a local
+ * store's push would sum into the buffer the updater is reading, and with
+ * FOLD_PROGRESS_THREAD a server's call would wait for the lock its own
+ * thread holds. */
+static _Thread_local const fold_kv *applying;
+
+static int in_updater(const fold_kv *kv, const char *op) {
+  if (kv == NULL || applying != kv) return FOLD_OK;
+  return fold__kv_err(kv, FOLD_EINVAL,
+                      "%s: called from the store's own updater: an updater may not call into its own store (it runs "
+                      "inside that store's push or fold_kv_serve)",
+                      op);
+}
+
 void fold__kv_apply(fold_kv *kv, int64_t key, uint64_t off, const void *merged, void *stored, size_t count,
                     fold_dtype dtype) {
   if (kv->updater) {
+    const fold_kv *outer = applying;
+    applying = kv;
     kv->updater(key, merged, stored, count, dtype, kv->updater_ctx);
+    applying = outer;
   } else if (kv->optim) {
     /* a failure (a dtype the optimizer does not take) was ruled out when
      * the key was initialised with the optimizer set, or is logged here */
@@ -178,6 +201,7 @@ static void ent_free(void *p) {
 
 int fold_kv_destroy(fold_kv *kv) {
   if (kv == NULL) return FOLD_OK;
+  if (in_updater(kv, "fold_kv_destroy")) return FOLD_EINVAL;
   int rc = FOLD_OK;
   fold__enter(kv->c);
   if (kv->w) {
@@ -203,6 +227,7 @@ int fold_kv_destroy(fold_kv *kv) {
 
 int fold_kv_serve(fold_kv *kv) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_serve: kv is NULL");
+  if (in_updater(kv, "fold_kv_serve")) return FOLD_EINVAL;
   if (kv->s == NULL)
     return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_serve: this rank is not a server of a distributed store");
   fold__enter(kv->c);
@@ -213,6 +238,7 @@ int fold_kv_serve(fold_kv *kv) {
 
 int fold_kv_set_updater(fold_kv *kv, fold_kv_updater fn, void *ctx) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_set_updater: kv is NULL");
+  if (in_updater(kv, "fold_kv_set_updater")) return FOLD_EINVAL;
   fold__enter(kv->c); /* a server's task may be applying an update (progress thread) */
   kv->updater = fn;
   kv->updater_ctx = ctx;
@@ -226,6 +252,7 @@ int fold_kv_set_updater(fold_kv *kv, fold_kv_updater fn, void *ctx) {
 
 int fold_kv_set_optimizer(fold_kv *kv, const char *spec) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_set_optimizer: kv is NULL");
+  if (in_updater(kv, "fold_kv_set_optimizer")) return FOLD_EINVAL;
   if (spec == NULL) return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_set_optimizer: spec is NULL");
   char why[200] = "";
   fold__kv_optim *o = NULL;
@@ -250,16 +277,29 @@ int fold_kv_set_optimizer(fold_kv *kv, const char *spec) {
 
 int fold_kv_dead_nodes(fold_kv *kv, int *ranks, int max) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_dead_nodes: kv is NULL");
+  if (in_updater(kv, "fold_kv_dead_nodes")) return FOLD_EINVAL;
   if (ranks == NULL && max > 0) return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_dead_nodes: ranks is NULL, max %d", max);
   if (kv->dead == NULL) return 0; /* a local store */
   fold__enter(kv->c);
   if (!fold__comm_failed(kv->c)) fold__progress(kv->c); /* losses the transports know of */
+  /* a lost rank that failed on another one first (and then exited) is
+   * not counted: the one it blamed is */
+  uint8_t *mark = calloc((size_t)kv->c->size, 1);
+  if (mark == NULL) {
+    fold__leave(kv->c);
+    return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_dead_nodes: out of memory");
+  }
+  for (int p = 0; p < kv->c->size; p++) {
+    if (kv->dead[p]) mark[p] = 1;
+    if (kv->c->lost[p] && (p >= kv->nworkers || (kv->s && !kv->left[p]))) mark[fold__kv_blamed(kv, p)] = 1;
+  }
   int n = 0;
   for (int p = 0; p < kv->c->size; p++)
-    if (kv->dead[p] || (kv->c->lost[p] && (p >= kv->nworkers || (kv->s && !kv->left[p])))) {
+    if (mark[p]) {
       if (n < max) ranks[n] = p;
       n++;
     }
+  free(mark);
   fold__leave(kv->c);
   return n;
 }
@@ -270,6 +310,7 @@ static int summable(fold_dtype d) { return d < FOLD_FLOAT32_INT32; }
 
 int fold_kv_init(fold_kv *kv, int64_t key, const void *value, size_t count, fold_dtype dtype) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_init: kv is NULL");
+  if (in_updater(kv, "fold_kv_init")) return FOLD_EINVAL;
   char kb[300];
   fold__kv_keyname(kv, key, kb, sizeof kb);
   if (kv->s) return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_init: %s: rank %d is a server", kb, kv->c->rank);
@@ -324,6 +365,7 @@ static int check_ops(fold_kv *kv, const char *op, int n, const int64_t *keys, co
 
 int fold_kv_push(fold_kv *kv, int n, const int64_t *keys, const void *const *values, int priority) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_push: kv is NULL");
+  if (in_updater(kv, "fold_kv_push")) return FOLD_EINVAL;
   int rc = check_ops(kv, "fold_kv_push", n, keys, values, "values");
   if (rc) return rc;
   if (kv->w == NULL) return fold__kv_local_push(kv, n, keys, values);
@@ -335,6 +377,7 @@ int fold_kv_push(fold_kv *kv, int n, const int64_t *keys, const void *const *val
 
 int fold_kv_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int priority) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_pull: kv is NULL");
+  if (in_updater(kv, "fold_kv_pull")) return FOLD_EINVAL;
   int rc = check_ops(kv, "fold_kv_pull", n, keys, (const void *const *)outs, "outs");
   if (rc) return rc;
   if (kv->w == NULL) return fold__kv_local_pull(kv, n, keys, outs);
@@ -347,6 +390,7 @@ int fold_kv_pull(fold_kv *kv, int n, const int64_t *keys, void *const *outs, int
 int fold_kv_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
                      int priority) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_pushpull: kv is NULL");
+  if (in_updater(kv, "fold_kv_pushpull")) return FOLD_EINVAL;
   int rc = check_ops(kv, "fold_kv_pushpull", n, keys, values, "values");
   if (rc == FOLD_OK) rc = check_ops(kv, "fold_kv_pushpull", n, keys, (const void *const *)outs, "outs");
   if (rc) return rc;
@@ -362,6 +406,7 @@ int fold_kv_pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const 
 
 int fold_kv_wait(fold_kv *kv) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_wait: kv is NULL");
+  if (in_updater(kv, "fold_kv_wait")) return FOLD_EINVAL;
   if (kv->s) return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_wait: rank %d is a server", kv->c->rank);
   if (kv->w == NULL) return FOLD_OK; /* the local store completes every call at once */
   fold__enter(kv->c);
@@ -374,6 +419,7 @@ int fold_kv_wait(fold_kv *kv) {
 
 int fold_kv_barrier(fold_kv *kv) {
   if (kv == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_kv_barrier: kv is NULL");
+  if (in_updater(kv, "fold_kv_barrier")) return FOLD_EINVAL;
   if (kv->s) return fold__kv_err(kv, FOLD_EINVAL, "fold_kv_barrier: rank %d is a server", kv->c->rank);
   if (kv->w == NULL) return FOLD_OK;
   fold__enter(kv->c);

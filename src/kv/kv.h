@@ -57,22 +57,34 @@ enum {
   FOLD__KV_MSG_OPT = 4,     /* hdr + the optimizer spec (NUL-terminated) */
   FOLD__KV_MSG_BARRIER = 5, /* hdr (total = init digest, n = init count); reply: hdr */
   FOLD__KV_MSG_BYE = 6,     /* this worker destroyed its store (to every server) */
-  FOLD__KV_MSG_DEAD = 7,    /* server to workers: worker hdr.key died without a BYE */
+  FOLD__KV_MSG_DEAD = 7,    /* server to workers: rank hdr.key died without a BYE; if it failed on another
+                               rank first, that one is hdr.total - 1 (0: none), its status -hdr.n and
+                               the cause's text follows the header */
   FOLD__KV_MSG_SDONE = 8,   /* server to servers: served every worker, leaving (no loss) */
-  FOLD__KV_MSG_STALL = 9,   /* server to a worker: your pull of key hdr.total waits for worker hdr.key */
+  FOLD__KV_MSG_STALL = 9,   /* server to a worker: your pull of key hdr.total waits for worker hdr.key
+                               (for hdr.n ms so far) */
   FOLD__KV_REPLY_TAG0 = 64
 };
 #define FOLD__KV_INIT_VALUE 1u /* the shard's value follows the header */
 #define FOLD__KV_INIT_NAME 2u  /* then the key's string name, NUL-terminated */
+/* The order check: every worker sends the record of its init number idx
+ * (key, count in total, dtype) to server nworkers + idx % nservers, on the
+ * INIT of the key's first piece there or, if none goes there, alone (n 0,
+ * no value). That server sees every worker's idx-th init, whatever the
+ * placement, and fails the store with FOLD_EMISMATCH naming both workers
+ * and keys when they differ: before any push can wait for an INIT that
+ * will never come (workers initialising keys in different orders place
+ * them on different servers). */
+#define FOLD__KV_INIT_ORDER 4u
 typedef struct fold__kv_hdr {
   int64_t key;
   uint64_t total; /* the key's count (BARRIER: the init digest) */
   uint64_t off;   /* first element of the shard */
   uint64_t n;     /* elements in the shard (BARRIER: the number of inits) */
   uint32_t dtype;
-  uint32_t flags; /* INIT: FOLD__KV_INIT_VALUE, FOLD__KV_INIT_NAME; BARRIER reply: 1 = mismatch */
+  uint32_t flags; /* INIT: FOLD__KV_INIT_*; BARRIER reply: 1 = mismatch */
   int32_t reply;  /* PULL, BARRIER: the tag of the reply */
-  uint32_t pad;
+  uint32_t idx;   /* INIT with FOLD__KV_INIT_ORDER: the sender's init number (from 0, wrapping) */
 } fold__kv_hdr;
 
 /* ---- the store ----------------------------------------------------------- */
@@ -120,6 +132,11 @@ struct fold_kv {
 };
 static inline int fold__kv_left(const fold_kv *kv, int p) { return kv->left != NULL && kv->left[p]; }
 
+/* The rank to count as lost when peer p is lost: the rank p's failure
+ * report blamed, if p failed on another rank (a timeout, a loss) and then
+ * exited; else p. fold_kv_dead_nodes lists the dead, not the ranks that
+ * only failed because of them. */
+int fold__kv_blamed(const fold_kv *kv, int p);
 /* "key 12" or "key 'fc1.weight' (-4711...)": how messages name a key. */
 const char *fold__kv_keyname(const fold_kv *kv, int64_t key, char *buf, size_t cap);
 /* Record an argument error on the store's user communicator (or NULL). */

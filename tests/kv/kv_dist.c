@@ -12,7 +12,7 @@
 #include "kv_util.h"
 
 /* Usage:
- *   foldrun -n N -- kv_dist MODE     MODE: sync async ssp opt many bad
+ *   foldrun -n N -- kv_dist MODE     MODE: sync async ssp opt many bad mismatch order
  *   kv_dist kill_worker|kill_server TRANSPORT N   (forks N ranks itself:
  *     foldrun would stop the job when a rank dies)
  * FOLD_KV_SERVERS picks the number of servers (the last ranks). */
@@ -405,6 +405,49 @@ static void mismatch(fold_comm *w) {
   fold_kv_destroy(kv);
 }
 
+/* Workers that initialise two keys in different orders (and so place them
+ * on different servers) and push before any barrier: every rank fails with
+ * FOLD_EMISMATCH naming both workers and both keys, long before
+ * FOLD_TIMEOUT (20 s), instead of waiting for an INIT that never comes. */
+static void order(fold_comm *w) {
+  int rank = fold_comm_rank(w);
+  fold_kv *kv;
+  double t0 = now_s();
+  /* a rank still inside fold_kv_create when a server finds the mismatch
+   * (the workers went ahead) fails there, with the same error */
+  int rc = fold_kv_create(w, "dist_sync", &kv);
+  if (rc != FOLD_OK) {
+    CHECK(rc == FOLD_EMISMATCH, "rank %d: fold_kv_create: %s", rank, fold_strerror(rc));
+  } else if (fold_kv_role(kv) == FOLD_KV_SERVER) {
+    fold_kv_set_updater(kv, add, NULL);
+    rc = fold_kv_serve(kv);
+  } else {
+    int64_t keys[2];
+    CHECK_OK(fold_kv_key(kv, names[0], &keys[0]), w);
+    CHECK_OK(fold_kv_key(kv, names[1], &keys[1]), w);
+    double *v[2] = {calloc(name_counts[0], sizeof(double)), calloc(name_counts[1], sizeof(double))};
+    /* the mismatch may be found (and reach this rank) before its last init */
+    for (int i = 0; i < 2 && rc == FOLD_OK; i++) {
+      int k = rank == 1 ? 1 - i : i; /* worker 1: the other order */
+      rc = fold_kv_init(kv, keys[k], v[k], name_counts[k], FOLD_FLOAT64);
+    }
+    const void *vp[2] = {v[0], v[1]};
+    void *op[2] = {v[0], v[1]};
+    if (rc == FOLD_OK) rc = fold_kv_pushpull(kv, 2, keys, vp, op, 0);
+    if (rc == FOLD_OK) rc = fold_kv_wait(kv);
+    free(v[0]);
+    free(v[1]);
+  }
+  double dt = now_s() - t0;
+  const char *msg = fold_comm_last_error(w);
+  printf("rank %d: %s after %.2f s: %s\n", rank, fold_strerror(rc), dt, msg);
+  CHECK(rc == FOLD_EMISMATCH, "rank %d: workers that initialise keys in different orders: %s", rank, fold_strerror(rc));
+  CHECK(dt < 10.0, "rank %d: the mismatch took %.2f s", rank, dt);
+  CHECK(strstr(msg, names[0]) && strstr(msg, names[1]), "rank %d: the message does not name both keys", rank);
+  CHECK(strstr(msg, "worker 0") && strstr(msg, "worker 1"), "rank %d: the message does not name both workers", rank);
+  fold_kv_destroy(kv);
+}
+
 /* A live worker that does not push (it sleeps past FOLD_TIMEOUT = 2 s):
  * worker 0's wait times out naming it, not the server it waits on. */
 static void silent(fold_comm *w) {
@@ -446,6 +489,10 @@ static int run(fold_comm *w, const char *mode) {
   }
   if (strcmp(mode, "mismatch") == 0) {
     mismatch(w);
+    return 0;
+  }
+  if (strcmp(mode, "order") == 0) {
+    order(w);
     return 0;
   }
   const char *type = strcmp(mode, "async") == 0 || strcmp(mode, "prio") == 0 ? "dist_async"

@@ -190,6 +190,44 @@ static void optimizer_specs(void) {
           fold_comm_last_error(NULL), text);                                                                     \
   } while (0)
 
+/* An updater that calls into its own store: every call is refused with
+ * FOLD_EINVAL saying so (a push from inside would sum into the buffer the
+ * updater reads), nothing changes; the outer push completes. */
+typedef struct reenter {
+  fold_kv *kv;
+  int calls, refused, told;
+} reenter;
+static void reentering(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dtype, void *ctx) {
+  reenter *r = ctx;
+  double one = 1, out = 0;
+  const void *vp[1] = {&one};
+  void *op[1] = {&out};
+  int rcs[5] = {fold_kv_push(r->kv, 1, &key, vp, 0), fold_kv_pull(r->kv, 1, &key, op, 0), fold_kv_wait(r->kv),
+                fold_kv_set_updater(r->kv, NULL, NULL), fold_kv_destroy(r->kv)};
+  for (int i = 0; i < 5; i++) r->refused += rcs[i] == FOLD_EINVAL;
+  r->told += strstr(fold_comm_last_error(NULL), "may not call into its own store") != NULL;
+  r->calls++;
+  for (size_t i = 0; i < count; i++) kv_set(stored, i, dtype, kv_get(stored, i, dtype) + kv_get(merged, i, dtype));
+}
+
+static void reentry_case(void) {
+  fold_kv *kv;
+  CHECK_OK(fold_kv_create(NULL, "local", &kv), NULL);
+  reenter r = {kv, 0, 0, 0};
+  CHECK_OK(fold_kv_set_updater(kv, reentering, &r), NULL);
+  int64_t key = 7;
+  double v = 2, g = 3, out = 0;
+  const void *vp[1] = {&g};
+  void *op[1] = {&out};
+  CHECK_OK(fold_kv_init(kv, key, &v, 1, FOLD_FLOAT64), NULL);
+  CHECK_OK(fold_kv_push(kv, 1, &key, vp, 0), NULL);
+  CHECK_OK(fold_kv_pull(kv, 1, &key, op, 0), NULL);
+  CHECK(r.calls == 1 && r.refused == 5 && r.told == 1, "an updater calling into its own store: %d calls, %d of 5 refused, "
+        "told %d: %s", r.calls, r.refused, r.told, fold_comm_last_error(NULL));
+  CHECK(out == 5, "after a push of 3 onto 2 through a re-entering updater: %g", out);
+  CHECK_OK(fold_kv_destroy(kv), NULL);
+}
+
 static void bad_input(void) {
   fold_kv *kv = (fold_kv *)1;
   CHECK_EINVAL_NAMING(fold_kv_create(NULL, "dist_fancy", &kv), "dist_fancy");
@@ -259,6 +297,7 @@ int main(void) {
   optimizer_case();
   optimizer_specs();
   bad_input();
+  reentry_case();
   /* placement: greedy by bytes, big arrays split */
   fold__kv_place p;
   CHECK_OK(fold__kv_place_init(&p, 3, 100), NULL);

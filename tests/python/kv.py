@@ -81,6 +81,12 @@ def local():
 
         kv.set_updater(bad)
         raises(ValueError, lambda: kv.push("weight", o), "bad update of weight")
+        # an updater that calls into its own store: refused as such, raised by the next call
+        def reenter(key, merged, stored):
+            kv.push(key, merged)
+
+        kv.set_updater(reenter)
+        raises(fold.InvalidArgument, lambda: kv.push("weight", o), "may not call into its own store")
         kv.set_updater(None)  # none: a push replaces
         kv.push(5, np.full(7, 1, np.int32))
         kv.pull(5, a)
