@@ -185,7 +185,8 @@ static void last_mention(const char *spec, const char *coll, char *out, size_t c
 
 void fpy_comm_prior_algo(const fpy_comm *self, const char *coll, char *out, size_t cap) {
   snprintf(out, cap, "auto");
-  last_mention(getenv("FOLD_ALGO"), coll, out, cap);
+  char env[4096]; /* FOLD_ALGO as the library reads it */
+  if (fold_config_get("FOLD_ALGO", env, sizeof env) < (int)sizeof env) last_mention(env, coll, out, cap);
   last_mention(self->algo_spec, coll, out, cap);
 }
 
