@@ -22,5 +22,6 @@ set_tests_properties(config_params PROPERTIES TIMEOUT 30)
 fold_add_test_exe(config_doc core/config_doc.c)
 add_test(NAME config_doc COMMAND config_doc ${CMAKE_SOURCE_DIR}/docs/configuration.md)
 add_test(NAME config_getenv COMMAND ${FOLD_TEST_DIR}/core/getenv_check.sh ${CMAKE_SOURCE_DIR})
-add_test(NAME config_print_foldrun COMMAND ${FOLD_TEST_DIR}/core/print_config.sh $<TARGET_FILE:foldrun>)
+add_test(NAME config_print_foldrun COMMAND ${FOLD_TEST_DIR}/core/print_config.sh $<TARGET_FILE:foldrun>
+  ${CMAKE_SOURCE_DIR}/docs/configuration.md)
 set_tests_properties(config_doc config_getenv config_print_foldrun PROPERTIES TIMEOUT 30)
