@@ -730,14 +730,17 @@ int fold_init(fold_comm **comm) {
       continue; /* a lone RANK=... from elsewhere is not a launcher */
     if (r < 0 || s < 0 || rank >= size)
       return fold__error(NULL, FOLD_EINVAL, "fold_init: %s=%s and %s=%s are not a rank in [0, size)",
-                         launchers[i].rank, fold__env_str(launchers[i].rank) ? fold__env_str(launchers[i].rank) : "(unset)",
-                         launchers[i].size, fold__env_str(launchers[i].size) ? fold__env_str(launchers[i].size) : "(unset)");
+                         launchers[i].rank,
+                         fold__env_str(launchers[i].rank) ? fold__env_str(launchers[i].rank) : "(unset)",
+                         launchers[i].size,
+                         fold__env_str(launchers[i].size) ? fold__env_str(launchers[i].size) : "(unset)");
     who = launchers[i].who;
   }
   if (who == NULL)
     return init_singleton(comm);
   char url[4200];
-  const char *v = fold__env_str("FOLD_STORE"), *addr = fold__env_str("MASTER_ADDR"), *port = fold__env_str("MASTER_PORT");
+  const char *v = fold__env_str("FOLD_STORE"), *addr = fold__env_str("MASTER_ADDR");
+  const char *port = fold__env_str("MASTER_PORT");
   char job[128];
   int made_dir = 0;
   if (v && *v) {

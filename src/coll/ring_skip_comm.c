@@ -9,8 +9,8 @@ const char fold__rs_key = 0; /* its address is the key */
  * simulator favours a small alpha (it skips sooner), but T is the
  * smallest recent step, and on a loaded machine alpha = 2 skipped on
  * noise (+50% at 1 MiB on shm without a straggler); 4 and 8 recovered
- * alike from a 2 ms straggler. */
-#define ALPHA_DEFAULT 4.0
+ * alike from a 2 ms straggler. (It is FOLD_SKIP_ALPHA's default in
+ * core/params.h.) */
 
 /* The least threshold, with T estimated, when this host's ranks outnumber
  * its CPUs (fold__engine_shares_cpu): ranks then take turns on the cores,
