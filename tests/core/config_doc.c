@@ -71,17 +71,13 @@ static char *slurp(const char *path) {
   return b.p;
 }
 
-int main(int argc, char **argv) {
-  int write = argc == 3 && strcmp(argv[1], "--write") == 0;
-  if (argc != 2 && !write) {
-    fprintf(stderr, "usage: config_doc [--write] docs/configuration.md\n");
-    return 2;
-  }
-  const char *path = argv[argc - 1];
+/* Check doc's table against the list, or rewrite path's; *out is the generated table (freed by the caller). */
+static int run(const char *path, int write, const char *doc, buf *out) {
   buf gen = {0};
-  if (table(&gen)) return 1;
-  char *doc = slurp(path);
-  char *a = doc ? strstr(doc, BEGIN) : NULL, *z = a ? strstr(a, END) : NULL;
+  int bad = table(&gen);
+  *out = gen;
+  if (bad) return 1;
+  const char *a = doc ? strstr(doc, BEGIN) : NULL, *z = a ? strstr(a, END) : NULL;
   if (a == NULL || z == NULL) {
     fprintf(stderr, "config_doc: %s has no generated table (the lines\n%s...\n%s)\n", path, BEGIN, END);
     return 1;
@@ -113,4 +109,19 @@ int main(int argc, char **argv) {
   }
   printf("config_doc: %s %s\n", path, same ? "was up to date" : "rewritten");
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int write = argc == 3 && strcmp(argv[1], "--write") == 0;
+  if (argc != 2 && !write) {
+    fprintf(stderr, "usage: config_doc [--write] docs/configuration.md\n");
+    return 2;
+  }
+  const char *path = argv[argc - 1];
+  buf gen = {0};
+  char *doc = slurp(path);
+  int rc = run(path, write, doc, &gen);
+  free(doc);
+  free(gen.p);
+  return rc;
 }
