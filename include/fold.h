@@ -147,6 +147,21 @@ typedef struct fold_request fold_request;
  * never NULL. */
 FOLD_API const char *fold_version(void);
 
+/* ---- configuration ------------------------------------------------------ */
+
+/* The FOLD_* variables as this process reads them now, one line each: the
+ * value in use, "<default> (default)", or the default and why a value was
+ * rejected (FOLD_JOB_TOKEN: only that it is set); docs/configuration.md
+ * lists them, `foldrun --print-config` prints this. Writes at most cap bytes
+ * into buf, NUL-terminated (buf may be NULL if cap is 0); returns the whole
+ * text's length, as snprintf. Does not block; may log as any read does. */
+FOLD_API size_t fold_config_print(char *buf, size_t cap);
+/* The value the library uses for FOLD_* variable name, as text ("" when
+ * unset, empty or rejected: the default applies), written as
+ * fold_config_print writes; returns its length, or FOLD_EINVAL when name is
+ * not a variable of this library (or buf is NULL with cap > 0). */
+FOLD_API int fold_config_get(const char *name, char *buf, size_t cap);
+
 /* ---- errors ------------------------------------------------------------ */
 
 /* Static name and description of a status code, e.g.
@@ -177,7 +192,7 @@ FOLD_API const char *fold_comm_last_error(const fold_comm *comm);
  * FOLD_TIMEOUT (seconds), FOLD_SOCKET_IFNAME, FOLD_DEBUG
  * (NONE|WARN|INFO|TRACE; repeated log lines are summarised,
  * docs/bootstrap.md), FOLD_ALGO and FOLD_RULES (algorithm selection:
- * see fold_comm_set_algo); README.md lists every variable with its default.
+ * see fold_comm_set_algo); docs/configuration.md lists every variable.
  * Singleton: when none of the rank/size variables above is set (a program
  * started by hand, without a launcher), fold_init does not block and makes a
  * world of one, like MPI's singleton init: rank 0 of size 1, transport

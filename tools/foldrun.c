@@ -50,6 +50,7 @@ typedef struct rank_proc {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: foldrun -n N [--transport auto|shm|tcp] [--timeout SECONDS] [--bind core|none] [--] program [args...]\n"
+          "       foldrun [--transport T] [--timeout SECONDS] --print-config\n"
           "       foldrun --version\n"
           "-np N (MPI's spelling) is the same as -n N.\n"
           "Starts N ranks of program on this host. Each rank gets FOLD_RANK, FOLD_SIZE, FOLD_STORE and\n"
@@ -58,7 +59,9 @@ static void usage(FILE *f) {
           "(SIGTERM, then SIGKILL after 3 s) and foldrun exits with the status of the rank that failed\n"
           "first (128 + the signal when a signal ended it), naming that rank.\n"
           "--bind core pins rank r to the r-th CPU foldrun may run on (modulo their count); the default is\n"
-          "core when N is at most that CPU count, else none (oversubscribed ranks are left to the scheduler).\n");
+          "core when N is at most that CPU count, else none (oversubscribed ranks are left to the scheduler).\n"
+          "--print-config prints every FOLD_* variable as the ranks would read it from this environment (with\n"
+          "--transport / --timeout applied; docs/configuration.md) and exits.\n");
 }
 
 static int64_t mono_ns(void) {
@@ -321,10 +324,12 @@ int main(int argc, char **argv) {
                                        {"bind", required_argument, NULL, 'B'},
                                        {"help", no_argument, NULL, 'h'},
                                        {"version", no_argument, NULL, 'V'},
+                                       {"print-config", no_argument, NULL, 'P'},
                                        {NULL, 0, NULL, 0}};
   long n = 0;
   const char *transport = NULL, *timeout = NULL;
   int bind = -1; /* -1: decide from the CPU count; 0: none; 1: core */
+  int print_config = 0;
   int o;
   /* _only: a single dash may start a long option too, so MPI's "-np 4"
    * works; "-n 4" and "-n4" still parse as the short option. */
@@ -371,10 +376,28 @@ int main(int argc, char **argv) {
     case 'V':
       printf("foldrun (fold) %d.%d.%d\n", FOLD_VERSION_MAJOR, FOLD_VERSION_MINOR, FOLD_VERSION_PATCH);
       return 0;
+    case 'P':
+      print_config = 1;
+      break;
     default:
       usage(stderr);
       return 2;
     }
+  }
+  if (print_config) {
+    /* what the ranks would read: ours, with the options foldrun passes on */
+    if (transport) setenv("FOLD_TRANSPORT", transport, 1);
+    if (timeout) setenv("FOLD_TIMEOUT", timeout, 1);
+    size_t len = fold_config_print(NULL, 0);
+    char *text = malloc(len + 1);
+    if (text == NULL) {
+      fprintf(stderr, "foldrun: out of memory\n");
+      return 1;
+    }
+    fold_config_print(text, len + 1);
+    fputs(text, stdout);
+    free(text);
+    return 0;
   }
   if (n == 0 || optind >= argc) {
     fprintf(stderr, "foldrun: %s\n", n == 0 ? "-n N is required" : "no program given");

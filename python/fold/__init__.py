@@ -34,6 +34,7 @@ from ._fold import (  # noqa: F401
     SystemError,
     Timeout,
     areduce_tree,
+    config,
     library_version,
 )
 

@@ -118,12 +118,25 @@ static PyObject *mod_init(PyObject *m, PyObject *unused) {
 
 static PyObject *mod_version(PyObject *m, PyObject *unused) { return PyUnicode_FromString(fold_version()); }
 
+static PyObject *mod_config(PyObject *m, PyObject *unused) {
+  size_t len = fold_config_print(NULL, 0);
+  char *text = PyMem_RawMalloc(len + 1);
+  if (text == NULL) return PyErr_NoMemory();
+  fold_config_print(text, len + 1);
+  PyObject *r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+  PyMem_RawFree(text);
+  return r;
+}
+
 static PyMethodDef mod_methods[] = {
     {"init", mod_init, METH_NOARGS,
      "init() -> Comm: the world communicator from the environment (foldrun, torchrun, mpirun, srun, or a world "
      "of one when started by hand), as fold_init. Blocks until every rank joined; Ctrl-C raises "
      "KeyboardInterrupt at once (the rendezvous then ends in the background)."},
     {"library_version", mod_version, METH_NOARGS, "the version of libfold that runs"},
+    {"config", mod_config, METH_NOARGS,
+     "config() -> str: every FOLD_* variable as this process reads it now, one line each (fold_config_print; "
+     "docs/configuration.md)"},
     {NULL},
 };
 

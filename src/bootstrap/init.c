@@ -231,10 +231,10 @@ static int prepare(boot *b, fold_comm *c, int tpk, const char *job_id, fold__car
   /* Test knob: FOLD_TEST_HOSTS=k makes this machine k-rank "hosts" (ranks
    * r and q share one only when r/k == q/k), so that one machine runs a
    * job mixing shm and tcp (tests/p2p/mixed_*). Not for production. */
-  const char *th = getenv("FOLD_TEST_HOSTS");
-  if (th && atoi(th) > 0) {
+  int th = (int)fold__param_u64(FOLD__P_TEST_HOSTS);
+  if (th > 0) {
     size_t len = strlen(me->host);
-    snprintf(me->host + len, sizeof me->host - len, "|test-host-%d", b->rank / atoi(th));
+    snprintf(me->host + len, sizeof me->host - len, "|test-host-%d", b->rank / th);
   }
   if (b->size == 1)
     return 0; /* nobody to connect to */
@@ -479,7 +479,7 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   int tpk = fold__env_transport();
   if (tpk < 0)
     return fold__error(NULL, FOLD_EINVAL, "%s: rank %d: FOLD_TRANSPORT=%s is not auto, shm or tcp", fn, rank,
-                       getenv("FOLD_TRANSPORT"));
+                       fold__env_str("FOLD_TRANSPORT"));
   if (tpk == FOLD__TP_KIND_INPROC)
     return fold__error(NULL, FOLD_EINVAL,
                        "%s: rank %d: FOLD_TRANSPORT=inproc works only with fold_comm_init_threads", fn, rank);
@@ -502,7 +502,7 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
     rc = fail_store(b, rc, NULL);
     goto out;
   }
-  const char *token = getenv("FOLD_JOB_TOKEN");
+  const char *token = fold__param_str(FOLD__P_JOB_TOKEN);
   fold__auth_key_derive(&b->key, token, b->url);
   if (!b->key.from_token && b->u.kind == FOLD__STORE_TCP && rank == 0) /* once per job, not per rank */
     warn_no_token_once(store);
@@ -604,7 +604,7 @@ static const struct {
 };
 
 static int env_int(const char *name, long lo, long hi, int *out) {
-  const char *v = getenv(name);
+  const char *v = fold__env_str(name);
   if (v == NULL || *v == '\0')
     return 0;
   char *end = NULL;
@@ -617,7 +617,7 @@ static int env_int(const char *name, long lo, long hi, int *out) {
 }
 
 static int env_eq(const char *a, const char *b) {
-  const char *x = getenv(a), *y = getenv(b);
+  const char *x = fold__env_str(a), *y = fold__env_str(b);
   return x && y && *x && strcmp(x, y) == 0;
 }
 
@@ -665,15 +665,15 @@ static int hydra_job_id(char *out, size_t cap) {
 static int single_host_job_id(const char *who, char *out, size_t cap) {
   const char *v;
   if (strcmp(who, "ompi") == 0 && env_eq("OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE") &&
-      ((v = getenv("OMPI_MCA_ess_base_jobid")) || (v = getenv("PMIX_NAMESPACE")))) {
+      ((v = fold__env_str("OMPI_MCA_ess_base_jobid")) || (v = fold__env_str("PMIX_NAMESPACE")))) {
     snprintf(out, cap, "%s", v);
     return 0;
   }
   if (strcmp(who, "hydra") == 0 && env_eq("MPI_LOCALNRANKS", "PMI_SIZE"))
     return hydra_job_id(out, cap);
-  if (strcmp(who, "slurm") == 0 && (v = getenv("SLURM_JOB_ID")) != NULL &&
-      (getenv("SLURM_NNODES") && strcmp(getenv("SLURM_NNODES"), "1") == 0)) {
-    const char *step = getenv("SLURM_STEP_ID");
+  if (strcmp(who, "slurm") == 0 && (v = fold__env_str("SLURM_JOB_ID")) != NULL &&
+      (fold__env_str("SLURM_NNODES") && strcmp(fold__env_str("SLURM_NNODES"), "1") == 0)) {
+    const char *step = fold__env_str("SLURM_STEP_ID");
     snprintf(out, cap, "%s.%s", v, step ? step : "0");
     return 0;
   }
@@ -691,12 +691,12 @@ static int init_singleton(fold_comm **comm) {
   for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
     const char *names[2] = {launchers[i].rank, launchers[i].size};
     for (int k = 0; k < 2; k++) {
-      const char *v = getenv(names[k]);
+      const char *v = fold__env_str(names[k]);
       if (v && *v && n < sizeof set - 64)
         n += (size_t)snprintf(set + n, sizeof set - n, "%s%s=%.16s", n ? ", " : "", names[k], v);
     }
   }
-  const char *st = getenv("FOLD_STORE");
+  const char *st = fold__env_str("FOLD_STORE");
   if (st && *st && n < sizeof set - 64)
     n += (size_t)snprintf(set + n, sizeof set - n, "%sFOLD_STORE=%.40s", n ? ", " : "", st);
   if (n > 0)
@@ -707,7 +707,7 @@ static int init_singleton(fold_comm **comm) {
                        set);
   if (fold__env_transport() < 0)
     return fold__error(NULL, FOLD_EINVAL, "fold_init: FOLD_TRANSPORT=%s is not auto, shm or tcp",
-                       getenv("FOLD_TRANSPORT"));
+                       fold__env_str("FOLD_TRANSPORT"));
   int rc = fold_comm_init_threads(1, comm);
   if (rc < 0) {
     *comm = NULL;
@@ -730,14 +730,17 @@ int fold_init(fold_comm **comm) {
       continue; /* a lone RANK=... from elsewhere is not a launcher */
     if (r < 0 || s < 0 || rank >= size)
       return fold__error(NULL, FOLD_EINVAL, "fold_init: %s=%s and %s=%s are not a rank in [0, size)",
-                         launchers[i].rank, getenv(launchers[i].rank) ? getenv(launchers[i].rank) : "(unset)",
-                         launchers[i].size, getenv(launchers[i].size) ? getenv(launchers[i].size) : "(unset)");
+                         launchers[i].rank,
+                         fold__env_str(launchers[i].rank) ? fold__env_str(launchers[i].rank) : "(unset)",
+                         launchers[i].size,
+                         fold__env_str(launchers[i].size) ? fold__env_str(launchers[i].size) : "(unset)");
     who = launchers[i].who;
   }
   if (who == NULL)
     return init_singleton(comm);
   char url[4200];
-  const char *v = getenv("FOLD_STORE"), *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+  const char *v = fold__env_str("FOLD_STORE"), *addr = fold__env_str("MASTER_ADDR");
+  const char *port = fold__env_str("MASTER_PORT");
   char job[128];
   int made_dir = 0;
   if (v && *v) {
@@ -748,7 +751,7 @@ int fold_init(fold_comm **comm) {
     for (char *p = job; *p; p++) /* the id becomes a file name */
       if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
         *p = '_';
-    const char *tmp = getenv("TMPDIR");
+    const char *tmp = fold__env_str("TMPDIR");
     if (tmp == NULL || tmp[0] != '/')
       tmp = "/tmp";
     snprintf(url, sizeof url, "file://%s/fold-%s-%s", tmp, who, job);

@@ -9,8 +9,8 @@ const char fold__rs_key = 0; /* its address is the key */
  * simulator favours a small alpha (it skips sooner), but T is the
  * smallest recent step, and on a loaded machine alpha = 2 skipped on
  * noise (+50% at 1 MiB on shm without a straggler); 4 and 8 recovered
- * alike from a 2 ms straggler. */
-#define ALPHA_DEFAULT 4.0
+ * alike from a 2 ms straggler. (It is FOLD_SKIP_ALPHA's default in
+ * core/params.h.) */
 
 /* The least threshold, with T estimated, when this host's ranks outnumber
  * its CPUs (fold__engine_shares_cpu): ranks then take turns on the cores,
@@ -37,30 +37,16 @@ static void rs_teardown(void *p) {
   free(rc);
 }
 
-static double env_seconds(const char *name, double dflt) {
-  const char *e = getenv(name);
-  if (e == NULL || *e == 0) return dflt;
-  char *end;
-  double v = strtod(e, &end);
-  if (*end != 0 || !(v >= 0)) return dflt;
-  return v;
-}
-
 rs_comm *fold__rs_comm_state(fold_comm *c) {
   rs_comm *rc = fold__ext_get(c, &fold__rs_key);
   if (rc) return rc;
   rc = calloc(1, sizeof *rc);
   if (rc == NULL) return NULL;
-  rc->alpha = env_seconds("FOLD_SKIP_ALPHA", ALPHA_DEFAULT);
-  if (rc->alpha <= 1.0) {
-    FOLD__WARN(c, "FOLD_SKIP_ALPHA must be > 1; using %.1f", ALPHA_DEFAULT);
-    rc->alpha = ALPHA_DEFAULT;
-  }
-  rc->t_env_ns = env_seconds("FOLD_SKIP_T", 0) * 1e9;
-  const char *tt = getenv("FOLD_SKIP_TTRANS");
-  rc->ttrans_env_ns = tt && *tt ? env_seconds("FOLD_SKIP_TTRANS", -1) : -1;
-  if (tt && *tt && rc->ttrans_env_ns < 0)
-    fold__warn_env("FOLD_SKIP_TTRANS", tt, "is not seconds >= 0; the link's measured transfer time is used");
+  /* bad values are warned about and the defaults used (core/params.c):
+   * alpha 4, T estimated (0), T_trans measured (-1) */
+  rc->alpha = fold__param_real(FOLD__P_SKIP_ALPHA);
+  rc->t_env_ns = fold__param_real(FOLD__P_SKIP_T) * 1e9;
+  rc->ttrans_env_ns = fold__param_real(FOLD__P_SKIP_TTRANS);
   if (rc->ttrans_env_ns > 0) rc->ttrans_env_ns *= 1e9;
   rc->floor_ns = fold__engine_shares_cpu(c) ? SLICE_FLOOR_NS : 0;
   rc->last_tag = -1;

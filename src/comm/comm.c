@@ -37,10 +37,9 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   c->timeout_ns = fold__env_timeout_ns();
   c->log_level = fold__log_level_env();
   c->clock = fold__clock_mono;
-  const char *nc = getenv("FOLD_NO_MISMATCH_CHECK");
-  c->no_sig_check = nc && *nc == '1';
-  c->segment_bytes = fold__env_size("FOLD_SEGMENT_BYTES", 0);
-  c->piece_size = fold__env_size("FOLD_PIECE_SIZE", 0);
+  c->no_sig_check = fold__param_u64(FOLD__P_NO_MISMATCH_CHECK) == 1;
+  c->segment_bytes = fold__param_u64(FOLD__P_SEGMENT_BYTES);
+  c->piece_size = fold__param_u64(FOLD__P_PIECE_SIZE);
   /* the engine's services (failure reports among them), then selection:
    * each layer registers its teardown */
   int rc = fold__svc_init(c);

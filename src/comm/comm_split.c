@@ -37,11 +37,11 @@ static uint64_t host_id(const fold_comm *root) {
    * processes (bootstrap/init.c, which the transports' choice follows):
    * the same here, so that split_host agrees with shm versus tcp. Threads
    * of one process stay one host. */
-  const char *th = getenv("FOLD_TEST_HOSTS");
+  int th = (int)fold__param_u64(FOLD__P_TEST_HOSTS);
   int inproc = root->ntps > 0 && root->tps[0]->ops->kind == FOLD__TP_KIND_INPROC;
-  if (th && atoi(th) > 0 && !inproc) {
+  if (th > 0 && !inproc) {
     size_t len = strlen(card.host);
-    snprintf(card.host + len, sizeof card.host - len, "|test-host-%d", root->rank / atoi(th));
+    snprintf(card.host + len, sizeof card.host - len, "|test-host-%d", root->rank / th);
   }
   uint64_t h = 1469598103934665603ull; /* FNV-1a over the host string */
   for (const char *p = card.host; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;

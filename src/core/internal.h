@@ -271,6 +271,8 @@ static inline int fold__comm_failed(const fold_comm *c) {
   return atomic_load_explicit(&((fold_comm *)c)->failed, memory_order_acquire) ? c->fail_status : 0;
 }
 
+#include "core/params.h"
+
 /* ---- configuration (env.c) ---------------------------------------------------- */
 /* The kinds of transport (FOLD_TRANSPORT names them). */
 enum {
@@ -280,13 +282,11 @@ enum {
   FOLD__TP_KIND_TCP = 3,
   FOLD__TP_KIND_SIM = 4
 };
+/* Every FOLD_* variable is read through core/params.h (the one table and
+ * parser); these two are the values several layers use. */
 int64_t fold__env_timeout_ns(void);          /* FOLD_TIMEOUT, default 300 s */
 /* FOLD_TRANSPORT: returns 0 auto, or one of FOLD__TP_KIND_*; -1 if invalid */
 int fold__env_transport(void);
-/* A positive integer from environment variable name, or dflt when it is
- * unset; a malformed value is warned about once (fold__warn_env) and dflt
- * is used. */
-size_t fold__env_size(const char *name, size_t dflt);
 
 /* ---- time ------------------------------------------------------------------------- */
 int64_t fold__clock_mono(void *ctx); /* CLOCK_MONOTONIC in ns (core/clock.c) */

@@ -14,17 +14,8 @@
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static fold__log_site *held_sites; /* sites that ever held a line back */
 
-int fold__log_level_env(void) {
-  const char *v = getenv("FOLD_DEBUG");
-  if (v == NULL || *v == '\0')
-    return FOLD__LOG_WARN;
-  if (strcasecmp(v, "TRACE") == 0) return FOLD__LOG_TRACE;
-  if (strcasecmp(v, "INFO") == 0) return FOLD__LOG_INFO;
-  if (strcasecmp(v, "WARN") == 0) return FOLD__LOG_WARN;
-  if (strcasecmp(v, "NONE") == 0) return FOLD__LOG_NONE;
-  fold__warn_env("FOLD_DEBUG", v, "is not one of NONE, WARN, INFO, TRACE; using WARN");
-  return FOLD__LOG_WARN;
-}
+/* FOLD_DEBUG's choices are in FOLD__LOG_* order (params.h). */
+int fold__log_level_env(void) { return (int)fold__param_u64(FOLD__P_DEBUG); }
 
 static const char *const level_names[] = {"NONE", "WARN", "INFO", "TRACE"};
 
@@ -107,7 +98,7 @@ void fold__log_flush(void) {
 static struct {
   const char *name;
   char value[64];
-} env_warned[8];
+} env_warned[FOLD__P_COUNT + 8];
 
 void fold__warn_env(const char *name, const char *value, const char *fmt, ...) {
   /* FOLD_DEBUG=NONE silences the others; FOLD_DEBUG itself cannot be NONE here. */

@@ -141,16 +141,8 @@ static void *helper_main(void *arg) {
 }
 
 /* FOLD_PROGRESS_THREAD: 1 on, unset/empty/0 off; anything else is warned
- * about and off. */
-static int env_on(void) {
-  const char *v = getenv("FOLD_PROGRESS_THREAD");
-  if (v == NULL || *v == '\0' || strcmp(v, "0") == 0)
-    return 0;
-  if (strcmp(v, "1") == 0)
-    return 1;
-  fold__warn_env("FOLD_PROGRESS_THREAD", v, "is not 0 or 1: no progress thread");
-  return 0;
-}
+ * about (core/params.c) and off. */
+static int env_on(void) { return fold__param_u64(FOLD__P_PROGRESS_THREAD) == 1; }
 
 static void pt_free(struct fold__pthread *pt) {
   if (pt->ep >= 0)

@@ -86,7 +86,7 @@ static int parse_delay(const char *v, int me, double *mine) {
  * per process (fold__warn_env); a good one once per process at WARN, since
  * it makes a job slow on purpose and must not go unnoticed in a log. */
 void fold__inject_delay_init(fold_comm *c) {
-  const char *v = getenv("FOLD_INJECT_DELAY");
+  const char *v = fold__param_str(FOLD__P_INJECT_DELAY);
   c->svc->inject_delay_ns = 0;
   if (v == NULL || *v == '\0') return;
   double s;

@@ -118,11 +118,11 @@ static int create(fold_comm *comm, const char *type, fold_kv **out) {
   if (kv == NULL) return fold__error(comm, FOLD_ENOMEM, "fold_kv_create: out of memory");
   kv->user = comm;
   kv->type = type_of(type);
-  kv->bound = fold__env_size("FOLD_KV_BIGARRAY_BOUND", 1000000);
-  kv->threads = (int)fold__env_size("FOLD_KV_REDUCE_THREADS", 4);
-  if (kv->threads > 256) kv->threads = 256;
-  kv->staleness = (int)fold__env_size("FOLD_KV_STALENESS", 2);
-  kv->nservers = (int)fold__env_size("FOLD_KV_SERVERS", 1);
+  /* bounded in core/params.h (all fit an int); out of range: a warning and the default */
+  kv->bound = fold__param_u64(FOLD__P_KV_BIGARRAY_BOUND);
+  kv->threads = (int)fold__param_u64(FOLD__P_KV_REDUCE_THREADS);
+  kv->staleness = (int)fold__param_u64(FOLD__P_KV_STALENESS);
+  kv->nservers = (int)fold__param_u64(FOLD__P_KV_SERVERS);
   int rc = FOLD_OK;
   if (comm) {
     /* the store's own channel: its tags never meet the caller's */

@@ -405,10 +405,10 @@ static const char rules_slot; /* the key of the rules' extension slot */
  * freed by its teardown hook; c->rules is the hot path's view of it. */
 int fold__select_init(fold_comm *c) {
   memset(c->coll_algo, -1, sizeof c->coll_algo);
-  const char *v = getenv("FOLD_ALGO");
+  const char *v = fold__param_str(FOLD__P_ALGO);
   if (v && *v && fold__algo_spec_apply(c, v, "FOLD_ALGO") != FOLD_OK)
     FOLD__WARN(c, "%s (FOLD_ALGO ignored)", c->last_error);
-  const char *path = getenv("FOLD_RULES");
+  const char *path = fold__param_str(FOLD__P_RULES);
   if (path && *path) {
     char err[FOLD__ERRLEN - 64];
     fold__rules *rules = NULL;

@@ -172,15 +172,15 @@ int main(void) {
     CHECK(fold__env_transport() == tk[i], "FOLD_TRANSPORT=%s", tv[i]);
   }
   unsetenv("FOLD_TRANSPORT");
-  /* sizes (FOLD_SEGMENT_BYTES, FOLD_PIECE_SIZE): positive integers, else the default */
+  /* sizes (FOLD_SEGMENT_BYTES, FOLD_PIECE_SIZE): positive integers, else the default (0: the algorithm's) */
   const char *sv[] = {"4096", "0", "-5", "12k", "", "18446744073709551615"};
-  const size_t sk[] = {4096, 77, 77, 77, 77, (size_t)18446744073709551615ull};
+  const size_t sk[] = {4096, 0, 0, 0, 0, (size_t)18446744073709551615ull};
   for (int i = 0; i < 6; i++) {
-    setenv("FOLD_TEST_SIZE", sv[i], 1);
-    CHECK(fold__env_size("FOLD_TEST_SIZE", 77) == sk[i], "FOLD_TEST_SIZE=%s", sv[i]);
+    setenv("FOLD_SEGMENT_BYTES", sv[i], 1);
+    CHECK(fold__param_u64(FOLD__P_SEGMENT_BYTES) == sk[i], "FOLD_SEGMENT_BYTES=%s", sv[i]);
   }
-  unsetenv("FOLD_TEST_SIZE");
-  CHECK(fold__env_size("FOLD_TEST_SIZE", 77) == 77, "unset size");
+  unsetenv("FOLD_SEGMENT_BYTES");
+  CHECK(fold__param_u64(FOLD__P_SEGMENT_BYTES) == 0, "unset size");
   /* read once per communicator: a later change does not reach it */
   setenv("FOLD_PIECE_SIZE", "7", 1);
   fold_comm *cc;

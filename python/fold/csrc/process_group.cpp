@@ -254,8 +254,9 @@ class ProcessGroupFold : public c10d::ProcessGroup {
   ProcessGroupFold(const intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)
       : c10d::ProcessGroup(rank, size) {
     // torch's timeout bounds fold's waits unless FOLD_TIMEOUT says otherwise
-    // (read when the communicator is made).
-    if (getenv("FOLD_TIMEOUT") == nullptr && timeout.count() > 0)
+    // (read when the communicator is made; setenv does not replace a value).
+    char set[64];
+    if (fold_config_get("FOLD_TIMEOUT", set, sizeof set) == 0 && timeout.count() > 0)
       setenv("FOLD_TIMEOUT", std::to_string(std::max<int64_t>(1, timeout.count() / 1000)).c_str(), 0);
     StoreCtx ctx{store, ""};
     fold_store_callbacks cb = {cb_set, cb_get, cb_add, cb_del};

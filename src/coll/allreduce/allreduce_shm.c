@@ -35,9 +35,8 @@ static size_t small_bytes(void) {
   static _Atomic long cached = -1;
   long v = atomic_load_explicit(&cached, memory_order_relaxed);
   if (v < 0) {
-    const char *e = getenv("FOLD_SHM_SMALL_BYTES");
-    v = e && *e ? atol(e) : (long)SMALL_BYTES;
-    if (v < 0) v = SMALL_BYTES;
+    fold__pval p; /* a malformed value is warned about and the default used */
+    v = fold__param_read(FOLD__P_SHM_SMALL_BYTES, &p) > 0 ? (long)p.u : (long)SMALL_BYTES;
     atomic_store_explicit(&cached, v, memory_order_relaxed);
   }
   return (size_t)v;

@@ -38,15 +38,9 @@
 #define RING_BUDGET (4u << 20)
 
 static uint64_t choose_ring_bytes(fold_comm *c) {
-  const char *e = getenv("FOLD_SHM_RING_BYTES");
-  if (e && *e) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(e, &end, 10);
-    if (errno == 0 && *end == '\0' && fold__ring_size_ok(v) && v <= (1ull << 30))
-      return v;
-    FOLD__WARN(c, "FOLD_SHM_RING_BYTES=%s is not a power of two in [64, 2^30]; using the default", e);
-  }
+  fold__pval v; /* a malformed value is warned about (core/params.c) */
+  if (fold__param_read(FOLD__P_SHM_RING_BYTES, &v) > 0 && fold__ring_size_ok(v.u))
+    return v.u;
   uint64_t r = RING_DEFAULT;
   while (r > RING_MIN_AUTO && (uint64_t)c->size * r > RING_BUDGET)
     r >>= 1;
@@ -71,15 +65,9 @@ static uint64_t choose_ring_bytes(fold_comm *c) {
 #define COLL_BUDGET (32u << 20)
 
 static uint64_t choose_coll_bytes(fold_comm *c) {
-  const char *e = getenv("FOLD_SHM_COLL_BYTES");
-  if (e && *e) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(e, &end, 10);
-    if (errno == 0 && *end == '\0' && v <= (1ull << 30))
-      return (v + FOLD__SHM_PAGE - 1) & ~(uint64_t)(FOLD__SHM_PAGE - 1);
-    FOLD__WARN(c, "FOLD_SHM_COLL_BYTES=%s is not a byte count in [0, 2^30]; using the default", e);
-  }
+  fold__pval v; /* a malformed value is warned about (core/params.c) */
+  if (fold__param_read(FOLD__P_SHM_COLL_BYTES, &v) > 0)
+    return (v.u + FOLD__SHM_PAGE - 1) & ~(uint64_t)(FOLD__SHM_PAGE - 1);
   uint64_t b = COLL_DEFAULT;
   while (b > FOLD__SHM_PAGE && (uint64_t)c->size * 2 * b > COLL_BUDGET)
     b >>= 1;

@@ -192,7 +192,7 @@ static int resolve_store(const char *host, struct sockaddr_storage *ss) {
 
 int fold__netif_choose(fold_comm *c, const char *store_host, struct sockaddr_storage *addr,
                        char ifname[IF_NAMESIZE + 1]) {
-  const char *spec = getenv("FOLD_SOCKET_IFNAME");
+  const char *spec = fold__param_str(FOLD__P_SOCKET_IFNAME);
   struct sockaddr_storage store;
   const struct sockaddr *sp = NULL;
   if (store_host && *store_host) {
