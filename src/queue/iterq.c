@@ -343,11 +343,11 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap, in
     if (rc == FOLD_OK && *skip) return FOLD_OK;
   }
   if (rc == FOLD_OK && s->kind == FOLD__IQ_ALLREDUCE) {
-    /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO). */
-    signed char saved = c->coll_algo[FOLD__COLL_ALLREDUCE];
-    if (saved < 0) c->coll_algo[FOLD__COLL_ALLREDUCE] = FOLD__ALGO_allreduce_direct;
-    rc = fold_allreduce(b->data, b->data, b->count, b->dtype, s->op, c);
-    c->coll_algo[FOLD__COLL_ALLREDUCE] = saved;
+    /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO): the call's own option,
+     * the communicator's choice untouched */
+    fold_coll_opts o = FOLD_COLL_OPTS_INIT;
+    if (c->coll_algo[FOLD__COLL_ALLREDUCE] < 0) o.algo = "direct";
+    rc = fold_allreduce_opts(b->data, b->data, b->count, b->dtype, s->op, c, &o);
   } else if (rc == FOLD_OK) {
     rc = fold_broadcast(b->data, b->count, b->dtype, s->root, c);
   }
