@@ -26,14 +26,9 @@ int fold__tcp_info_read(int fd, double *min_rtt_ns, double *rate_bytes_s) {
   return 0;
 }
 
-int fold__tcp_info_outq(int fd, long *outq, long *last_ack_ms) {
+int fold__tcp_info_outq(int fd, long *outq) {
   int q = 0;
   if (fd < 0 || ioctl(fd, SIOCOUTQ, &q) != 0) return -1;
-  struct tcp_info ti;
-  memset(&ti, 0, sizeof ti);
-  socklen_t len = sizeof ti;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return -1;
   *outq = q;
-  *last_ack_ms = (long)ti.tcpi_last_ack_recv;
   return 0;
 }

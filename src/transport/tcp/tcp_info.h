@@ -7,9 +7,8 @@
  * kernel does not report it yet). Returns 0, or -1 if getsockopt fails. */
 int fold__tcp_info_read(int fd, double *min_rtt_ns, double *rate_bytes_s);
 /* The bytes written to socket fd that its peer has not acknowledged yet
- * (unsent or in flight: SIOCOUTQ) into *outq, and how long ago the last
- * acknowledgement came (ms, TCP_INFO) into *last_ack_ms. Returns 0, or -1
- * if either call fails. */
-int fold__tcp_info_outq(int fd, long *outq, long *last_ack_ms);
+ * (unsent or in flight: SIOCOUTQ) into *outq. Returns 0, or -1 if the
+ * call fails. */
+int fold__tcp_info_outq(int fd, long *outq);
 
 #endif
