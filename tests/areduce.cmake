@@ -36,3 +36,14 @@ endforeach()
 # The Monte Carlo pi example: the target stops the run at a standard error of 1e-3 and checks the estimate.
 add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<TARGET_FILE:areduce_pi> 1e-3)
 set_tests_properties(areduce_pi PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
+# A rank killed with SIGKILL mid-reduction (its own harness: foldrun would stop the job): its ancestors and
+# its children see FOLD_EPEER naming it within 3 s, in their contribute loop; the others end without hanging.
+fold_add_test_exe(areduce_kill areduce/areduce_kill.c)
+foreach(case shm_inner:shm:1 tcp_inner:tcp:1 tcp_leaf:tcp:5)
+  string(REPLACE ":" ";" _k ${case})
+  list(GET _k 0 _name)
+  list(GET _k 1 _tp)
+  list(GET _k 2 _victim)
+  add_test(NAME areduce_kill_${_name} COMMAND areduce_kill 7 ${_tp} ${_victim})
+  set_tests_properties(areduce_kill_${_name} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()

@@ -90,3 +90,12 @@ foreach(t shm tcp)
   add_test(NAME rdv_kill_${t} COMMAND ${FOLD_TEST_DIR}/bootstrap/rdv_kill_test.sh $<TARGET_FILE:foldrun> $<TARGET_FILE:blame_rank> ${t})
   set_tests_properties(rdv_kill_${t} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
 endforeach()
+# A rendezvous missing a rank warns every few seconds (how many joined, who is missing, world size and store
+# to check); a rank given another tcp store says it cannot connect and that every rank needs the same store.
+foreach(case missing_tcp missing_file wrong_store)
+  add_test(NAME bootstrap_rdv_${case} COMMAND ${FOLD_TEST_DIR}/bootstrap/rdv_warn_test.sh $<TARGET_FILE:init_world> ${case})
+  set_tests_properties(bootstrap_rdv_${case} PROPERTIES TIMEOUT 90)
+endforeach()
+# A multi-host launch with no store: the error says what to export, and how.
+add_test(NAME init_no_store_hint COMMAND env -i OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2
+  $<TARGET_FILE:init_world> einval "FOLD_STORE=tcp://<rank 0's host>" FOLD_JOB_TOKEN "mpirun -x")

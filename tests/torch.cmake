@@ -54,4 +54,8 @@ if(TARGET fold_torch)
       FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
   endforeach()
   set_tests_properties(torch_ddp_digits_4 PROPERTIES LABELS "nosan;slow")
+  # `import fold` after `import torch.distributed` registers "fold" (no `import fold.torch`); fold alone no torch.
+  add_test(NAME torch_backend_autoregister
+    COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n 2 --timeout 60 /usr/bin/python3 ${FOLD_TORCH_DIR}/autoregister.py)
+  set_tests_properties(torch_backend_autoregister PROPERTIES TIMEOUT 90 LABELS nosan FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
 endif()

@@ -54,6 +54,23 @@ def init():
     return _world
 
 
+def _register_torch_backend():
+    """torch.distributed's backend "fold" lives in fold.torch, which imports torch (seconds): so `import fold`
+    registers it only when the program imported torch.distributed already, which is the order of
+    `import torch.distributed as dist; import fold; dist.init_process_group("fold")`. Otherwise
+    `import fold.torch` registers it (torch's own "Invalid backend" error cannot be changed from here)."""
+    import sys
+    if "torch.distributed" not in sys.modules:
+        return
+    try:
+        from . import torch as _torch  # noqa: F401
+    except ImportError:  # built without the backend (no libtorch-dev): nothing to register
+        pass
+
+
+_register_torch_backend()
+
+
 def __getattr__(name):
     # fold.KMeans and fold.LogisticRegression need numpy: loaded on first use
     if name in ("KMeans", "LogisticRegression"):

@@ -38,6 +38,12 @@ static int check_out(fold_comm *c, fpy_call *a, size_t want, const char *name) {
   return 0;
 }
 
+/* Whether two buffers share any byte (out=buf, or views of one array). */
+static int overlap(const fpy_buf *x, const fpy_buf *y) {
+  uintptr_t a = (uintptr_t)x->ptr, b = (uintptr_t)y->ptr;
+  return x->nbytes && y->nbytes && a < b + y->nbytes && b < a + x->nbytes;
+}
+
 /* buf holds n blocks: its count must divide by n. */
 static int blocks(fold_comm *c, const fpy_buf *b, int n, const char *name, const char *what, size_t *k) {
   if (b->count % (size_t)n) {
@@ -161,12 +167,15 @@ static int resolve(fold_comm *c, fpy_call *a, PyObject *bufo, PyObject *outo) {
   case FPY_ALLTOALL:
     if (blocks(c, &a->in, n, name, "buf", &k) < 0) return -1;
     a->count = k;
-    if (a->has_out) {
+    if (a->has_out && check_out(c, a, a->in.count, name) < 0) return -1;
+    if (a->has_out && !overlap(&a->in, &a->out)) {
       a->sendp = a->in.ptr;
       a->recvp = a->out.ptr;
-      return check_out(c, a, a->in.count, name);
+      return 0;
     }
-    /* fold has no in-place alltoall: send from a private copy */
+    /* fold has no in-place alltoall (sendbuf == recvbuf is FOLD_EINVAL, and
+     * overlapping blocks would be overwritten before they are sent): send
+     * from a private copy, into out (which is buf, or shares its memory) */
     if (a->in.nbytes) {
       if (!(a->tmp = malloc(a->in.nbytes))) {
         PyErr_NoMemory();
@@ -175,7 +184,7 @@ static int resolve(fold_comm *c, fpy_call *a, PyObject *bufo, PyObject *outo) {
       memcpy(a->tmp, a->in.ptr, a->in.nbytes);
     }
     a->sendp = a->tmp;
-    a->recvp = a->in.ptr;
+    a->recvp = a->has_out ? a->out.ptr : a->in.ptr;
     return 0;
   }
   return 0;

@@ -260,6 +260,10 @@ static int ar_step(fold__task *t) {
   for (int i = 0; i < ar->nchildren; i++)
     if (!ar->child_done[i] && c->lost[ar->children[i]])
       return fold__fail_for_lost(c, ar->children[i], "fold_areduce: waits for its subtree from");
+  /* a lost parent will never pass this subtree's part on: fail now, not
+   * at this rank's done (which may be much later) */
+  if (ar->parent >= 0 && !ar->sent_final && c->lost[ar->parent])
+    return fold__fail_for_lost(c, ar->parent, "fold_areduce: hands its subtree's part to");
   if (ar->parent < 0)
     return ar->final;
   /* handed on once the last send is posted: nothing would step the task

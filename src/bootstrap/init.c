@@ -37,6 +37,7 @@ typedef struct boot {
   void *tcp_state, *shm_state;
   fold__card *cards;
   uint8_t *use_tcp, *use_shm;
+  fold__rdv_watch watch; /* the waits for other ranks' keys */
 } boot;
 
 static void warn_no_token_once(const char *store) {
@@ -44,7 +45,9 @@ static void warn_no_token_once(const char *store) {
   if (atomic_exchange(&warned, 1) == 0)
     fold__log(FOLD__LOG_WARN, -1,
               "FOLD_JOB_TOKEN is not set: connections are authenticated with a key derived from the store "
-              "address %s, so anyone who knows it can join this job (foldrun sets a random token)", store);
+              "address %s, so anyone who knows it can join this job. Give every rank the same secret: "
+              "`export FOLD_JOB_TOKEN=$(openssl rand -hex 16)` before the launch, passed on with e.g. "
+              "`mpirun -x FOLD_JOB_TOKEN` (foldrun sets a random token itself)", store);
 }
 
 /* Re-record the message of the failure in this thread's slot with the
@@ -79,28 +82,16 @@ static void key_of(const boot *b, char *out, size_t cap, const char *what, int r
 /* A rendezvous wait ran out: look (without waiting) which ranks have not
  * published `what` and name them. */
 static int fail_missing(boot *b, const char *what, const char *phase) {
-  char key[FOLD__STORE_KEY_MAX + 1], list[256] = "";
-  size_t n = 0;
-  int missing = 0;
-  for (int p = 0; p < b->size; p++) {
-    key_of(b, key, sizeof key, what, p);
-    char v[1];
-    size_t len;
-    int rc = fold__store_get(b->store, key, v, 0, &len, 0);
-    if (rc == 0)
-      continue;
-    if (rc != FOLD_ETIMEDOUT)
-      return fail_store(b, rc, phase);
-    if (missing < LIST_MAX_RANKS && n < sizeof list - 16)
-      n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", missing ? ", " : "", p);
-    missing++;
-  }
+  char list[256];
+  int missing = fold__rdv_missing(&b->watch, what, list, sizeof list, LIST_MAX_RANKS);
+  if (missing < 0)
+    return fail_store(b, missing, phase);
   if (missing == 0) /* everyone arrived just now */
     return fail(b, FOLD_ETIMEDOUT, "rendezvous: %s did not complete within %g s", phase, b->timeout_s);
-  if (missing > LIST_MAX_RANKS)
-    snprintf(list + n, sizeof list - n, ", ... (%d ranks in all)", missing);
-  return fail(b, FOLD_ETIMEDOUT, "rendezvous: rank%s %s did not join within %g s", missing > 1 ? "s" : "", list,
-              b->timeout_s);
+  return fail(b, FOLD_ETIMEDOUT,
+              "rendezvous: rank%s %s did not join within %g s (is the world size %d right, and was every rank "
+              "given the store %s?)",
+              missing > 1 ? "s" : "", list, b->timeout_s, b->size, b->url);
 }
 
 /* Rank 0 of a tcp store serves it unless the port is served already. */
@@ -174,6 +165,9 @@ static int enter_round(boot *b) {
    * once (tcp store: the server sees its connection close) */
   key_of(b, b->store->watch, sizeof b->store->watch, "gone", -1);
   rc = fold__store_set(b->store, jk, "1", 1, b->deadline);
+  b->watch = (fold__rdv_watch){.store = b->store, .pfx = b->pfx, .url = b->url, .rank = b->rank, .size = b->size,
+                               .timeout_ns = (int64_t)(b->timeout_s * 1e9), .deadline_ns = b->deadline};
+  fold__rdv_watch_start(&b->watch);
   return rc < 0 ? fail_store(b, rc, NULL) : 0;
 }
 
@@ -193,7 +187,7 @@ static int make_job_id(boot *b, char *id, size_t cap) {
       return fail_store(b, rc, NULL);
   }
   size_t len = 0;
-  int rc = fold__store_get(b->store, key, nonce, 32, &len, b->deadline);
+  int rc = fold__rdv_get(&b->watch, key, nonce, 32, &len, "waiting for rank 0's job nonce");
   if (rc == FOLD_ETIMEDOUT)
     return fail_missing(b, "join", "waiting for rank 0");
   if (rc < 0)
@@ -279,7 +273,9 @@ static int exchange_cards(boot *b, const fold__card *me) {
   for (int p = 0; p < b->size; p++) {
     key_of(b, key, sizeof key, "card", p);
     size_t len = 0;
-    rc = fold__store_get(b->store, key, text, sizeof text, &len, b->deadline);
+    char phase[48];
+    snprintf(phase, sizeof phase, "waiting for the card of rank %d", p);
+    rc = fold__rdv_get(&b->watch, key, text, sizeof text, &len, phase);
     if (rc == FOLD_ETIMEDOUT)
       return fail_missing(b, "card", "exchanging cards");
     if (rc < 0)
@@ -767,11 +763,12 @@ int fold_init(fold_comm **comm) {
     made_dir = 1;
   } else {
     return fold__error(NULL, FOLD_EINVAL,
-                       "fold_init: rank %d: no store (looked for FOLD_STORE, MASTER_ADDR/MASTER_PORT, and a "
-                       "single-host job id: OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE with "
-                       "OMPI_COMM_WORLD_LOCAL_SIZE = OMPI_COMM_WORLD_SIZE, a hydra_pmi_proxy parent with "
-                       "MPI_LOCALNRANKS = PMI_SIZE, SLURM_JOB_ID with SLURM_NNODES=1)",
-                       rank);
+                       "fold_init: rank %d: no store for this %s launch, which may span hosts: export "
+                       "FOLD_STORE=tcp://<rank 0's host>:<a free port> and FOLD_JOB_TOKEN=<a random secret> to "
+                       "every rank, e.g. `mpirun -x FOLD_STORE -x FOLD_JOB_TOKEN` (srun passes the environment "
+                       "on). Looked for FOLD_STORE, MASTER_ADDR/MASTER_PORT and a single-host job id "
+                       "(docs/bootstrap.md lists them)",
+                       rank, who);
   }
   store_arg sa = {.url = url};
   return comm_init(comm, rank, size, &sa, made_dir);

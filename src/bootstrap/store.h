@@ -150,6 +150,29 @@ static inline void fold__store_close(fold__store *s) {
 int fold__store_barrier(fold__store *s, const char *name, int rank, int size, int64_t deadline_ns, int64_t *arrived);
 void fold__store_barrier_keys_del(fold__store *s, const char *name, int size, int64_t deadline_ns);
 
+/* ---- rendezvous waits that report progress (rdv_watch.c) ------------------ */
+typedef struct fold__rdv_watch {
+  fold__store *store;
+  const char *pfx; /* the round's key prefix, "<size>.<round>/" */
+  const char *url; /* for messages */
+  int rank, size;
+  int64_t timeout_ns, deadline_ns; /* FOLD_TIMEOUT, and when it runs out (CLOCK_MONOTONIC) */
+  int64_t start_ns, next_ns, every_ns; /* set by fold__rdv_watch_start */
+} fold__rdv_watch;
+
+/* Start the clock of the warnings: every 5 s, or a third of a shorter
+ * timeout. */
+void fold__rdv_watch_start(fold__rdv_watch *w);
+/* fold__store_get until w->deadline_ns, in slices: at the end of each, a
+ * WARN (unless FOLD_DEBUG=NONE) that says how many ranks joined, which are
+ * missing, and what to check (the world size, the store address); phase
+ * says what this rank waits for. Returns as fold__store_get. */
+int fold__rdv_get(fold__rdv_watch *w, const char *key, void *buf, size_t cap, size_t *len, const char *phase);
+/* How many ranks have not published "<pfx><what>/<rank>" (looked at once,
+ * without waiting); list gets the first max_named of them, comma
+ * separated. A negative FOLD_E* if the store fails. */
+int fold__rdv_missing(const fold__rdv_watch *w, const char *what, char *list, size_t cap, int max_named);
+
 /* ---- tcp server --------------------------------------------------------------- */
 typedef struct fold__store_srv fold__store_srv;
 

@@ -20,6 +20,7 @@
 #define CLI_HANDSHAKE_NS (5LL * 1000000000) /* one handshake attempt; then reconnect */
 #define CLI_GREET_NS (1000000000LL)         /* a fold store greets at once: silence this long is suspect */
 #define CLI_PROBE_NS (1000000000LL)         /* then wait this long for an answer to the probe */
+#define WARN_EVERY_NS (5LL * 1000000000)    /* while the server cannot be reached: a warning this often */
 #define TORCH_GETNUMKEYS 6                  /* PyTorch TCPStore's one-byte key-count query */
 
 /* ======================================================================
@@ -302,6 +303,7 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
   int64_t backoff = 10 * 1000000LL;
   int last_err = 0, rc = 0, hs_rc = 0, fold_seen = 0;
+  int64_t warn_at = 0; /* the next "still cannot connect" */
   /* The server (rank 0 or foldrun) may not be up yet: retry until the
    * deadline. Resolution is retried too (a name may appear late in DNS).
    * A handshake that ends in EOF, reset or timeout is retried as well: the
@@ -371,8 +373,20 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
                            where, claim, hs_rc == FOLD_EPEER ? "closed by the server" : "no answer");
       if (gai != 0)
         return rc;
-      return fold__error(NULL, FOLD_ETIMEDOUT, "store %s unreachable: %s", where,
-                         last_err ? strerror(last_err) : "no address");
+      return fold__error(NULL, FOLD_ETIMEDOUT,
+                         "store %s unreachable: %s (rank 0 or foldrun serves it: was every rank given the same "
+                         "FOLD_STORE?)", where, last_err ? strerror(last_err) : "no address");
+    }
+    int64_t now = fold__clock_mono(NULL);
+    if (warn_at == 0)
+      warn_at = now + (deadline - now) / 3 < now + WARN_EVERY_NS ? now + (deadline - now) / 3 : now + WARN_EVERY_NS;
+    if (now >= warn_at && fold__log_level_env() >= FOLD__LOG_WARN) {
+      /* silent for FOLD_TIMEOUT otherwise: the usual cause is an address */
+      fold__log(FOLD__LOG_WARN, -1,
+                "store %s: \"%s\" still cannot connect (%s); the store is served by rank 0 (or foldrun): is it "
+                "running, and was it given this same FOLD_STORE (or MASTER_ADDR/MASTER_PORT)?",
+                t->where, claim, hs_rc ? "handshakes fail" : last_err ? strerror(last_err) : "no address");
+      warn_at = now + WARN_EVERY_NS;
     }
     fold__sleep_ns(backoff);
     if (backoff < 200 * 1000000LL)

@@ -322,8 +322,9 @@ int fold__engine_shares_cpu(const fold_comm *c);
  * what the transport that reaches it measured of that link as a sender:
  * its one-way latency plus bytes times its time per byte (transport.h,
  * the vtable's link). The simulator gives its model; tcp the kernel's
- * minimum RTT / 2 and the median of the delivery rates it reported after
- * recent large sends (latency only before the first); shm
+ * minimum RTT / 2 and the median recent timed delivery of a large send (from
+ * its write to the acknowledgement of everything then unacknowledged;
+ * latency only before the first is delivered); shm
  * the best recent rate at which messages of 64 KiB and more went into the
  * peer's ring, with latency counted as 0 (under a microsecond). -1 when
  * nothing is measured yet (no large message sent to peer, tcp's kernel

@@ -15,6 +15,7 @@
 #include "sim/sim_check.h"
 
 #define BIG (4u << 20)
+#define NSEND 8 /* the transports keep their best of the last 8: a loaded machine slows some */
 
 static double now_s(void) {
   struct timespec ts;
@@ -49,7 +50,7 @@ static void case_sim(void) {
   fold_sim_destroy(sim);
 }
 
-/* Rank 0 sends BIG bytes to rank 1 three times; afterwards rank 0's
+/* Rank 0 sends BIG bytes to rank 1 NSEND times; afterwards rank 0's
  * measure of that link gives a transfer time that is positive and, on an
  * unshaped link, not longer than the slowest of the blocking sends it
  * timed (plus slack for a descheduled rank), on a shaped one within a
@@ -71,7 +72,8 @@ static int case_mp(double nominal_bps) {
   CHECK(buf != NULL);
   memset(buf, r, BIG);
   double worst = 0;
-  for (int k = 0; k < 3; k++) {
+  int bad = 0;
+  for (int k = 0; k < NSEND; k++) {
     CHECK_RC(fold_barrier(w), FOLD_OK, w);
     double t0 = now_s();
     if (r == 0) CHECK_RC(fold_send(buf, BIG, FOLD_UINT8, 1, k, w), FOLD_OK, w);
@@ -91,7 +93,13 @@ static int case_mp(double nominal_bps) {
     if (nominal_bps > 0) {
       double want = BIG * 8 / nominal_bps * 1e9;
       printf("%s: shaped to %.0f Mbit/s: %.3f ms expected\n", tp, nominal_bps / 1e6, want / 1e6);
-      CHECK(est > 0.5 * want && est < 2 * want);
+      /* not CHECK: an exit here would fail the other ranks' split with
+       * FOLD_EPEER, hiding the cause; rank 0 finishes the run, then fails */
+      if (!(est > 0.5 * want && est < 2 * want)) {
+        fprintf(stderr, "rank 0: the measured link (%.3f ms for %u bytes) is not within a factor 2 of the shaped "
+                        "rate's %.3f ms\n", est / 1e6, BIG, want / 1e6);
+        bad = 1;
+      }
     }
   }
   if (r == 2 && shm) CHECK(fold__link_ns(w, 0, BIG) == -1 && fold__link_ns(w, 1, BIG) == -1);
@@ -110,7 +118,7 @@ static int case_mp(double nominal_bps) {
   fold_comm_destroy(rev);
   fold_comm_destroy(w);
   free(buf);
-  return 0;
+  return bad;
 }
 
 int main(int argc, char **argv) {

@@ -123,6 +123,12 @@ for dt in DTYPES:
         x = a2a(r)
         run(blocking, "alltoall", x)
         check(same(x, want), f"alltoall in place {tag}")
+        x = a2a(r)
+        got = run(blocking, "alltoall", x, out=x)  # out=buf: in place, as allreduce(x, out=x)
+        check(got is x and same(x, want), f"alltoall out=buf {tag}")
+        y = np.concatenate([a2a(r), np.zeros(K, dt)])  # out overlaps buf, shifted by one block
+        got = run(blocking, "alltoall", y[:K * n], out=y[K:])
+        check(same(y[K:], want), f"alltoall overlapping out {tag}")
 
 # avg on floats and integers (integers truncate toward zero)
 for dt in (np.float32, np.float64, np.int32):

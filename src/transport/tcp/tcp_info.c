@@ -8,6 +8,8 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 #include "transport/tcp/tcp_info.h"
 
@@ -21,5 +23,12 @@ int fold__tcp_info_read(int fd, double *min_rtt_ns, double *rate_bytes_s) {
   size_t has_rate = offsetof(struct tcp_info, tcpi_delivery_rate) + sizeof ti.tcpi_delivery_rate;
   *min_rtt_ns = len >= has_rtt ? ti.tcpi_min_rtt * 1e3 : 0;
   *rate_bytes_s = len >= has_rate ? (double)ti.tcpi_delivery_rate : 0;
+  return 0;
+}
+
+int fold__tcp_info_outq(int fd, long *outq) {
+  int q = 0;
+  if (fd < 0 || ioctl(fd, SIOCOUTQ, &q) != 0) return -1;
+  *outq = q;
   return 0;
 }

@@ -64,20 +64,20 @@ static int iov_add(struct iovec *iov, int *niov, int max, const uint8_t *hdr, co
 }
 
 /* A data frame is fully written. */
-static void tx_done(fold__tcp_peer *p, fold_request *r) {
+static void tx_done(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r) {
   if (fold__tcp_tx_state(r) == TX_RTS) {
     r->tp_off = 0;
     r->next = p->cts_wait;
     p->cts_wait = r;
     return;
   }
-  if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(p);
+  if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(t, p, r->bytes);
   fold__req_complete(r, FOLD_OK);
   fold__req_unref(r);
 }
 
 /* Retire n written bytes from the frames gathered in items[] (in order). */
-static void tx_account(fold__tcp_peer *p, fold__tcp_ctl **ctls, fold_request **reqs, int nitems, size_t n) {
+static void tx_account(fold__tcp_tp *t, fold__tcp_peer *p, fold__tcp_ctl **ctls, fold_request **reqs, int nitems, size_t n) {
   for (int i = 0; i < nitems && n > 0; i++) {
     if (ctls[i]) {
       fold__tcp_ctl *k = ctls[i];
@@ -100,7 +100,7 @@ static void tx_account(fold__tcp_peer *p, fold__tcp_ctl **ctls, fold_request **r
       }
       n -= (size_t)rest;
       FOLD__QUEUE_POP_HEAD(p->txq_head, p->txq_tail, r);
-      tx_done(p, r);
+      tx_done(t, p, r);
     }
     p->tx_cur = TX_CUR_NONE;
   }
@@ -151,7 +151,7 @@ void fold__tcp_tx_flush(fold__tcp_tp *t, fold__tcp_peer *p) {
       fold__tcp_peer_gone(t, p, errno);
       return;
     }
-    tx_account(p, ctls, reqs, nitems, (size_t)n);
+    tx_account(t, p, ctls, reqs, nitems, (size_t)n);
     if ((size_t)n < total) { /* the socket buffer is full: wait for EPOLLOUT */
       fold__tcp_set_pollout(t, p, 1);
       return;
@@ -213,7 +213,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
         n = sendmsg(p->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
       while (n < 0 && errno == EINTR);
       if (n == (ssize_t)(FOLD__TCP_HDR + r->bytes)) {
-        if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(p);
+        if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(t, p, r->bytes);
         fold__req_complete(r, FOLD_OK);
         return 0;
       }

@@ -66,6 +66,9 @@ typedef struct fold__tcp_peer {
   fold__unexp *rx_unexp;       /* or unexpected record being filled */
   fold_request *rdata_wait;    /* CTS sent, waiting for RDATA (cookie in tp_off, length in got) */
   fold__meter rate;            /* ns per byte from the kernel's delivery rates (the vtable's link) */
+  int rate_due;                /* a large send was written: time its delivery (fold__tcp_link_check) */
+  int64_t rate_t0;             /* ... from when it was written */
+  long rate_bytes;             /* ... the bytes then still to deliver, plus large sends written since */
 } fold__tcp_peer;
 
 typedef struct fold__tcp_tp {
@@ -79,6 +82,7 @@ typedef struct fold__tcp_tp {
   uint8_t *scratch;
   struct epoll_event ev[TCP_EVENTS]; /* events seen by wait(), used by the next poll() */
   int nev;
+  int rate_due;        /* peers with rate_due set */
 } fold__tcp_tp;
 
 static inline int fold__tcp_tx_state(const fold_request *r) {
@@ -96,9 +100,12 @@ void fold__tcp_set_pollout(fold__tcp_tp *t, fold__tcp_peer *p, int on);
 void fold__tcp_mark_dirty(fold__tcp_tp *t, fold__tcp_peer *p);
 /* The connection to p broke (err: errno, 0 for an orderly close) or p left. */
 void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err);
-/* Read the kernel's delivery rate of p's connection into p->rate (the
- * vtable's link): after a large write, while the data still flows. */
-void fold__tcp_link_sample(fold__tcp_peer *p);
+/* A large send of `bytes` to p was written: time its delivery. Once
+ * everything written to p is acknowledged (fold__tcp_link_check, from
+ * every poll while one is due), the time per byte goes into p->rate (the
+ * vtable's link). */
+void fold__tcp_link_sample(fold__tcp_tp *t, fold__tcp_peer *p, uint64_t bytes);
+void fold__tcp_link_check(fold__tcp_tp *t);
 /* An authenticated peer broke the protocol: it counts as lost. */
 void fold__tcp_proto_error(fold__tcp_tp *t, fold__tcp_peer *p, const char *what);
 
