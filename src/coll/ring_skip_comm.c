@@ -97,10 +97,13 @@ rs_comm *fold__rs_comm_state(fold_comm *c) {
  * A size with no estimate yet (a new bucket size) takes the model of a
  * step T(b) = L + b*beta (latency, and time per byte of the transfer and
  * the reduction together) through its two nearest measured classes, one
- * smaller and one larger (interpolated); with only smaller ones, the line
- * through the two nearest of them, extrapolated; with only larger ones,
- * the nearest one's T (a step is no slower for fewer bytes). So one call
- * at a second size is enough to skip at every size in between.
+ * smaller and one larger (interpolated). With only larger ones, the
+ * nearest one's T (a step is no slower for fewer bytes); with only smaller
+ * ones, the nearest one's T, its bytes' part left to T_trans (the link's
+ * measured transfer time of this size, added to the threshold; with the
+ * link not measured yet, no estimate: that call skips nothing): a line
+ * extrapolated from two small classes (8 and 4 bytes, a few us apart in
+ * noise) put T at a 1 MiB block at 330 ms on shm.
  *
  * A straggler's own steps are all slow, so its window cannot tell it is
  * late: each header carries the sender's own estimate for the call's
@@ -128,27 +131,19 @@ void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns) {
   k->t_ns = m > 1 ? m : 1;
 }
 
-double fold__rs_t_of(const rs_comm *rc, size_t bytes) {
+double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small) {
+  *small = 0;
   int k = (int)(fold__rs_class((rs_comm *)rc, bytes) - rc->cls);
   if (rc->cls[k].t_ns > 0) return rc->cls[k].t_ns;
   int lo = k - 1, hi = k + 1;
   while (lo >= 0 && rc->cls[lo].t_ns == 0) lo--;
   while (hi < NCLASS && rc->cls[hi].t_ns == 0) hi++;
-  const rs_class *a, *b;
-  if (lo >= 0 && hi < NCLASS) {
-    a = &rc->cls[lo];
-    b = &rc->cls[hi];
-  } else if (lo >= 0) {
-    int lo2 = lo - 1;
-    while (lo2 >= 0 && rc->cls[lo2].t_ns == 0) lo2--;
-    if (lo2 < 0) return rc->cls[lo].t_ns; /* one class only: no slope to go by */
-    a = &rc->cls[lo2];
-    b = &rc->cls[lo];
-  } else if (hi < NCLASS) {
-    return rc->cls[hi].t_ns;
-  } else {
-    return 0;
+  if (lo < 0) return hi < NCLASS ? rc->cls[hi].t_ns : 0; /* a step is no slower for fewer bytes */
+  if (hi >= NCLASS) { /* the bytes' part: T_trans, in the threshold */
+    *small = 1;
+    return rc->cls[lo].t_ns;
   }
+  const rs_class *a = &rc->cls[lo], *b = &rc->cls[hi];
   double beta = b->bytes > a->bytes ? (b->t_ns - a->t_ns) / (b->bytes - a->bytes) : 0;
   if (beta < 0) beta = 0;
   double t = a->t_ns + beta * ((double)bytes - a->bytes);
@@ -160,11 +155,15 @@ void fold__rs_threshold(rs_call *s) {
   fold_comm *c = s->co->comm;
   rs_class *k = fold__rs_class(rc, s->maxb);
   double t = 0;
+  int small = 0;
   if (rc->t_env_ns > 0) {
     t = rc->t_env_ns;
   } else {
-    t = fold__rs_t_of(rc, s->maxb);
-    if (k->left_t_ns > 0 && (t == 0 || k->left_t_ns < t)) t = k->left_t_ns;
+    t = fold__rs_t_of(rc, s->maxb, &small);
+    if (k->left_t_ns > 0 && (t == 0 || small || k->left_t_ns < t)) {
+      t = k->left_t_ns;
+      small = 0;
+    }
   }
   /* T_trans: the environment's; else what the left neighbour measured of
    * its link to us (its last header in this class); else our own link to
@@ -178,6 +177,7 @@ void fold__rs_threshold(rs_call *s) {
     s->ttrans_ns = (int64_t)k->left_ttrans_ns;
   else
     s->ttrans_ns = mine > 0 ? mine : 0;
+  if (small && s->ttrans_ns == 0) t = 0; /* larger than all we measured, and the link not measured: no estimate */
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
   if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;

@@ -106,8 +106,9 @@ rs_comm *fold__rs_comm_state(fold_comm *c);
 void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns);
 /* The size class of a block of `bytes`. */
 rs_class *fold__rs_class(rs_comm *rc, size_t bytes);
-/* The estimate of T at a block of `bytes`: its class's, else the model fitted over the classes (0: none). */
-double fold__rs_t_of(const rs_comm *rc, size_t bytes);
+/* The estimate of T at a block of `bytes`: its class's, else the model fitted over the classes (0: none);
+ * *small: larger than every class measured (the model's bytes part is then T_trans). */
+double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small);
 /* s's threshold (alpha*T + T_trans, with its floor), T_trans and the figure for its headers, and whether
  * s starts late; from s->rc, s->maxb, s->right. */
 void fold__rs_threshold(rs_call *s);
