@@ -17,7 +17,8 @@
  * ms_per_step: the mean wall time of a step on rank 0 (after a barrier);
  * named/calls: in how many of the timed calls rank (s+1) % n named the
  * straggler s (the lowest rank FOLD_INJECT_DELAY delays; 2 if none) in
- * fold_comm_last_skips. */
+ * fold_comm_last_skips. v: every rank prints each call's time and whom
+ * it routed around on stderr. */
 
 #define MIB (1024 * 1024)
 
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
   }
   const char *pat = argv[1], *algo = argv[2];
   int steps = atoi(argv[3]), warm = argc > 4 ? atoi(argv[4]) : 2;
+  int verbose = argc > 5 && !strcmp(argv[5], "v"); /* each call's time and skips, from every rank */
   size_t sizes[8];
   int ns = 0, some = 0;
   if (!strcmp(pat, "one")) {
@@ -93,7 +95,13 @@ int main(int argc, char **argv) {
     }
     if (some) c->svc->inject_delay_ns = (s % 4) < 2 ? delay : 0;
     for (int k = 0; k < ns; k++) {
+      double tc = now_s();
       int rc = fold_allreduce(in, out, sizes[k] / sizeof *in, FOLD_FLOAT32, FOLD_SUM, c);
+      if (verbose) {
+        int w = -1, nsk = fold_comm_last_skips(c, &w, 1);
+        fprintf(stderr, "rank %d step %d call %d (%zu B): %.3f ms, skipped %d\n", me, s, k, sizes[k], 1e3 * (now_s() - tc),
+                nsk > 0 ? w : -1);
+      }
       if (rc != FOLD_OK) {
         fprintf(stderr, "rank %d: %s\n", me, fold_comm_last_error(c));
         return 1;

@@ -62,6 +62,7 @@ struct rs_call {
   int skips;           /* positions at which the left neighbour was routed around */
   int self_skips;      /* positions at which we routed our own late work around ourselves */
   int sig_done;
+  unsigned pool_gen;   /* the pool's generation when the call began (buf_put) */
 };
 
 /* One size class of the estimate of T (ring_skip_comm.c): block sizes of
@@ -95,6 +96,7 @@ struct rs_comm {
   char *pool[POOL_MAX];
   int npool;
   size_t pool_sz;
+  unsigned pool_gen; /* how often pool_sz grew */
 };
 
 /* The key of the extension slot holding a communicator's rs_comm. */
