@@ -551,25 +551,7 @@ static void call_end(rs_call *s, int status) {
            (double)s->threshold_ns / 1e3, s->late, (double)s->late_min_ns / 1e3);
   rs_comm *rc = fold__ext_get(c, &fold__rs_key);
   if (status == 1 && rc && rc->last_tag == co->tag) {
-    int around = s->skips || s->left_late;
-    rc->last_nskip = around ? 1 : 0;
-    rc->last_skip = around ? s->left : -1;
-    if (s->skips)
-      FOLD__INFO(c,
-                 "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
-                 "T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
-    else if (s->left_late)
-      FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
-    if (s->self_skips)
-      FOLD__INFO(c,
-                 "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us, "
-                 "T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
+    fold__rs_report(s);
     /* What the next calls learn, at any size: how late this call found
      * us (note_late). A call that measured nothing (no reduction of a
      * non-empty block) leaves it as it was; one that measured a normal

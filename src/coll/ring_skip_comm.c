@@ -187,6 +187,30 @@ void fold__rs_threshold(rs_call *s) {
   s->late = s->threshold_ns > 0 && rc->late_ns > s->threshold_ns;
 }
 
+void fold__rs_report(rs_call *s) {
+  fold_comm *c = s->co->comm;
+  fold__coll *co = s->co;
+  int around = s->skips || s->left_late;
+  s->rc->last_nskip = around ? 1 : 0;
+  s->rc->last_skip = around ? s->left : -1;
+  if (s->skips)
+    FOLD__INFO(c,
+               "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
+               "T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
+  else if (s->left_late)
+    FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
+  if (s->self_skips)
+    FOLD__INFO(c,
+               "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us, "
+               "T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
+}
+
 int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max) {
   if (comm == NULL || max < 0) return FOLD_EINVAL;
   rs_comm *rc = fold__ext_get(comm, &fold__rs_key);

@@ -114,6 +114,8 @@ double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small);
 /* s's threshold (alpha*T + T_trans, with its floor), T_trans and the figure for its headers, and whether
  * s starts late; from s->rc, s->maxb, s->right. */
 void fold__rs_threshold(rs_call *s);
+/* At a call's good end: whom it routed around (fold_comm_last_skips) and its INFO lines. */
+void fold__rs_report(rs_call *s);
 /* Free a call (ring_skip.c): its timer, posted receives and buffers. */
 void fold__rs_call_free(fold_comm *c, rs_call *s);
 
