@@ -92,6 +92,14 @@ foreach(t shm tcp)
   set_tests_properties(ring_skip_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE
                        ENVIRONMENT "FOLD_INJECT_DELAY=3:0.002;FOLD_SKIP_T=0.0005")
 endforeach()
+# ring_skip in a training loop's pattern (virtual time): sizes interleaved
+# (4 MiB / 8 B, 1 MiB / 64 KiB, a DDP-like step), a straggler late in some
+# calls only, a size seen for the first time.
+fold_add_test_exe(ring_skip_mix_test coll/ring_skip_mix_test.c)
+foreach(case alt alt2 ddp some newsize)
+  add_test(NAME ring_skip_mix_${case} COMMAND ring_skip_mix_test ${case})
+  set_tests_properties(ring_skip_mix_${case} PROPERTIES TIMEOUT 120)
+endforeach()
 # fold-sim ring-skip: the paper's sweep at n = 4 has 205 points, and a
 # straggler late once is recovered in part (some saving above 5%)
 add_test(NAME ring_skip_fold_sim COMMAND sh -c "$0 ring-skip --once --max-n 4 | awk -F, 'NR > 1 { n++; if ($7 > m) m = $7 } END { exit !(n == 205 && m > 0.05) }'" $<TARGET_FILE:fold-sim>)

@@ -65,21 +65,34 @@
 #include "coll/shm_coll.h"
 #include "patterns/patterns.h"
 
-/* A message buffer of HDR + the call's largest block. */
+/* FOLD_DEBUG=TRACE: a line per event of a call with the engine's time
+ * (virtual in the simulator): the per-rank timelines of docs/straggler.md. */
+#define RS_TRACE(s, fmt, ...)                                                                                    \
+  FOLD__TRACE((s)->co->comm, "ring_skip #%d %.1f us: " fmt, (s)->co->tag, (double)fold__now((s)->co->comm) / 1e3, \
+              __VA_ARGS__)
+
+/* A message buffer of at least HDR + the call's largest block. The pool
+ * keeps buffers of the largest size seen (pool_gen counts its growths):
+ * with sizes interleaved, a pool sized for the last call only was freed
+ * and refilled with fresh pages at every call, and a 4 MiB ring_skip call
+ * after an 8 B one took 3-4 times ring's time on shm, skipping or not. */
 static char *buf_get(rs_call *s) {
   rs_comm *rc = s->rc;
   size_t sz = HDR + s->maxb + 1;
-  if (rc->pool_sz != sz) {
+  if (rc->pool_sz < sz) {
     while (rc->npool) free(rc->pool[--rc->npool]);
     rc->pool_sz = sz;
+    rc->pool_gen++;
   }
-  return rc->npool ? rc->pool[--rc->npool] : malloc(sz);
+  return rc->npool ? rc->pool[--rc->npool] : malloc(rc->pool_sz);
 }
 
+/* A buffer back: pooled if the pool has not grown since the call began
+ * (so it is of the pool's size), else freed. */
 static void buf_put(rs_call *s, char *b) {
   rs_comm *rc = s->rc;
   if (b == NULL) return;
-  if (rc->pool_sz == HDR + s->maxb + 1 && rc->npool < POOL_MAX)
+  if (s->pool_gen == rc->pool_gen && rc->npool < POOL_MAX)
     rc->pool[rc->npool++] = b;
   else
     free(b);
@@ -167,13 +180,15 @@ int fold__ring_skip_init(fold__coll *co) {
   s->own_sent = calloc(nn, 1);
   s->full_at = calloc(nn, sizeof *s->full_at);
   s->rmsg = buf_get(s);
+  s->pool_gen = rc->pool_gen;
   fold__timer_init(&s->watchdog, watchdog_fired, s);
   if (!s->hold || !s->cov || !s->acc_cov || !s->own_sent || !s->full_at || !s->rmsg) {
     fold__rs_call_free(c, s);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
   fold__rs_threshold(s);
-  s->owner_ns = -1;
+  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us, late %d", s->maxb, (double)s->threshold_ns / 1e3, s->late);
+  s->late_min_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
   s->next = rc->calls;
@@ -238,7 +253,7 @@ static int send_msg(rs_call *s, int ctx, const void *data, size_t len, char *own
 
 /* A partial in message buffer buf (payload after the header). */
 static int send_partial(rs_call *s, char *buf, int j, int cov, unsigned flags, size_t bytes) {
-  msg_hdr h = {(float)(s->rc->t_bytes == s->maxb ? s->rc->t_ns / 1e3 : 0), s->out_ttrans_us, (uint32_t)j,
+  msg_hdr h = {(float)(fold__rs_class(s->rc, s->maxb)->t_ns / 1e3), s->out_ttrans_us, (uint32_t)j,
                (uint32_t)cov | flags};
   memcpy(buf, &h, HDR);
   return send_msg(s, s->co->data_ctx, buf, HDR + bytes, buf);
@@ -345,8 +360,10 @@ static int take(rs_call *s) {
   size_t len = blk_len(s, j), bytes = len * co->esize;
   if (h.cov < 1 || s->cov[j] + (int)h.cov > pos_of(s, j) || !(h.t_us >= 0) || !(h.ttrans_us >= 0))
     return bad_msg(s, "a partial with a wrong contribution count");
-  if (h.t_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_t_ns = (double)h.t_us * 1e3;
-  if (h.ttrans_us > 0 && s->rc->t_bytes == s->maxb) s->rc->left_ttrans_ns = (double)h.ttrans_us * 1e3;
+  rs_class *k = fold__rs_class(s->rc, s->maxb);
+  if (h.t_us > 0) k->left_t_ns = (double)h.t_us * 1e3;
+  if (h.ttrans_us > 0) k->left_ttrans_ns = (double)h.ttrans_us * 1e3;
+  RS_TRACE(s, "got block %d cov %u%s%s", j, h.cov, flags ? " late" : "", s->own_sent[j] ? " (passed on)" : "");
   s->cov[j] += (int)h.cov;
   s->missing -= h.cov;
   if (flags) s->left_late = 1;
@@ -406,6 +423,7 @@ static int ag_step(rs_call *s, int *took) {
     if (got != bytes) return bad_msg(s, "an allgather block of the wrong size");
     s->ag_got++;
     *took = 1;
+    RS_TRACE(s, "allgather block %d", j);
     if (s->right != j && (st = send_msg(s, s->ag_ctx, out_of(s, j), bytes, NULL))) return st;
     j = fold__mod(s->left - s->ag_got, s->n);
     bytes = blk_len(s, j) * co->esize;
@@ -421,6 +439,8 @@ static void position_done(rs_call *s, int skipped) {
   rs_comm *rc = fold__ext_get(co->comm, &fold__rs_key);
   int waited = s->pos > 0 && s->full_at[block_at(s, s->pos)] > s->ready_ns;
   if (!skipped && !s->late && waited && rc) fold__rs_t_sample(rc, s->maxb, (double)(now - s->ready_ns));
+  RS_TRACE(s, "step %d (block %d) done%s%s, %.1f us", s->pos, block_at(s, s->pos), skipped ? " skipped" : "",
+           waited ? " waited" : "", (double)(now - s->ready_ns) / 1e3);
   fold__timer_cancel(co->comm, &s->watchdog);
   s->fired = 0;
   s->pos++;
@@ -445,6 +465,30 @@ static int send_unreduced(rs_call *s, int j) {
   return send_own(s, j, F_LATE); /* nothing held now: a copy, no reduction */
 }
 
+/* FOLD_INJECT_DELAY before reducing block j: an empty block is no
+ * reduction (as in ring's rounds), so no delay. */
+static int rs_straggle(rs_call *s, int j) {
+  int was = s->co->straggle;
+  int w = fold__coll_straggle(s->co, blk_len(s, j) > 0);
+  if (w && !was) RS_TRACE(s, "delay before block %d", j);
+  return w;
+}
+
+/* How late we are, learnt across calls (any size): the least excess over
+ * the normal step of the reductions of this call (a straggler is late at
+ * every one; a rank preempted once is not), a reduction's time counted
+ * from when it could start. A self-skip counts the time the partial had
+ * waited for us. Empty blocks measure nothing. */
+static void note_late(rs_call *s, int j, int64_t x) {
+  if (s->threshold_ns == 0 || blk_len(s, j) == 0) return;
+  if (x < 0) x = 0;
+  if (s->late_min_ns < 0 || x < s->late_min_ns) s->late_min_ns = x;
+}
+static void note_reduction(rs_call *s, int j) {
+  int64_t t0 = s->full_at[j] > s->ready_ns ? s->full_at[j] : s->ready_ns;
+  note_late(s, j, fold__now(s->co->comm) - t0 - (int64_t)s->t_ns);
+}
+
 /* Work positions while we can. 0: waiting; <0 error. */
 static int advance(rs_call *s) {
   fold__coll *co = s->co;
@@ -465,19 +509,21 @@ static int advance(rs_call *s) {
        * of ours is pending: a reduction we started waiting for is served). */
       if (s->late || (full && s->threshold_ns > 0 && co->straggle == 0 &&
                       fold__now(co->comm) - s->full_at[j] > s->threshold_ns)) {
+        if (!s->late) note_late(s, j, fold__now(co->comm) - s->full_at[j]);
         s->self_skips++;
         if ((rc = send_unreduced(s, j))) return rc;
         position_done(s, 1);
         continue;
       }
       if (!full && !s->fired) return 0;
-      if (fold__coll_straggle(co, 1)) return 0;
+      if (rs_straggle(s, j)) return 0;
       if (!full) s->skips++;
       if ((rc = send_own(s, j, 0))) return rc;
+      if (full) note_reduction(s, j);
       position_done(s, !full);
     } else {
       if (s->acc_cov[j] != p) return 0;
-      if (fold__coll_straggle(co, 1)) return 0;
+      if (rs_straggle(s, j)) return 0;
       size_t len = blk_len(s, j);
       if (p == 0 || len == 0) {
         if (len && out_of(s, j) != own(s, j)) memcpy(out_of(s, j), own(s, j), len * co->esize);
@@ -488,10 +534,7 @@ static int advance(rs_call *s) {
       buf_put(s, s->hold[j]);
       s->hold[j] = NULL;
       s->acc_cov[j] = 0;
-      if (p > 0) { /* how long the last reduction took once it could start: still late? */
-        int64_t t0 = s->full_at[j] > s->ready_ns ? s->full_at[j] : s->ready_ns;
-        s->owner_ns = fold__now(co->comm) - t0;
-      }
+      if (p > 0) note_reduction(s, j); /* in late mode the only one left: still late? */
       position_done(s, s->late);
       if (s->allreduce && n > 1) /* start our block's allgather, from the result */
         if ((rc = send_msg(s, s->ag_ctx, out_of(s, j), len * co->esize, NULL))) return rc;
@@ -504,36 +547,17 @@ static void call_end(rs_call *s, int status) {
   fold__coll *co = s->co;
   fold_comm *c = co->comm;
   co->u[7] = 0;
+  RS_TRACE(s, "end (status %d, threshold %.1f us, late %d, measured late by %.1f us)", status,
+           (double)s->threshold_ns / 1e3, s->late, (double)s->late_min_ns / 1e3);
   rs_comm *rc = fold__ext_get(c, &fold__rs_key);
   if (status == 1 && rc && rc->last_tag == co->tag) {
-    int around = s->skips || s->left_late;
-    rc->last_nskip = around ? 1 : 0;
-    rc->last_skip = around ? s->left : -1;
-    if (s->skips)
-      FOLD__INFO(c,
-                 "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
-                 "T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
-    else if (s->left_late)
-      FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
-    if (s->self_skips)
-      FOLD__INFO(c,
-                 "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us, "
-                 "T_trans %.1f us)",
-                 fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3,
-                 (double)s->ttrans_ns / 1e3);
-    /* Late from the next call on: a partial waited for us in this one.
-     * Still late: our own block's last reduction (the only one left on us)
-     * took longer than the threshold. A slow owner step alone does not
-     * start it: one preemption there on a loaded machine would hand a
-     * whole call's reductions to our neighbour. */
-    if (s->threshold_ns > 0) {
-      rc->late = s->late ? s->owner_ns > s->threshold_ns : s->self_skips > 0;
-      rc->late_bytes = s->maxb;
-    }
+    fold__rs_report(s);
+    /* What the next calls learn, at any size: how late this call found
+     * us (note_late). A call that measured nothing (no reduction of a
+     * non-empty block) leaves it as it was; one that measured a normal
+     * step forgets it. The next call hands its reductions on from the
+     * start when that lateness is above its own threshold. */
+    if (s->late_min_ns >= 0) rc->late_ns = s->late_min_ns;
   }
   if (status == 1 && rc) {
     for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)

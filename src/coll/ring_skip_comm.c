@@ -58,62 +58,143 @@ rs_comm *fold__rs_comm_state(fold_comm *c) {
   return rc;
 }
 
-/* The estimator of T: the smallest of the last TWIN steps this rank
- * finished without a skip, for one block size (a new size starts afresh).
+/* The estimator of T, per size class (block sizes of one bit length:
+ * every size a training loop interleaves, its gradient buckets and its
+ * 8-byte loss, keeps an estimate of its own; one estimate for the last
+ * size only, restarted when the size changed, never existed in such a
+ * loop). In a class, T is the smallest of the last TWIN steps this rank
+ * finished without a skip that waited for their partial (a step whose
+ * partial was already here is only a reduction).
+ *
  * Why the minimum and not a mean: in a ring every rank's steps run at the
  * pace of the slowest one, so a mean learns the straggler's pace as
- * "normal" and never skips it (the first version did exactly that: with a
- * rank 2 ms late per step, every rank estimated T at about 2 ms). A step
- * can only be slowed by waiting and noise, never sped up, so the smallest
- * recent one is the normal step; the window lets the estimate follow a
- * machine that got slower for good. alpha covers the noise above it.
- * Samples are steps that waited for their partial (so they include a
- * transfer): a step whose partial was already here is only a reduction.
+ * "normal" and never skips it (with a rank 2 ms late per step, every rank
+ * estimated T at about 2 ms). A step can only be slowed by waiting and
+ * noise, never sped up, so the smallest recent one is the normal step:
+ * slow steps are ignored as long as one normal step is in the window.
+ * alpha covers the noise above it. How it adapts: a faster machine lowers
+ * the class's T at its first faster step; a slower one (a loaded host, a
+ * slower link) raises it once TWIN slower steps have pushed the fast ones
+ * out, i.e. after about TWIN/(n-1) calls of that class (n - 1 samples per
+ * call at most). Until then the threshold is too low by the slowdown, so
+ * a machine more than alpha times slower skips on every step for those
+ * calls (correct results, a copy and a message more per skip).
+ *
+ * A size with no estimate yet (a new bucket size) takes the model of a
+ * step T(b) = L + b*beta (latency, and time per byte of the transfer and
+ * the reduction together) through its two nearest measured classes, one
+ * smaller and one larger (interpolated). With only larger ones, the
+ * nearest one's T (a step is no slower for fewer bytes); with only smaller
+ * ones, the nearest one's T, its bytes' part left to T_trans (the link's
+ * measured transfer time of this size, added to the threshold; with the
+ * link not measured yet, no estimate: that call skips nothing): a line
+ * extrapolated from two small classes (8 and 4 bytes, a few us apart in
+ * noise) put T at a 1 MiB block at 330 ms on shm.
+ *
  * A straggler's own steps are all slow, so its window cannot tell it is
- * late: each header carries the sender's own estimate, and the threshold
- * uses the smaller of ours and our left neighbour's (not fed back into
- * the window, so a low value does not circulate for ever). */
-void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns) {
-  if (rc->t_bytes != bytes) {
-    rc->t_bytes = bytes;
-    rc->tn = 0;
-    rc->left_t_ns = 0;
-    rc->left_ttrans_ns = 0;
-    rc->t_ns = 0;
+ * late: each header carries the sender's own estimate for the call's
+ * class, and the threshold uses the smaller of ours and our left
+ * neighbour's (not fed back into the window, so a low value does not
+ * circulate for ever). */
+rs_class *fold__rs_class(rs_comm *rc, size_t bytes) {
+  int k = 0;
+  while (bytes && k < NCLASS - 1) {
+    bytes >>= 1;
+    k++;
   }
+  return &rc->cls[k];
+}
+
+void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns) {
   if (ns <= 0) return;
-  rc->twin[rc->tn++ % TWIN] = ns;
-  int k = rc->tn < TWIN ? rc->tn : TWIN;
-  double m = rc->twin[0];
-  for (int i = 1; i < k; i++)
-    if (rc->twin[i] < m) m = rc->twin[i];
-  rc->t_ns = m > 1 ? m : 1;
+  rs_class *k = fold__rs_class(rc, bytes);
+  k->twin[k->tn++ % TWIN] = ns;
+  k->bytes = (double)bytes;
+  int w = k->tn < TWIN ? k->tn : TWIN;
+  double m = k->twin[0];
+  for (int i = 1; i < w; i++)
+    if (k->twin[i] < m) m = k->twin[i];
+  k->t_ns = m > 1 ? m : 1;
+}
+
+double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small) {
+  *small = 0;
+  int k = (int)(fold__rs_class((rs_comm *)rc, bytes) - rc->cls);
+  if (rc->cls[k].t_ns > 0) return rc->cls[k].t_ns;
+  int lo = k - 1, hi = k + 1;
+  while (lo >= 0 && rc->cls[lo].t_ns == 0) lo--;
+  while (hi < NCLASS && rc->cls[hi].t_ns == 0) hi++;
+  if (lo < 0) return hi < NCLASS ? rc->cls[hi].t_ns : 0; /* a step is no slower for fewer bytes */
+  if (hi >= NCLASS) { /* the bytes' part: T_trans, in the threshold */
+    *small = 1;
+    return rc->cls[lo].t_ns;
+  }
+  const rs_class *a = &rc->cls[lo], *b = &rc->cls[hi];
+  double beta = b->bytes > a->bytes ? (b->t_ns - a->t_ns) / (b->bytes - a->bytes) : 0;
+  if (beta < 0) beta = 0;
+  double t = a->t_ns + beta * ((double)bytes - a->bytes);
+  return t > a->t_ns ? t : a->t_ns;
 }
 
 void fold__rs_threshold(rs_call *s) {
   rs_comm *rc = s->rc;
   fold_comm *c = s->co->comm;
+  rs_class *k = fold__rs_class(rc, s->maxb);
   double t = 0;
-  if (rc->t_env_ns > 0)
+  int small = 0;
+  if (rc->t_env_ns > 0) {
     t = rc->t_env_ns;
-  else if (rc->t_bytes == s->maxb)
-    t = rc->left_t_ns > 0 && (rc->t_ns == 0 || rc->left_t_ns < rc->t_ns) ? rc->left_t_ns : rc->t_ns;
+  } else {
+    t = fold__rs_t_of(rc, s->maxb, &small);
+    if (k->left_t_ns > 0 && (t == 0 || small || k->left_t_ns < t)) {
+      t = k->left_t_ns;
+      small = 0;
+    }
+  }
   /* T_trans: the environment's; else what the left neighbour measured of
-   * its link to us (its last header at this size); else our own link to
+   * its link to us (its last header in this class); else our own link to
    * the right as a stand-in (the same kind of link on a uniform network);
    * else 0 (nothing measured yet: T, a waited step, includes a transfer). */
   int64_t mine = fold__link_ns(c, s->right, HDR + s->maxb);
   s->out_ttrans_us = mine > 0 ? (float)(mine / 1e3) : 0;
   if (rc->ttrans_env_ns >= 0)
     s->ttrans_ns = (int64_t)rc->ttrans_env_ns;
-  else if (rc->t_bytes == s->maxb && rc->left_ttrans_ns > 0)
-    s->ttrans_ns = (int64_t)rc->left_ttrans_ns;
+  else if (k->left_ttrans_ns > 0)
+    s->ttrans_ns = (int64_t)k->left_ttrans_ns;
   else
     s->ttrans_ns = mine > 0 ? mine : 0;
+  if (small && s->ttrans_ns == 0) t = 0; /* larger than all we measured, and the link not measured: no estimate */
   s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
   if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
-  s->late = s->threshold_ns > 0 && rc->late_bytes == s->maxb && rc->late;
+  s->t_ns = t;
+  /* late mode: our lateness, as last measured, is more than this call's
+   * neighbours would wait for us (the paper's rule, from our side) */
+  s->late = s->threshold_ns > 0 && rc->late_ns > s->threshold_ns;
+}
+
+void fold__rs_report(rs_call *s) {
+  fold_comm *c = s->co->comm;
+  fold__coll *co = s->co;
+  int around = s->skips || s->left_late;
+  s->rc->last_nskip = around ? 1 : 0;
+  s->rc->last_skip = around ? s->left : -1;
+  if (s->skips)
+    FOLD__INFO(c,
+               "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
+               "T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
+  else if (s->left_late)
+    FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
+  if (s->self_skips)
+    FOLD__INFO(c,
+               "ring_skip: %s #%d: rank %d was late and passed %d of its %d reductions on (threshold %.1f us, "
+               "T_trans %.1f us)",
+               fold__coll_name(co->kind), co->tag, s->r, s->self_skips, s->n - 2, (double)s->threshold_ns / 1e3,
+               (double)s->ttrans_ns / 1e3);
 }
 
 int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max) {

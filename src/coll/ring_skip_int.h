@@ -55,24 +55,32 @@ struct rs_call {
   fold_request *agreq; /* the allgather block being received, straight into the result */
   int late;            /* we were late in the last call: hand every middle reduction on */
   int left_late;       /* the left neighbour handed its reductions on to us */
-  int64_t owner_ns;    /* how long our own block's last reduction took from the moment it could start */
+  double t_ns;         /* the T in the threshold */
+  int64_t late_min_ns; /* how late we are, as this call measured it (-1: not measured; see note_late) */
   out_msg *outs;
   int nouts, outcap;
   int skips;           /* positions at which the left neighbour was routed around */
   int self_skips;      /* positions at which we routed our own late work around ourselves */
   int sig_done;
+  unsigned pool_gen;   /* the pool's generation when the call began (buf_put) */
 };
+
+/* One size class of the estimate of T (ring_skip_comm.c): block sizes of
+ * the same bit length. */
+enum { NCLASS = 48 };
+typedef struct rs_class {
+  double twin[TWIN]; /* the last TWIN samples */
+  double t_ns;       /* their smallest (0: none yet) */
+  double bytes;      /* the block size of the last sample (the point the model fits) */
+  int tn;            /* samples taken */
+  double left_t_ns;  /* the left neighbour's own estimate for this class, from its last header (0: none) */
+  double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
+} rs_class;
 
 /* Per communicator (an extension slot, not a field of fold_comm). */
 struct rs_comm {
-  double t_ns;      /* the estimate of T (0: none yet) */
-  size_t t_bytes;   /* the block size it was measured at */
-  double twin[TWIN]; /* the last TWIN samples (see t_sample) */
-  double left_t_ns; /* the left neighbour's own estimate, from its last header (0: none) */
-  double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
-  int tn;           /* samples taken at this size */
-  int late;         /* our last call at late_bytes found us late */
-  size_t late_bytes;
+  rs_class cls[NCLASS];
+  int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
@@ -88,6 +96,7 @@ struct rs_comm {
   char *pool[POOL_MAX];
   int npool;
   size_t pool_sz;
+  unsigned pool_gen; /* how often pool_sz grew */
 };
 
 /* The key of the extension slot holding a communicator's rs_comm. */
@@ -95,11 +104,18 @@ extern const char fold__rs_key;
 /* c's rs_comm, made (and the environment read) on first use; NULL when out of memory. */
 rs_comm *fold__rs_comm_state(fold_comm *c);
 /* A step of `ns` that waited for its partial, at a block size of `bytes` (ring_skip_comm.c says why the
- * estimate is the smallest recent one). */
+ * estimate is the smallest recent one, per size class). */
 void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns);
+/* The size class of a block of `bytes`. */
+rs_class *fold__rs_class(rs_comm *rc, size_t bytes);
+/* The estimate of T at a block of `bytes`: its class's, else the model fitted over the classes (0: none);
+ * *small: larger than every class measured (the model's bytes part is then T_trans). */
+double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small);
 /* s's threshold (alpha*T + T_trans, with its floor), T_trans and the figure for its headers, and whether
  * s starts late; from s->rc, s->maxb, s->right. */
 void fold__rs_threshold(rs_call *s);
+/* At a call's good end: whom it routed around (fold_comm_last_skips) and its INFO lines. */
+void fold__rs_report(rs_call *s);
 /* Free a call (ring_skip.c): its timer, posted receives and buffers. */
 void fold__rs_call_free(fold_comm *c, rs_call *s);
 
