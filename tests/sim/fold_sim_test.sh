@@ -47,9 +47,9 @@ csv)
   check "CSV rows: 4 n x 5 sizes" test "$(tail -n +2 "$T/s.csv" | wc -l)" -eq 20
   check "CSV 12 columns everywhere" awk -F, 'NF != 12 { exit 1 }' "$T/s.csv"
   check "CSV n and bytes swept" test "$(cut -d, -f3,4 "$T/s.csv" | tail -n +2 | sort -u | wc -l)" -eq 20
-  # sim - model is exactly the collective's signature message (24 B, sizeof
+  # sim - model is exactly the collective's signature message (32 B, sizeof
   # fold__sig) at 1 ns/B: the model leaves it out, nothing else differs.
-  check "CSV sim = model + the 24 B signature message" awk -F, 'NR > 1 && ($5 - $6 - 24e-9 > 1e-13 || $5 - $6 - 24e-9 < -1e-13) { exit 1 }' "$T/s.csv"
+  check "CSV sim = model + the 32 B signature message" awk -F, 'NR > 1 && ($5 - $6 - 32e-9 > 1e-13 || $5 - $6 - 32e-9 < -1e-13) { exit 1 }' "$T/s.csv"
   check "CSV parameters" awk -F, 'NR > 1 && ($8 != "1e-06" || $9 != "1e-09") { exit 1 }' "$T/s.csv"
   if command -v gnuplot > /dev/null; then
     check "PNG written" test -s "$T/s.png"
