@@ -160,22 +160,68 @@ int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b) {
          a->dtype == b->dtype && a->algo == b->algo;
 }
 
-/* 0 while the left neighbour's signature has not arrived, 1 when it matched,
- * FOLD_EMISMATCH (everyone told) when it did not. */
+/* The signature rounds. A call whose every rank needs (through the
+ * rounds) data from every rank cannot complete on any rank when one rank
+ * called differently: its data never match (data_ctx), so the rank that
+ * sees the difference reaches everyone first. So allreduce, reduce_scatter,
+ * allgather, alltoall and barrier check rank-1's signature only (one
+ * message, overlapped). A rooted call (broadcast, reduce, gather, scatter)
+ * or one without data (count 0) lets some ranks finish on their own data:
+ * there the signatures spread as a dissemination barrier does, round k
+ * from rank - 2^k to rank + 2^k (k < ceil(log2 n); the distances differ
+ * mod n, so the source tells the rounds apart), each round sent once the
+ * round before matched. Every rank then has a chain of matching pairs
+ * from every rank, so if any two ranks differ, a rank on each chain sees
+ * a difference, and no rank completes before the report of one reaches
+ * it: every rank of the call fails, never a part of them. */
+static int sig_rounds_of(const fold__coll *co) {
+  int rooted = co->kind == FOLD__COLL_BROADCAST || co->kind == FOLD__COLL_REDUCE || co->kind == FOLD__COLL_GATHER ||
+               co->kind == FOLD__COLL_SCATTER;
+  if (!rooted && (co->count > 0 || co->kind == FOLD__COLL_BARRIER)) return 1;
+  int k = 0;
+  while (k < 30 && (1 << k) < co->size) k++;
+  return k > 0 ? k : 1;
+}
+
+/* 0 while a signature round is under way, 1 when every round matched,
+ * FOLD_EMISMATCH (everyone told) when one did not. */
 static int sig_check(fold__coll *co) {
-  if (co->sig_checked || co->size == 1 || co->sig_recv == NULL) return 1;
-  if (!fold__req_done(co->sig_recv)) return 0;
-  co->sig_checked = 1;
-  int st = co->sig_recv->status;
-  if (st < 0) return st;
-  if (co->sig_recv->got == sizeof co->left_sig && fold__coll_sig_equal(&co->sig, &co->left_sig)) return 1;
-  char mine[160], theirs[160], msg[FOLD__ERRLEN];
-  describe(co, &co->sig, mine, sizeof mine);
-  describe(co, &co->left_sig, theirs, sizeof theirs);
-  int left = (co->rank + co->size - 1) % co->size;
-  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, mine, left,
-           theirs);
-  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+  for (;;) {
+    if (co->sig_checked || co->size == 1 || co->sig_recv == NULL) return 1;
+    if (!fold__req_done(co->sig_recv)) return 0;
+    if (!co->sig_round_ok) {
+      int st = co->sig_recv->status;
+      if (st < 0) return st;
+      if (co->sig_recv->got != sizeof co->left_sig || !fold__coll_sig_equal(&co->sig, &co->left_sig)) {
+        char mine[160], theirs[160], msg[FOLD__ERRLEN];
+        describe(co, &co->sig, mine, sizeof mine);
+        describe(co, &co->left_sig, theirs, sizeof theirs);
+        snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, mine,
+                 co->sig_recv->peer, theirs);
+        co->sig_checked = 1;
+        return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+      }
+      co->sig_round_ok = 1;
+    }
+    if (co->sig_round + 1 >= co->sig_rounds) {
+      co->sig_checked = 1;
+      return 1;
+    }
+    /* the next round (its send waits for this round's, which is short) */
+    if (co->sig_send && !fold__req_done(co->sig_send)) return 0;
+    fold_comm *c = co->comm;
+    fold__req_unref(co->sig_recv);
+    fold__req_unref(co->sig_send);
+    co->sig_recv = co->sig_send = NULL;
+    co->sig_round++;
+    co->sig_round_ok = 0;
+    int d = (1 << co->sig_round) % co->size;
+    int from = (co->rank + co->size - d) % co->size, to = (co->rank + d) % co->size;
+    int rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, from, FOLD__CTX_SIG, co->tag, &co->sig_recv);
+    if (rc == FOLD_OK)
+      rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, to, FOLD__CTX_SIG, co->tag, &co->sig_send);
+    if (rc != FOLD_OK) return rc;
+  }
 }
 
 /* ---- executor ---------------------------------------------------------------------- */
@@ -367,8 +413,7 @@ static int finished(fold__coll *co, int sig_ok) {
   return sig_ok && (co->sig_send == NULL || fold__req_done(co->sig_send));
 }
 
-static int coll_step(fold__task *t) {
-  fold__coll *co = (fold__coll *)t;
+static int coll_step_body(fold__coll *co) {
   if (co->algo->step) { /* an algorithm with its own state machine (shm): no rounds, no signature messages */
     int rc = co->algo->step(co);
     /* it divides FOLD_AVG itself chunk by chunk; FOLD_SUM_EXACT rounds here, once */
@@ -407,6 +452,27 @@ static int coll_step(fold__task *t) {
   }
 }
 
+/* A peer's failure report for this call (or an earlier one) fails it here
+ * too (fold__coll_told). Reports are read after each poll, before the
+ * tasks step; the first step, though, runs at the call's start, before
+ * any poll: a call whose data all waits there already (a rank that comes
+ * late, the shm areas filled long ago) would complete before the reports
+ * behind that data were read. So a call done at its first step completes
+ * at the next step, after the wait's first poll pass (which a blocking
+ * call makes anyway): one flag test. */
+static int coll_step(fold__task *t) {
+  fold__coll *co = (fold__coll *)t;
+  if (fold__coll_told(co->comm, t->coll_seq)) return fold__coll_told_fail(co->comm, t, t->coll_seq);
+  if (co->done_early) return 1;
+  int rc = coll_step_body(co);
+  if (rc > 0 && !co->stepped && co->size > 1) {
+    co->done_early = 1;
+    rc = 0;
+  }
+  co->stepped = 1;
+  return rc;
+}
+
 /* ---- what a stuck call waits for -----------------------------------------------------
  * Only for a timeout's message (fold__task.describe): which ranks this rank
  * still waits on, and in which step. */
@@ -430,6 +496,7 @@ static int count_rounds(const fold__coll *co) {
 static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
   fold__coll *co = (fold__coll *)t;
   buf[0] = '\0';
+  if (co->done_early) return -1; /* done; waits for nobody */
   if (co->straggle == 1) { /* nobody else to blame: this rank is the straggler */
     snprintf(buf, cap, "its own FOLD_INJECT_DELAY before a reduction step of %s", co->algo->name);
     return -1;
@@ -700,6 +767,8 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->task.release = coll_release;
   co->task.describe = coll_describe_wait;
   co->task.req = r;
+  co->task.is_coll = 1;
+  co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
@@ -707,6 +776,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
                         .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo)};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
+  co->sig_rounds = sig_rounds_of(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
     if (scratch_get(co) != FOLD_OK)

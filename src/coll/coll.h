@@ -74,6 +74,10 @@ struct fold__coll {
   int dig_ctx;
   fold_request *sig_send, *sig_recv;
   int sig_checked;
+  /* signature rounds: 1 (rank-1 only) when every rank's result needs every
+   * rank's data; else ceil(log2 n), round k from rank-2^k (coll.c) */
+  int sig_rounds, sig_round, sig_round_ok;
+  int stepped, done_early; /* coll_step: a call done at its first step completes at the next */
   int local_due;     /* the round's transfers are done; its local ops wait to run */
   /* FOLD_INJECT_DELAY: 0 no delay pending, 1 waiting for straggle_timer,
    * 2 served (fold__coll_straggle) */
