@@ -458,8 +458,10 @@ static int coll_step_body(fold__coll *co) {
  * any poll: a call whose data all waits there already (a rank that comes
  * late, the shm areas filled long ago) would complete before the reports
  * behind that data were read. So a call done at its first step completes
- * at the next step, after the wait's first poll pass (which a blocking
- * call makes anyway): one flag test. */
+ * at the next step, after the wait's first poll pass: one flag test. A
+ * blocking call skips that (its stepped flag is set from the start): its
+ * wait polls before it looks at the request, and fold__coll_run checks
+ * the reports after the wait. */
 static int coll_step(fold__task *t) {
   fold__coll *co = (fold__coll *)t;
   if (fold__coll_told(co->comm, t->coll_seq)) return fold__coll_told_fail(co->comm, t, t->coll_seq);
@@ -701,7 +703,16 @@ static int detect_in_place(const fold__coll_args *a, int me, size_t esize) {
 
 /* ---- start ------------------------------------------------------------------------------- */
 
+static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking);
+
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req) {
+  return coll_start(c, opname, a, req, 0);
+}
+
+/* blocking: the caller waits at once (fold__coll_run), and its wait polls
+ * before it looks at the request: a call done at its first step may
+ * complete there (the caller checks fold__coll_told after the wait). */
+static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking) {
   int rc;
   if (req) *req = NULL;
   if ((rc = fold__check_comm(c))) return rc;
@@ -767,6 +778,7 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->task.release = coll_release;
   co->task.describe = coll_describe_wait;
   co->task.req = r;
+  co->stepped = blocking; /* see coll_step */
   co->task.is_coll = 1;
   co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
@@ -830,10 +842,14 @@ int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_arg
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a) {
   fold_request *r;
   fold__enter(c);
-  int rc = fold__coll_start(c, opname, a, &r);
+  int rc = coll_start(c, opname, a, &r, 1);
   if (rc == FOLD_OK) {
     fold__wait_req(c, r, opname);
     rc = r->status;
+    /* the wait polled and read the reports at least once: one that says
+     * this call failed elsewhere fails it here too, even if it completed
+     * at its first step (see coll_step) */
+    if (rc == FOLD_OK && fold__coll_told(c, r->task->coll_seq)) rc = fold__coll_told_fail(c, r->task, r->task->coll_seq);
     fold__req_unref(r);
   }
   fold__leave(c);
