@@ -293,7 +293,7 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
     /* p failed waiting for this rank, and said so */
     snprintf(self, sizeof self, "rank %d: %s peer rank %d, which failed waiting for this rank: %s", c->rank, what, p,
              n->cause);
-    return tell_then_fail(c, n->cause_status, c->rank, n->cause, self);
+    return tell_then_fail(c, FOLD_EPEER, c->rank, n->cause, self); /* the peer is lost, as before */
   }
   const char *why = fold__lost_why(c, p);
   char world[48], me[48]; /* a child names the ranks in the world's numbering too */
