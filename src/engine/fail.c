@@ -404,7 +404,7 @@ int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq) {
   int w = t && t->describe ? t->describe(t, wait, sizeof wait) : -1;
   int who = w >= 0 && w != c->rank && w < c->size ? w : n->culprit != c->rank ? n->culprit : src;
   snprintf(self, sizeof self, "rank %d: collective #%u failed on rank %d, which timed out (FOLD_TIMEOUT)%s%s", c->rank,
-           (unsigned)seq, src, wait[0] ? "; this rank waits for " : "", wait);
+           (unsigned)seq, src, wait[0] ? "; this rank was waiting for " : "", wait);
   if (n->culprit == c->rank && (w < 0 || w == c->rank)) { /* it waited for this rank, which waits for nobody */
     size_t len = strlen(self);
     snprintf(self + len, sizeof self - len, ": %s", n->cause);
