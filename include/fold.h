@@ -26,8 +26,10 @@
  *    (fold_comm_last_error) names the rank the operation still waits for
  *    and the step: "fold_allreduce: rank 1: not complete within 5 s
  *    (FOLD_TIMEOUT): waiting for rank 2 (round 3 of 6 of ring: receive of
- *    4096 bytes)"; a rank that waited only for another waiting rank may
- *    name that rank, or the one it reported.
+ *    4096 bytes)"; a rank that waited for another waiting rank adds whom
+ *    that one waited for, up to the silent rank ("; rank 0 waited in turn
+ *    for rank 2, which was silent"): the ranks that time out together
+ *    exchange whom they wait for before they fail (at most 1 s more).
  */
 #ifndef FOLD_H
 #define FOLD_H
@@ -523,11 +525,13 @@ FOLD_API int fold_progress(fold_comm *comm);
  * combine only with data of ranks that made the same call: every rank
  * whose part of the call needs data from a rank that called differently
  * gets FOLD_EMISMATCH as soon as the report reaches it (not FOLD_ETIMEDOUT),
- * never FOLD_OK with wrong data. A rank whose part needed no such data (a
- * broadcast root, or a rank that received only from ranks that made its
- * call) may return FOLD_OK from that call; the report reaches it at the
- * latest when it next waits for a detecting rank (e.g. in its next
- * barrier). Two calls that differ in one value only (counts and roots
+ * never FOLD_OK with wrong data; and no rank of such a call returns
+ * FOLD_OK at all, not even one whose part needed no other rank's data (a
+ * broadcast root): rooted calls check signatures in log2(n) rounds for
+ * that. Likewise a call that failed on a rank for another reason (a
+ * timeout, a lost peer) fails on every rank that the failure report
+ * reaches before the call completes there, even a rank that comes late
+ * and finds all its data waiting. Two calls that differ in one value only (counts and roots
  * below 2^29) never exchange data; calls that differ in several values at
  * once could, with probability 2^-29, before the report arrives; and
  * with several nonblocking calls outstanding, ranks that mix the `shm`

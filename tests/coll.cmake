@@ -49,6 +49,17 @@ add_test(NAME coll_mismatch COMMAND coll_mismatch)
 add_test(NAME coll_mismatch_shm COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 add_test(NAME coll_mismatch_tcp COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 set_tests_properties(coll_mismatch coll_mismatch_shm coll_mismatch_tcp PROPERTIES TIMEOUT 300)
+# A rank that comes late to a collective that timed out on the others
+# fails too (never FOLD_OK on the data it finds waiting), and the ranks
+# that timed out all name the silent rank, not one that only waited:
+# processes over shm, threads over tcp; allreduce and a rooted call.
+fold_add_test_exe(coll_late coll/coll_late.c shm/shm_harness.c tcp/tcp_harness.c check.c)
+foreach(tp shm tcp)
+  foreach(cl allreduce broadcast)
+    add_test(NAME coll_late_${tp}_${cl} COMMAND coll_late ${tp} ${cl})
+    set_tests_properties(coll_late_${tp}_${cl} PROPERTIES TIMEOUT 120)
+  endforeach()
+endforeach()
 # Record types (fold_dtype_create) through every algorithm of every
 # collective, MINLOC/MAXLOC pairs and bad inputs (issue 9 item 2).
 # Segments of 1000 and 100 bytes and shm slots of 4096 are not multiples

@@ -55,131 +55,7 @@ void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, siz
                       .a_buf = (uint8_t)src_buf, .a_off = src_off, .len = bytes};
 }
 
-/* ---- mismatch check ---------------------------------------------------------------
- * Every call sends its signature to rank+1 and checks the one from rank-1:
- * if any two ranks differ, some neighbouring pair differs, so some rank
- * sees it. The detector tells every rank (fold__comm_fail_and_tell), so all
- * of them fail with FOLD_EMISMATCH instead of hanging. The check overlaps
- * the algorithm's rounds; a call completes only once it passed.
- *
- * The neighbour check alone cannot stop a rank whose left neighbour agrees
- * from finishing with data of a rank that does not (two algorithms sending
- * equal-sized messages, a different root or op): so data messages travel
- * on a context that carries a digest of the whole signature (data_ctx),
- * and match only receives of calls with an equal one. A rank whose part
- * needs a disagreeing rank's data then waits until the detector's report
- * reaches it, and fails with FOLD_EMISMATCH; it never combines the data. */
-
-/* The digest: a CRC with generator x^29 + x^2 + 1 over the fields, each
- * fed least significant bit first. The CRC is linear, so two signatures
- * collide only if their difference is a multiple of the generator, and a
- * difference within 29 consecutive bits never is: calls that differ in one
- * field (collective, algorithm, dtype, op, element size, or a root or
- * count below 2^29) always get different digests; others collide with
- * probability 2^-29. */
-static uint32_t crc29(uint32_t crc, uint64_t v, int nbits) {
-  for (int i = 0; i < nbits; i++) {
-    uint32_t fb = ((crc >> 28) ^ (uint32_t)(v >> i)) & 1u;
-    crc = (crc << 1) & 0x1fffffffu;
-    crc ^= fb * 0x5u; /* x^2 + 1 */
-  }
-  return crc;
-}
-
-static uint32_t sig_digest(const fold__sig *s) {
-  uint32_t crc = crc29(0, s->coll, 8);
-  crc = crc29(crc, s->algo, 8);
-  crc = crc29(crc, s->dtype, 32);
-  crc = crc29(crc, s->op, 16);
-  crc = crc29(crc, s->esize, 32);
-  crc = crc29(crc, (uint32_t)s->root, 32);
-  crc = crc29(crc, s->seg, 32);
-  return crc29(crc, s->count, 64);
-}
-
-/* The call's data context; a loop repeating one call digests once. */
-static int data_ctx_of(fold__coll *co) {
-  if (co->dig_ctx == 0 || !fold__coll_sig_equal(&co->sig, &co->dig_sig)) {
-    co->dig_sig = co->sig;
-    co->dig_ctx = fold__ctx_coll_data(sig_digest(&co->sig));
-  }
-  return co->dig_ctx;
-}
-
-static const char *algo_name(unsigned coll, unsigned algo, char *tmp, size_t cap) {
-  if (coll < FOLD__COLL_COUNT) {
-    const fold__algo *const *t = fold__algo_tables[coll].algos;
-    for (unsigned i = 0; t[i]; i++)
-      if (i == algo) return t[i]->name;
-  }
-  snprintf(tmp, cap, "#%u", algo);
-  return tmp;
-}
-
-static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t cap) {
-  char dt[48], ot[16], at[16];
-  if (fold_dtype_size((fold_dtype)s->dtype) == s->esize)
-    snprintf(dt, sizeof dt, "%s", fold_dtype_name((fold_dtype)s->dtype));
-  else /* a type whose element size differs between the ranks */
-    snprintf(dt, sizeof dt, "%s of %u bytes", fold_dtype_name((fold_dtype)s->dtype), (unsigned)s->esize);
-  const char *opn = fold__op_name(s->op, ot, sizeof ot);
-  const char *name = fold__coll_name((fold__coll_kind)s->coll);
-  char an[64];
-  snprintf(an, sizeof an, "%s", algo_name(s->coll, s->algo, at, sizeof at));
-  if (s->seg) snprintf(an + strlen(an), sizeof an - strlen(an), ", segment_bytes=%u", (unsigned)s->seg);
-  if (s->coll == FOLD__COLL_ALLGATHER && s->op >= FOLD__SIG_OP_SPLIT_HOST) {
-    snprintf(buf, cap, "%s(algo=%s)",
-             s->op == FOLD__SIG_OP_SPLIT ? "comm_split" : s->op == FOLD__SIG_OP_DUP ? "comm_dup" : "comm_split_host",
-             an);
-    return;
-  }
-  switch ((fold__coll_kind)s->coll) {
-  case FOLD__COLL_BARRIER: snprintf(buf, cap, "barrier(algo=%s)", an); break;
-  case FOLD__COLL_BROADCAST:
-  case FOLD__COLL_GATHER:
-  case FOLD__COLL_SCATTER:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, root=%d, algo=%s)", name, (unsigned long long)s->count, dt, s->root,
-             an);
-    break;
-  case FOLD__COLL_REDUCE:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, root=%d, algo=%s)", name, (unsigned long long)s->count, dt,
-             opn, s->root, an);
-    break;
-  case FOLD__COLL_ALLREDUCE:
-  case FOLD__COLL_REDUCE_SCATTER:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, op=%s, algo=%s)", name, (unsigned long long)s->count, dt, opn, an);
-    break;
-  default:
-    snprintf(buf, cap, "%s(count=%llu, dtype=%s, algo=%s)", name, (unsigned long long)s->count, dt, an);
-    break;
-  }
-  (void)co;
-}
-
-void fold__coll_describe(const fold__sig *s, char *buf, size_t cap) { describe(NULL, s, buf, cap); }
-
-int fold__coll_sig_equal(const fold__sig *a, const fold__sig *b) {
-  return a->count == b->count && a->root == b->root && a->esize == b->esize && a->op == b->op && a->coll == b->coll &&
-         a->dtype == b->dtype && a->algo == b->algo && a->seg == b->seg;
-}
-
-/* 0 while the left neighbour's signature has not arrived, 1 when it matched,
- * FOLD_EMISMATCH (everyone told) when it did not. */
-static int sig_check(fold__coll *co) {
-  if (co->sig_checked || co->size == 1 || co->sig_recv == NULL) return 1;
-  if (!fold__req_done(co->sig_recv)) return 0;
-  co->sig_checked = 1;
-  int st = co->sig_recv->status;
-  if (st < 0) return st;
-  if (co->sig_recv->got == sizeof co->left_sig && fold__coll_sig_equal(&co->sig, &co->left_sig)) return 1;
-  char mine[160], theirs[160], msg[FOLD__ERRLEN];
-  describe(co, &co->sig, mine, sizeof mine);
-  describe(co, &co->left_sig, theirs, sizeof theirs);
-  int left = (co->rank + co->size - 1) % co->size;
-  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d called %s", co->tag, co->rank, mine, left,
-           theirs);
-  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
-}
+/* ---- mismatch check: src/coll/coll_sig.c ---- */
 
 /* ---- executor ---------------------------------------------------------------------- */
 
@@ -223,7 +99,7 @@ static int start_comm_ops(fold__coll *co) {
  * it gets there first). */
 static int size_mismatch(fold__coll *co, const fold_request *r) {
   char mine[160], msg[FOLD__ERRLEN];
-  describe(co, &co->sig, mine, sizeof mine);
+  fold__coll_describe(&co->sig, mine, sizeof mine);
   snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d sent a message of %s bytes where %zu were expected",
            co->tag, co->rank, mine, r->peer, r->status == FOLD_EMISMATCH ? "more" : "fewer", r->bytes);
   return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
@@ -370,15 +246,14 @@ static int finished(fold__coll *co, int sig_ok) {
   return sig_ok && (co->sig_send == NULL || fold__req_done(co->sig_send));
 }
 
-static int coll_step(fold__task *t) {
-  fold__coll *co = (fold__coll *)t;
+static int coll_step_body(fold__coll *co) {
   if (co->algo->step) { /* an algorithm with its own state machine (shm): no rounds, no signature messages */
     int rc = co->algo->step(co);
     /* it divides FOLD_AVG itself chunk by chunk; FOLD_SUM_EXACT rounds here, once */
     if (rc > 0 && co->exact_acc) finish_result(co);
     return rc;
   }
-  int sc = sig_check(co);
+  int sc = fold__coll_sig_check(co);
   if (sc < 0) return sc;
   if (co->round < 0) /* rounds done; waiting for the signatures */
     return finished(co, sc);
@@ -400,7 +275,7 @@ static int coll_step(fold__task *t) {
     if (!co->algo->round(co, co->round)) {
       finish_result(co);
       co->round = -1;
-      sc = sig_check(co);
+      sc = fold__coll_sig_check(co);
       return sc < 0 ? sc : finished(co, sc);
     }
     if (co->failed) return co->failed;
@@ -408,6 +283,29 @@ static int coll_step(fold__task *t) {
     if (rc) return rc;
     if (co->nreqs == 0) co->local_due = 1; /* a round of local ops only: run at the loop's top */
   }
+}
+
+/* A peer's failure report for this call (or an earlier one) fails it here
+ * too (fold__coll_told). Reports are read after each poll, before the
+ * tasks step; the first step, though, runs at the call's start, before
+ * any poll: a call whose data all waits there already (a rank that comes
+ * late, the shm areas filled long ago) would complete before the reports
+ * behind that data were read. So a call done at its first step completes
+ * at the next step, after the wait's first poll pass: one flag test. A
+ * blocking call skips that (its stepped flag is set from the start): its
+ * wait polls before it looks at the request, and fold__coll_run checks
+ * the reports after the wait. */
+static int coll_step(fold__task *t) {
+  fold__coll *co = (fold__coll *)t;
+  if (fold__coll_told(co->comm, t->coll_seq)) return fold__coll_told_fail(co->comm, t, t->coll_seq);
+  if (co->done_early) return 1;
+  int rc = coll_step_body(co);
+  if (rc > 0 && !co->stepped && co->size > 1) {
+    co->done_early = 1;
+    rc = 0;
+  }
+  co->stepped = 1;
+  return rc;
 }
 
 /* ---- what a stuck call waits for -----------------------------------------------------
@@ -433,6 +331,7 @@ static int count_rounds(const fold__coll *co) {
 static int coll_describe_wait(fold__task *t, char *buf, size_t cap) {
   fold__coll *co = (fold__coll *)t;
   buf[0] = '\0';
+  if (co->done_early) return -1; /* done; waits for nobody */
   if (co->straggle == 1) { /* nobody else to blame: this rank is the straggler */
     snprintf(buf, cap, "its own FOLD_INJECT_DELAY before a reduction step of %s", co->algo->name);
     return -1;
@@ -637,7 +536,16 @@ static int detect_in_place(const fold__coll_args *a, int me, size_t esize) {
 
 /* ---- start ------------------------------------------------------------------------------- */
 
+static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking);
+
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req) {
+  return coll_start(c, opname, a, req, 0);
+}
+
+/* blocking: the caller waits at once (fold__coll_run), and its wait polls
+ * before it looks at the request: a call done at its first step may
+ * complete there (the caller checks fold__coll_told after the wait). */
+static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking) {
   int rc;
   if (req) *req = NULL;
   if ((rc = fold__check_comm(c))) return rc;
@@ -707,13 +615,17 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   co->task.release = coll_release;
   co->task.describe = coll_describe_wait;
   co->task.req = r;
+  co->stepped = blocking; /* see coll_step */
+  co->task.is_coll = 1;
+  co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
   co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
                         .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo), .seg = (uint32_t)co->seg_bytes};
-  co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : data_ctx_of(co);
+  co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
+  co->sig_rounds = fold__coll_sig_rounds(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
     if (scratch_get(co) != FOLD_OK)
@@ -767,10 +679,14 @@ int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_arg
 int fold__coll_run(fold_comm *c, const char *opname, const fold__coll_args *a) {
   fold_request *r;
   fold__enter(c);
-  int rc = fold__coll_start(c, opname, a, &r);
+  int rc = coll_start(c, opname, a, &r, 1);
   if (rc == FOLD_OK) {
     fold__wait_req(c, r, opname);
     rc = r->status;
+    /* the wait polled and read the reports at least once: one that says
+     * this call failed elsewhere fails it here too, even if it completed
+     * at its first step (see coll_step) */
+    if (rc == FOLD_OK && fold__coll_told(c, r->task->coll_seq)) rc = fold__coll_told_fail(c, r->task, r->task->coll_seq);
     fold__req_unref(r);
   }
   fold__leave(c);

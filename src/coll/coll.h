@@ -77,6 +77,10 @@ struct fold__coll {
   int dig_ctx;
   fold_request *sig_send, *sig_recv;
   int sig_checked;
+  /* signature rounds: 1 (rank-1 only) when every rank's result needs every
+   * rank's data; else ceil(log2 n), round k from rank-2^k (coll.c) */
+  int sig_rounds, sig_round, sig_round_ok;
+  int stepped, done_early; /* coll_step: a call done at its first step completes at the next */
   int local_due;     /* the round's transfers are done; its local ops wait to run */
   /* FOLD_INJECT_DELAY: 0 no delay pending, 1 waiting for straggle_timer,
    * 2 served (fold__coll_straggle) */
@@ -127,6 +131,14 @@ int fold__call_opts_read(fold_comm *c, const char *opname, const fold__coll_args
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
+/* The mismatch check (coll_sig.c): co's data context (a digest of co->sig;
+ * a loop repeating one call digests once); how many signature rounds co
+ * runs (1, or ceil(log2 n) for rooted calls and calls without data); and
+ * the check, stepped with the call: 0 while a round is under way, 1 when
+ * every round matched, FOLD_EMISMATCH (every rank told) when one did not. */
+int fold__coll_data_ctx(fold__coll *co);
+int fold__coll_sig_rounds(const fold__coll *co);
+int fold__coll_sig_check(fold__coll *co);
 /* fold__coll_start for the nonblocking public calls: the request is the user's. */
 int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
 /* The finished call's state the communicator keeps for the next call

@@ -121,6 +121,8 @@ struct fold__task {
   int (*describe)(fold__task *t, char *buf, size_t cap);
   fold__task *next;               /* engine's active list */
   fold_request *req;              /* the request the user waits on */
+  int is_coll;                    /* a collective: coll_seq is its call number (failure reports carry it) */
+  uint32_t coll_seq;
 };
 
 /* ---- the communicator ----------------------------------------------------- */
@@ -172,6 +174,8 @@ struct fold_comm {
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
   struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
+  int coll_told;             /* 1 + a peer whose report fails collectives from coll_told_from on (fail.c) */
+  uint32_t coll_told_from;
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   /* algorithm knobs, read once when the communicator is made (0: unset,

@@ -159,6 +159,29 @@ void fold__note_report(fold_comm *c, int src, int status, int culprit, const cha
  * status and text (kept by c), or -1 if p reported none: a capability
  * that lists lost ranks names that culprit, not p, which only failed on it. */
 int fold__report_culprit(const fold_comm *c, int p, int *status, const char **cause);
+/* A peer's report says it failed with its collectives from call number
+ * coll_told_from on (and every later one) pending: a collective of this
+ * rank numbered seq must not complete, since it failed elsewhere. One
+ * test of an int on the fast path; called by the collective executor at
+ * every step (the engine runs the reports' handler after each poll and
+ * before the tasks step, so a report that arrived behind a call's data
+ * is seen before the call completes). */
+static inline int fold__coll_told(const fold_comm *c, uint32_t seq) {
+  return c->coll_told && (int32_t)(seq - c->coll_told_from) >= 0;
+}
+/* Fail comm for collective t (numbered seq), which failed on the peer that
+ * reported it (fold__coll_told): naming that peer and its cause; for a
+ * timeout, the rank the chain of waiting ranks ends at (see
+ * fold__timeout_fail). Returns the status. */
+int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq);
+/* This rank timed out (or its collective failed on a peer's timeout)
+ * waiting for rank who: tell every peer "this rank waits for who", keep
+ * collecting their reports for a short, bounded time (until every rank
+ * but the one the chain of waits ends at has reported, that rank is lost,
+ * or at most 1 s), then fail with FOLD_ETIMEDOUT and self_msg naming the
+ * rank the chain ends at: the silent one, not a rank that only waited
+ * like us. cause: the text peers keep (names who). */
+int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *self_msg);
 /* Why peer p was lost ("gone" if it is not known). */
 const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);
@@ -169,10 +192,6 @@ void fold__comm_act_on_poison(fold_comm *c);
  * fail with the same status and text instead of waiting: used when this
  * rank discovers that the ranks disagree. Returns status. */
 int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg);
-/* Fail comm blaming rank culprit: tell every peer `cause` (a text naming
- * culprit) first, then fail with self_msg. Peers do not fail on the report
- * itself; they name culprit when this rank then goes (fold__note_report). */
-int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *cause, const char *self_msg);
 /* An operation needs lost peer p: fail comm, giving a peer's report of why
  * it failed if one came (after collecting what the transports hold); if p
  * itself reported another rank as the cause before it went, that rank and
@@ -432,6 +451,9 @@ struct fold__svc {
    * completed after the tasks stepped, so a wait must not sleep before the
    * next pass lets the tasks see them */
   int flushed;
+  /* the task whose first step fold__task_start runs (not yet listed in
+   * c->tasks): a failure report counts it among the pending calls */
+  fold__task *starting;
 };
 /* fold__recv_post took u off the unexpected queue: if a handler is being
  * called for it, the handler consumed it. */

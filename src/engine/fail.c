@@ -74,6 +74,40 @@ static struct fold__lost_note *note_get(fold_comm *c, int p) {
   return n;
 }
 
+static const struct fold__lost_note *note_find(const fold_comm *c, int p) {
+  for (const struct fold__lost_note *n = c->lost_notes; n; n = n->next)
+    if (n->peer == p) return n;
+  return NULL;
+}
+
+/* Follow the reports' "waits for" edges from rank start (a rank that
+ * reported failing because of rank X points at X) to the first rank that
+ * reported nothing, or to this rank; bounded by the rank count (a cycle
+ * among others stops anywhere on it). *via: the last reporter on the way
+ * (-1 if start reported nothing), whose text names the end. */
+static int wait_chain(const fold_comm *c, int start, int *via) {
+  int y = start;
+  *via = -1;
+  for (int k = 0; k < c->size && y != c->rank; k++) {
+    const struct fold__lost_note *n = note_find(c, y);
+    if (n == NULL || n->culprit < 0 || n->culprit == y) break;
+    *via = y;
+    y = n->culprit;
+  }
+  return y;
+}
+
+/* Has every rank but this one and y reported (or gone)? Then y is the one
+ * that stays silent. */
+static int all_reported_but(const fold_comm *c, int y) {
+  for (int q = 0; q < c->size; q++) {
+    if (q == c->rank || q == y || c->lost[q]) continue;
+    const struct fold__lost_note *n = note_find(c, q);
+    if (n == NULL || n->culprit < 0) return 0;
+  }
+  return 1;
+}
+
 const char *fold__lost_why(const fold_comm *c, int p) {
   for (const struct fold__lost_note *n = c->lost_notes; n; n = n->next)
     if (n->peer == p && n->why[0]) return n->why;
@@ -122,21 +156,35 @@ void fold__poll_transports(fold_comm *c) {
   fold__idle_pause(c, idle && c->ntps > 0);
 }
 
-/* Tell every live peer `msg` with `status`, flush for a bounded time, then
- * fail with `self_msg`. The report is [status][culprit][text] (int32s):
- * culprit -1 is a cause all must fail on (a mismatch); a rank number says
- * that rank was lost or silent, so that a receiver that sees this rank go
- * next names the culprit instead of this rank (the closing cascade). */
-static int tell_then_fail(fold_comm *c, int status, int culprit, const char *msg, const char *self_msg) {
-  if (fold__comm_failed(c))
-    return c->fail_status;
+/* The lowest call number among this rank's pending collectives (the one
+ * being started included), or the next call's number when none is
+ * pending: a report says that this call and every later one failed here. */
+static uint32_t first_failed_coll(const fold_comm *c) {
+  uint32_t f = c->coll_seq;
+  const fold__task *st = c->svc->starting;
+  if (st && st->is_coll && (int32_t)(st->coll_seq - f) < 0) f = st->coll_seq;
+  for (const fold__task *t = c->tasks; t; t = t->next)
+    if (t->is_coll && (int32_t)(t->coll_seq - f) < 0) f = t->coll_seq;
+  return f;
+}
+
+/* Tell every live peer `msg` with `status` and flush for a bounded time.
+ * The report is [status][culprit][first failed collective][text] (32-bit
+ * words): culprit -1 is a cause all must fail on (a mismatch); a rank
+ * number says that rank was lost or silent, so that a receiver that sees
+ * this rank go next names the culprit instead of this rank (the closing
+ * cascade), and a receiver's collectives numbered from the third word on
+ * fail (they failed here: fold__coll_told). */
+static void tell_all(fold_comm *c, int status, int culprit, const char *msg) {
   size_t len = strlen(msg);
   if (len > 400) len = 400;
-  char buf[408];
+  char buf[412];
   int32_t st = status, cu = culprit;
+  uint32_t f = first_failed_coll(c);
   memcpy(buf, &st, 4);
   memcpy(buf + 4, &cu, 4);
-  memcpy(buf + 8, msg, len);
+  memcpy(buf + 8, &f, 4);
+  memcpy(buf + 12, msg, len);
   /* One report per live peer; then flush for a bounded time, so that the
    * reports leave before the shutdown closes the transports. */
   /* from the first report on, a peer going away must not override our cause */
@@ -144,7 +192,7 @@ static int tell_then_fail(fold_comm *c, int status, int culprit, const char *msg
   fold_request **reqs = calloc((size_t)c->size, sizeof *reqs);
   for (int p = 0; reqs && p < c->size; p++)
     if (p != c->rank && !c->lost[p])
-      fold__isend_bytes(c, buf, len + 8, p, FOLD__CTX_SYS, 0, &reqs[p]);
+      fold__isend_bytes(c, buf, len + 12, p, FOLD__CTX_SYS, 0, &reqs[p]);
   int64_t deadline = fold__now(c) + 500000000;
   for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
     fold__poll_transports(c);
@@ -152,19 +200,22 @@ static int tell_then_fail(fold_comm *c, int status, int culprit, const char *msg
     for (int p = 0; p < c->size; p++) pending |= reqs[p] && !fold__req_done(reqs[p]);
   }
   c->telling = 0;
-  fold__comm_fail(c, status, "%s", self_msg);
   for (int p = 0; reqs && p < c->size; p++) fold__req_unref(reqs[p]);
   free(reqs);
-  return status;
+}
+
+/* Tell every live peer (tell_all), then fail with `self_msg`. */
+static int tell_then_fail(fold_comm *c, int status, int culprit, const char *msg, const char *self_msg) {
+  if (fold__comm_failed(c))
+    return c->fail_status;
+  tell_all(c, status, culprit, msg);
+  return fold__comm_fail(c, status, "%s", self_msg);
 }
 
 int fold__comm_fail_and_tell(fold_comm *c, int status, const char *msg) {
   return tell_then_fail(c, status, -1, msg, msg);
 }
 
-int fold__comm_fail_blaming(fold_comm *c, int status, int culprit, const char *cause, const char *self_msg) {
-  return tell_then_fail(c, status, culprit, cause, self_msg);
-}
 
 void fold__comm_act_on_poison(fold_comm *c) {
   int32_t st;
@@ -182,22 +233,30 @@ void fold__comm_act_on_poison(fold_comm *c) {
     tell_then_fail(c, st, -1, c->poison + 4, self);
 }
 
-/* A peer's failure report on FOLD__CTX_SYS: [status][culprit][text]
- * (tell_then_fail). Run by the engine outside the transports' polls; acted
- * on by fold__progress (c->poison), since failing shuts transports down. */
+/* A peer's failure report on FOLD__CTX_SYS: [status][culprit][first failed
+ * collective][text] (tell_all). Run by the engine outside the transports'
+ * polls; acted on by fold__progress (c->poison), since failing shuts
+ * transports down, or by the collectives' steps (c->coll_told). */
 static void report_handler(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
-  if (data == NULL || bytes <= 8) return; /* not a report we sent: dropped */
+  if (data == NULL || bytes <= 12) return; /* not a report we sent: dropped */
   int32_t st, culprit;
+  uint32_t f;
   memcpy(&st, data, 4);
   memcpy(&culprit, (const char *)data + 4, 4);
-  size_t len = bytes - 8 > 400 ? 400 : bytes - 8;
+  memcpy(&f, (const char *)data + 8, 4);
+  size_t len = bytes - 12 > 400 ? 400 : bytes - 12;
   char text[401];
-  memcpy(text, (const char *)data + 8, len);
+  memcpy(text, (const char *)data + 12, len);
   text[len] = '\0';
   if (culprit >= 0 && culprit < c->size) {
     /* the sender lost (or waited in vain for) another rank: noted for
-     * when the sender goes next, but no reason to fail here */
+     * when the sender goes next; no reason to fail but for the
+     * collectives that failed on the sender (numbered f and on) */
     fold__note_report(c, src, st, culprit, text);
+    if (!c->coll_told || (int32_t)(f - c->coll_told_from) < 0) {
+      c->coll_told = 1 + src;
+      c->coll_told_from = f;
+    }
   } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
     memcpy(c->poison, &st, 4);
     memcpy(c->poison + 4, text, len + 1);
@@ -232,9 +291,19 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
   const struct fold__lost_note *n = note_get(c, p);
   if (n && n->culprit >= 0 && n->culprit != c->rank) {
     /* p failed on another rank and said so before it closed: blame that
-     * one, as p did, and pass the same cause on */
-    snprintf(self, sizeof self, "rank %d: %s (reported by rank %d, which failed on it)", c->rank, n->cause, p);
-    return tell_then_fail(c, n->cause_status, n->culprit, n->cause, self);
+     * one, as p did (or the rank the chain of waiting ranks p named ends
+     * at), and pass the same cause on */
+    int via, y = wait_chain(c, n->culprit, &via);
+    const struct fold__lost_note *v = via >= 0 && y != c->rank ? note_find(c, via) : NULL;
+    if (v == NULL) v = n, y = n->culprit;
+    snprintf(self, sizeof self, "rank %d: %s (reported by rank %d, which failed on it)", c->rank, v->cause, via >= 0 && v != n ? via : p);
+    return tell_then_fail(c, v->cause_status, y, v->cause, self);
+  }
+  if (n && n->culprit == c->rank) {
+    /* p failed waiting for this rank, and said so */
+    snprintf(self, sizeof self, "rank %d: %s peer rank %d, which failed waiting for this rank: %s", c->rank, what, p,
+             n->cause);
+    return tell_then_fail(c, FOLD_EPEER, c->rank, n->cause, self); /* the peer is lost, as before */
   }
   const char *why = fold__lost_why(c, p);
   char world[48], me[48]; /* a child names the ranks in the world's numbering too */
@@ -272,4 +341,85 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
     return;
   }
   fold__fail_for_lost(c, who, "needs");
+}
+
+/* ---- timeouts: name the silent rank, not one that only waited ---------------------
+ * Ranks that wait for each other time out together: rank 1 waits for rank
+ * 0, which waits for rank 2, which sleeps. Each rank that times out (or
+ * whose collective fails on a peer's timeout report) tells every peer
+ * whom it waits for (its report's culprit), then keeps reading the others'
+ * reports for a short time: the chain of "waits for" edges ends at the
+ * rank that reported nothing, and that is the rank every waiting rank
+ * names. The collection stops once every rank but the chain's end has
+ * reported (or gone), when the chain comes back to this rank (the others
+ * waited for it), or after at most 1 s (never past FOLD_TIMEOUT). */
+
+#define FOLD__CHAIN_WAIT_NS 1000000000
+
+/* Append to msg how the chain from who ends (nothing when who is the end). */
+static void chain_text(const fold_comm *c, int who, char *msg, size_t cap) {
+  int via, y = wait_chain(c, who, &via);
+  size_t len = strlen(msg);
+  if (y == who || len >= cap - 1) return;
+  if (y == c->rank) {
+    const struct fold__lost_note *v = note_find(c, via);
+    snprintf(msg + len, cap - len, "; rank %d waited in turn for this rank: %.200s", via, v ? v->cause : "");
+    return;
+  }
+  int w = snprintf(msg + len, cap - len, "; rank %d waited in turn for rank", who);
+  int q = who; /* the chain's ranks in order (bounded like wait_chain) */
+  for (int k = 0; k <= c->size && w > 0; k++) {
+    len += (size_t)w;
+    if (len >= cap - 1 || q == y) break;
+    const struct fold__lost_note *n = note_find(c, q);
+    if (n == NULL || n->culprit < 0) break;
+    q = n->culprit;
+    w = snprintf(msg + len, cap - len, q == y ? " %d, which was silent" : " %d, which waited for rank", q);
+  }
+}
+
+int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *self_msg) {
+  if (fold__comm_failed(c)) return c->fail_status;
+  if (who < 0 || who >= c->size || who == c->rank) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self_msg);
+  tell_all(c, FOLD_ETIMEDOUT, who, cause);
+  c->telling = 1; /* peers that go meanwhile must not override the cause */
+  int64_t now = fold__now(c), left = c->timeout_ns < FOLD__CHAIN_WAIT_NS ? c->timeout_ns : FOLD__CHAIN_WAIT_NS;
+  for (int64_t end = now + left; !c->sim_drive && !fold__comm_failed(c) && now < end; now = fold__now(c)) {
+    int via, y = wait_chain(c, who, &via);
+    if (y == c->rank || c->lost[y] || all_reported_but(c, y)) break;
+    fold__poll_transports(c);
+    fold__handlers_run(c);
+  }
+  c->telling = 0;
+  char self[FOLD__ERRLEN];
+  snprintf(self, sizeof self, "%s", self_msg);
+  chain_text(c, who, self, sizeof self);
+  return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self);
+}
+
+int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq) {
+  if (fold__comm_failed(c)) return c->fail_status;
+  int src = c->coll_told - 1;
+  const struct fold__lost_note *n = note_find(c, src);
+  char self[FOLD__ERRLEN], wait[300], cause[300];
+  if (n == NULL || n->culprit < 0) /* cannot be: the report made a note */
+    return fold__comm_fail(c, FOLD_EINTERNAL, "rank %d: collective #%u failed on rank %d", c->rank, (unsigned)seq, src);
+  if (n->cause_status != FOLD_ETIMEDOUT) {
+    /* e.g. src lost a peer: that peer is the cause here too */
+    snprintf(self, sizeof self, "rank %d: collective #%u failed on rank %d: %s", c->rank, (unsigned)seq, src, n->cause);
+    return tell_then_fail(c, n->cause_status, n->culprit, n->cause, self);
+  }
+  /* a timeout: what this rank itself waits for joins the chain */
+  wait[0] = '\0';
+  int w = t && t->describe ? t->describe(t, wait, sizeof wait) : -1;
+  int who = w >= 0 && w != c->rank && w < c->size ? w : n->culprit != c->rank ? n->culprit : src;
+  snprintf(self, sizeof self, "rank %d: collective #%u failed on rank %d, which timed out (FOLD_TIMEOUT)%s%s", c->rank,
+           (unsigned)seq, src, wait[0] ? "; this rank was waiting for " : "", wait);
+  if (n->culprit == c->rank && (w < 0 || w == c->rank)) { /* it waited for this rank, which waits for nobody */
+    size_t len = strlen(self);
+    snprintf(self + len, sizeof self - len, ": %s", n->cause);
+    return tell_then_fail(c, FOLD_ETIMEDOUT, c->rank, n->cause, self);
+  }
+  snprintf(cause, sizeof cause, "rank %d waited for rank %d in collective #%u", c->rank, who, (unsigned)seq);
+  return fold__timeout_fail(c, who, cause, self);
 }

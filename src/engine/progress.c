@@ -77,7 +77,9 @@ int fold__engine_shares_cpu(const fold_comm *c) {
 void fold__task_start(fold_comm *c, fold__task *t) {
   /* Step once at once: the first sends go out now, not at the next wait
    * (which matters most in the simulator, where only waits drive ranks). */
+  c->svc->starting = t;
   int rc = t->step(t);
+  c->svc->starting = NULL;
   if (rc != 0 || fold__comm_failed(c)) {
     /* once the communicator failed, its cause is every operation's */
     int st = fold__comm_failed(c);
@@ -232,9 +234,11 @@ static void sleep_in_transports(fold_comm *c, int64_t ns) {
 
 /* r did not complete within FOLD_TIMEOUT: fail, naming the rank it waits
  * for and the step (a task says so through its describe()). The awaited
- * rank goes into the report every peer gets (fold__comm_fail_blaming), so
- * that ranks failing next, when this one closes, name it too: the closing
- * cascade of a stopped rank does not blame the ranks that waited for it. */
+ * rank goes into the report every peer gets (fold__timeout_fail), so that
+ * ranks failing next, when this one closes, name it too, and the ranks
+ * that time out together name the rank the chain of their waits ends at:
+ * neither the closing cascade of a stopped rank nor a rank that only waited
+ * like this one is blamed. */
 static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   /* a report or a loss that arrived meanwhile names the cause better */
   int st = fold__progress(c);
@@ -276,7 +280,7 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   }
   snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (%s) while rank %d waited for it in %s", who, world,
            s, limit, c->rank, op);
-  return fold__comm_fail_blaming(c, FOLD_ETIMEDOUT, who, cause, self);
+  return fold__timeout_fail(c, who, cause, self);
 }
 
 /* Drive r until it completes, comm fails, FOLD_TIMEOUT passes since *start

@@ -5,9 +5,9 @@
 # itself: all three survivors must name rank 2 and the chunk. tcp runs
 # recursive doubling (n = 4: partners r^1, then r^2): ranks 3 and 0 wait
 # for rank 2 directly and must name it and the round; rank 1 waits for
-# rank 3, which waits for 2, so rank 1 names rank 3 and the round (if it times out
-# first) or rank 2 (if rank 3's report and close came first): it must name
-# one of them, never itself or rank 0. Each survivor's deadline is
+# rank 3, which waits for 2: rank 1 names rank 3 and the round and then
+# rank 2 as the end of the chain of waits (the ranks that time out tell each
+# other whom they wait for), or rank 2 alone (if rank 3's report came first). Each survivor's deadline is
 # FOLD_TIMEOUT = 3 s; foldrun then SIGKILLs the stopped rank after its 3 s
 # grace, and `timeout` bounds the whole job.
 set -u
@@ -28,8 +28,9 @@ for r in 0 1 3; do
     echo "$line" | grep -Eq 'waiting for rank 2 \((chunk|round) [0-9]+ of [0-9]+ of |rank 2 was silent' ||
       bad="$bad rank $r did not name rank 2 and the step;"
   else
-    echo "$line" | grep -Eq 'waiting for rank 3 \(round [0-9]+ of [0-9]+ of recursive_doubling|rank 2 was silent' ||
-      bad="$bad rank 1 named neither rank 3 with its round nor rank 2;"
+    # it waits for rank 3 and must name rank 2, the end of the chain of waits
+    echo "$line" | grep -Eq 'waiting for rank 3 \(round [0-9]+ of [0-9]+ of recursive_doubling[^;]*; rank 3 waited in turn for rank 2, which was silent|rank 2 was silent' ||
+      bad="$bad rank 1 did not name rank 2 (the rank 3 it waits for waits for rank 2);"
   fi
 done
 # nothing of the job survives it
