@@ -427,8 +427,9 @@ static fold__coll *coll_get(fold_comm *c) {
   co->reqcap = keep.reqcap;
   co->tmp_mem = keep.tmp_mem;
   co->tmp_cap = keep.tmp_cap;
-  co->dig_sig = keep.dig_sig;
-  co->dig_ctx = keep.dig_ctx;
+  memcpy(co->dig_sig, keep.dig_sig, sizeof co->dig_sig);
+  memcpy(co->dig_ctx, keep.dig_ctx, sizeof co->dig_ctx);
+  co->dig_next = keep.dig_next;
   return co;
 }
 

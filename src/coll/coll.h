@@ -73,8 +73,13 @@ struct fold__coll {
    * travel on data_ctx, which carries a digest of sig (coll.c) */
   fold__sig sig, left_sig;
   int data_ctx;
-  fold__sig dig_sig; /* the last signature digested, kept across calls with dig_ctx */
-  int dig_ctx;
+  /* the last FOLD__DIG_CACHE signatures digested and their data contexts,
+   * kept across calls: a loop of a few different calls (a barrier, the
+   * call, a MAX allreduce of the time) digests each once */
+#define FOLD__DIG_CACHE 4
+  fold__sig dig_sig[FOLD__DIG_CACHE];
+  int dig_ctx[FOLD__DIG_CACHE]; /* 0: empty */
+  unsigned dig_next;            /* the entry a miss replaces */
   fold_request *sig_send, *sig_recv;
   int sig_checked;
   /* signature rounds: 1 (rank-1 only) when every rank's result needs every
