@@ -21,7 +21,8 @@
  *    its receive buffer (FOLD_EMISMATCH on that receive) do not fail the
  *    communicator.
  *  - Every wait (a blocking call, fold_wait) is bounded by FOLD_TIMEOUT
- *    seconds (default 300; virtual seconds on the simulator) from its start:
+ *    seconds (default 300; virtual seconds on the simulator; a collective's
+ *    fold_coll_opts.timeout for that call) from its start:
  *    an operation not complete by then returns FOLD_ETIMEDOUT. Its message
  *    (fold_comm_last_error) names the rank the operation still waits for
  *    and the step: "fold_allreduce: rank 1: not complete within 5 s
