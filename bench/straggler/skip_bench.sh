@@ -1,5 +1,5 @@
 #!/bin/sh
-# skip_bench.sh — ring vs ring_skip vs the default, with and without a straggler (issue 10): medians of repeated fold-bench runs.
+# skip_bench.sh — ring vs ring_skip vs the default, with and without a straggler: medians of repeated fold-bench runs.
 #
 # usage: skip_bench.sh BUILD_DIR TRANSPORT "SIZES" "DELAYS_MS" REPS [ITERS]
 # TRANSPORT: shm, tcp (foldrun on this host, loopback), or netns1g (four
