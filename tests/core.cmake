@@ -1,5 +1,5 @@
 # tests/core.cmake — unit tests of the core.
-fold_add_test_exe(core_unit core/core_unit.c check.c)
+fold_add_test_exe(core_unit core/core_unit.c capture.c check.c)
 add_test(NAME core_unit COMMAND core_unit)
 set_tests_properties(core_unit PROPERTIES TIMEOUT 30)
 
@@ -13,7 +13,7 @@ set_tests_properties(log_e2e PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 
 # The FOLD_* table (src/core/params.h): its one parser (bad values, > INT_MAX,
 # negative, caching per raw value, INFO lines, fold_config_print/get) ...
-fold_add_test_exe(params_unit core/params_unit.c)
+fold_add_test_exe(params_unit core/params_unit.c capture.c)
 add_test(NAME config_params COMMAND params_unit)
 set_tests_properties(config_params PROPERTIES TIMEOUT 30)
 # ... docs/configuration.md against the table (`config_doc --write

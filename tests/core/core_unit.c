@@ -6,43 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "comm/comm.h"
 #include "check.h"
 #include "core/internal.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
 
-/* ---- stderr capture: what the library logs, as text ---- */
-
-static int saved_fd = -1;
-static char cap_path[] = "/tmp/fold_core_unitXXXXXX";
-
-static void capture_begin(void) {
-  fflush(stderr);
-  int fd = mkstemp(cap_path);
-  if (fd < 0) {
-    perror("mkstemp");
-    exit(2);
-  }
-  saved_fd = dup(2);
-  dup2(fd, 2);
-  close(fd);
-}
-
-/* Stop capturing; the captured text (static, NUL-terminated). */
-static const char *capture_end(void) {
-  static char text[1 << 16];
-  fflush(stderr);
-  dup2(saved_fd, 2);
-  close(saved_fd);
-  FILE *f = fopen(cap_path, "r");
-  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  if (f) fclose(f);
-  text[n] = '\0';
-  unlink(cap_path);
-  strcpy(cap_path + strlen(cap_path) - 6, "XXXXXX");
-  return text;
-}
+/* ---- what the library logs, as text (capture.h) ---- */
 
 static int count_lines(const char *text, const char *needle) {
   int n = 0;

@@ -6,40 +6,13 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "capture.h"
 #include "core/internal.h"
 #include "fold.h"
 
 atomic_int check_failures;
 
-/* ---- stderr capture ---- */
-static int saved_fd = -1;
-static char cap_path[64];
-
-static void capture_begin(void) {
-  fflush(stderr);
-  snprintf(cap_path, sizeof cap_path, "/tmp/fold_params_unitXXXXXX");
-  int fd = mkstemp(cap_path);
-  if (fd < 0) {
-    perror("mkstemp");
-    exit(2);
-  }
-  saved_fd = dup(2);
-  dup2(fd, 2);
-  close(fd);
-}
-
-static const char *capture_end(void) {
-  static char text[1 << 16];
-  fflush(stderr);
-  dup2(saved_fd, 2);
-  close(saved_fd);
-  FILE *f = fopen(cap_path, "r");
-  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  if (f) fclose(f);
-  text[n] = '\0';
-  unlink(cap_path);
-  return text;
-}
+/* ---- what the library logs (capture.h) ---- */
 
 static int count(const char *t, const char *needle) {
   int k = 0;
