@@ -64,6 +64,7 @@ int fpy_wait(fpy_comm *o, fold_request *req, fold_status *st, int *rc) {
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -93,8 +94,17 @@ static void take_bytes(int fd, int abort) {
   }
 }
 
+/* What a new watcher is given: its pipe end, and a semaphore it posts once
+ * it runs (see watcher()). */
+typedef struct watch_start {
+  int fd;
+  sem_t running;
+} watch_start;
+
 static void *watch(void *arg) {
-  int fd = (int)(intptr_t)arg;
+  watch_start *ws = arg;
+  int fd = ws->fd;
+  sem_post(&ws->running); /* ws is the creator's: not used after this */
   struct pollfd p = {.fd = fd, .events = POLLIN};
   for (;;) {
     if (poll(&p, 1, -1) < 0) {
@@ -138,7 +148,21 @@ static int watcher(void) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   pthread_t th;
-  int rc = wfd ? pthread_create(&th, NULL, watch, (void *)(intptr_t)fd[0]) : -1;
+  watch_start ws = {.fd = fd[0]};
+  int rc = wfd && sem_init(&ws.running, 0, 0) == 0 ? 0 : -1;
+  if (rc == 0) {
+    rc = pthread_create(&th, NULL, watch, &ws);
+    if (rc == 0) {
+      /* Return only once the thread runs its own code: a thread still being
+       * set up holds the C library's and ASan's locks, and a fork then (the
+       * test kv_sigint forks right after its first guarded call) hands the
+       * child those locks held: it hung in its first malloc. Waiting in
+       * poll(), the watcher holds none. */
+      while (sem_wait(&ws.running) != 0 && errno == EINTR)
+        ;
+    }
+    sem_destroy(&ws.running);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     Py_XDECREF(wfd);
