@@ -35,6 +35,7 @@ static void *rank_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+  check_keep_heap();
   const char *only_coll = NULL, *only_algo = NULL;
   int ns[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17}, nn = 12;
   for (int i = 1; i < argc; i++) {

@@ -15,6 +15,7 @@
  * it must work when FOLD_TRANSPORT=shm, and be refused (FOLD_EINVAL) when
  * FOLD_TRANSPORT=tcp; without FOLD_TRANSPORT it is not run. */
 int main(int argc, char **argv) {
+  check_keep_heap();
   const char *only = NULL, *only_algo = NULL;
   for (int i = 1; i + 1 < argc; i++) {
     if (!strcmp(argv[i], "--coll")) only = argv[++i];
