@@ -187,7 +187,8 @@ int fold__ring_skip_init(fold__coll *co) {
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
   fold__rs_threshold(s);
-  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us, late %d", s->maxb, (double)s->threshold_ns / 1e3, s->late);
+  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us (noise margin %.1f us), late %d", s->maxb,
+           (double)s->threshold_ns / 1e3, (double)s->margin_ns / 1e3, s->late);
   s->late_min_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
@@ -516,6 +517,15 @@ static int advance(rs_call *s) {
         continue;
       }
       if (!full && !s->fired) return 0;
+      if (!full) s->saw_late = 1;
+      /* first lateness of the left on a noisy host: confirm it (ring_skip_comm.c, CONFIRM) */
+      if (!full && !s->suspect && s->margin_ns > 0) {
+        s->suspect = 1;
+        s->fired = 0;
+        fold__timer_arm_in(co->comm, &s->watchdog, (CONFIRM - 1) * s->threshold_ns);
+        RS_TRACE(s, "rank %d late at step %d: waiting %d thresholds in all", s->left, p, CONFIRM);
+        return 0;
+      }
       if (rs_straggle(s, j)) return 0;
       if (!full) s->skips++;
       if ((rc = send_own(s, j, 0))) return rc;
@@ -558,6 +568,7 @@ static void call_end(rs_call *s, int status) {
      * step forgets it. The next call hands its reductions on from the
      * start when that lateness is above its own threshold. */
     if (s->late_min_ns >= 0) rc->late_ns = s->late_min_ns;
+    rc->left_suspect = s->saw_late || s->left_late;
   }
   if (status == 1 && rc) {
     for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)

@@ -7,6 +7,10 @@
 #include "coll/ring_skip.h"
 
 enum { HDR = 16, POOL_MAX = 16 };
+/* The noise margin: MARGIN_K times the MARGIN_Q-th percentile of a class's window less its smallest;
+ * CONFIRM: how many thresholds a left neighbour not late in the last call is waited for on a host with
+ * noise (ring_skip_comm.c says why). */
+enum { MARGIN_Q = 50, MARGIN_K = 2, CONFIRM = 4 };
 
 /* A partial's header. t_us: the sender's own estimate of T (see
  * t_sample); ttrans_us: what the sender measured of its link to us (a
@@ -45,8 +49,11 @@ struct rs_call {
   int64_t ready_ns;    /* when the current position became workable */
   fold__timer watchdog;
   int fired;
+  int suspect;         /* the left neighbour was late in the last call, or at a step of this one (CONFIRM) */
+  int saw_late;        /* the watchdog fired in this call (the next call's suspect) */
   int64_t threshold_ns; /* 0: no skipping (no T yet) */
   int64_t ttrans_ns;   /* the T_trans in it (for the INFO line) */
+  int64_t margin_ns;   /* the noise margin in it (ring_skip_comm.c) */
   float out_ttrans_us; /* our link to the right as measured, for the headers we send */
   fold_request *rreq;
   char *rmsg;
@@ -71,6 +78,7 @@ enum { NCLASS = 48 };
 typedef struct rs_class {
   double twin[TWIN]; /* the last TWIN samples */
   double t_ns;       /* their smallest (0: none yet) */
+  double q_ns;       /* their median: t_ns plus the noise of a normal step (ring_skip_comm.c, the margin) */
   double bytes;      /* the block size of the last sample (the point the model fits) */
   int tn;            /* samples taken */
   double left_t_ns;  /* the left neighbour's own estimate for this class, from its last header (0: none) */
@@ -81,6 +89,7 @@ typedef struct rs_class {
 struct rs_comm {
   rs_class cls[NCLASS];
   int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
+  int left_suspect; /* the left neighbour was late in the last call (ring_skip_comm.c, CONFIRM) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
