@@ -24,6 +24,27 @@ const char fold__rs_key = 0; /* its address is the key */
  * straggler late by 2 ms per step is still routed around. */
 #define SLICE_FLOOR_NS 1000000
 
+/* The noise margin (MARGIN_Q, MARGIN_K: ring_skip_int.h): the threshold is alpha*T + T_trans + MARGIN_K times
+ * the spread of this rank's normal steps in the call's class (the window's
+ * MARGIN_Q-th percentile less its smallest). T, the smallest recent step,
+ * is the step without noise; a loaded host's steps spread several-fold
+ * above it, and alpha*T alone was crossed by that spread in most calls
+ * (without a straggler, ring_skip took 2.3x ring's time on shm and 5.7x on
+ * tcp at 1 MiB / 64 KiB, skipping normal neighbours). Without noise (the
+ * simulator, a quiet host) the spread is 0 and the threshold what it was.
+ * A straggler's slow steps do not count: a skipped step is not sampled,
+ * and the rank after a straggler in late mode waits normal steps.
+ *
+ * Confirmation: the margin covers a normal step's spread, not a loaded
+ * host's preemptions of several milliseconds (a 1 MiB step on shm and tcp
+ * here took 0.1 ms mostly and 1-10 ms now and then). A straggler is late
+ * at every call, noise now and then, so on a host with noise (a margin
+ * above 0) a left neighbour that was not late in the last call is waited
+ * for CONFIRM thresholds at its first late step, and one threshold after
+ * that (in this call and the next). A neighbour late once by more than
+ * CONFIRM thresholds is still routed around; without noise (margin 0)
+ * one threshold, as the paper's rule says. */
+
 static void rs_teardown(void *p) {
   rs_comm *rc = p;
   /* The communicator is going, its timers and posted receives with it
@@ -111,10 +132,15 @@ void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns) {
   k->twin[k->tn++ % TWIN] = ns;
   k->bytes = (double)bytes;
   int w = k->tn < TWIN ? k->tn : TWIN;
-  double m = k->twin[0];
-  for (int i = 1; i < w; i++)
-    if (k->twin[i] < m) m = k->twin[i];
-  k->t_ns = m > 1 ? m : 1;
+  double v[TWIN];
+  for (int i = 0; i < w; i++) { /* insertion sort of at most TWIN */
+    int j = i;
+    for (; j > 0 && v[j - 1] > k->twin[i]; j--) v[j] = v[j - 1];
+    v[j] = k->twin[i];
+  }
+  k->t_ns = v[0] > 1 ? v[0] : 1;
+  k->q_ns = v[(w - 1) * MARGIN_Q / 100];
+  if (k->q_ns < k->t_ns) k->q_ns = k->t_ns;
 }
 
 double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small) {
@@ -164,13 +190,16 @@ void fold__rs_threshold(rs_call *s) {
   else
     s->ttrans_ns = mine > 0 ? mine : 0;
   if (small && s->ttrans_ns == 0) t = 0; /* larger than all we measured, and the link not measured: no estimate */
-  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t) + s->ttrans_ns : 0;
+  double margin = rc->t_env_ns == 0 && k->t_ns > 0 ? MARGIN_K * (k->q_ns - k->t_ns) : 0;
+  s->threshold_ns = t > 0 ? (int64_t)(rc->alpha * t + margin) + s->ttrans_ns : 0;
+  s->margin_ns = (int64_t)margin;
   if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->t_ns = t;
   /* late mode: our lateness, as last measured, is more than this call's
    * neighbours would wait for us (the paper's rule, from our side) */
   s->late = s->threshold_ns > 0 && rc->late_ns > s->threshold_ns;
+  s->suspect = rc->left_suspect;
 }
 
 void fold__rs_report(rs_call *s) {
@@ -182,9 +211,9 @@ void fold__rs_report(rs_call *s) {
   if (s->skips)
     FOLD__INFO(c,
                "ring_skip: %s #%d: rank %d routed around rank %d at %d of %d steps (threshold %.1f us, "
-               "T_trans %.1f us)",
+               "T_trans %.1f us, noise margin %.1f us)",
                fold__coll_name(co->kind), co->tag, s->r, s->left, s->skips, s->n - 2, (double)s->threshold_ns / 1e3,
-               (double)s->ttrans_ns / 1e3);
+               (double)s->ttrans_ns / 1e3, (double)s->margin_ns / 1e3);
   else if (s->left_late)
     FOLD__INFO(c, "ring_skip: %s #%d: rank %d did the reductions of late rank %d (threshold %.1f us, T_trans %.1f us)",
                fold__coll_name(co->kind), co->tag, s->r, s->left, (double)s->threshold_ns / 1e3,

@@ -1,12 +1,18 @@
-/* ring_skip_int.h — ring_skip's state, shared by ring_skip.c (a call's state machine) and ring_skip_comm.c (per communicator: T, T_trans, the threshold). */
+/* ring_skip_int.h — ring_skip's state and helpers, shared by ring_skip.c (a call's state machine), ring_skip_msg.c (its messages) and ring_skip_comm.c (per communicator: T, T_trans, the threshold). */
 #ifndef FOLD_RING_SKIP_INT_H
 #define FOLD_RING_SKIP_INT_H
 
 #include <stdint.h>
 
+#include "patterns/patterns.h"
+
 #include "coll/ring_skip.h"
 
 enum { HDR = 16, POOL_MAX = 16 };
+/* The noise margin: MARGIN_K times the MARGIN_Q-th percentile of a class's window less its smallest;
+ * CONFIRM: how many thresholds a left neighbour not late in the last call is waited for on a host with
+ * noise (ring_skip_comm.c says why). */
+enum { MARGIN_Q = 50, MARGIN_K = 2, CONFIRM = 4 };
 
 /* A partial's header. t_us: the sender's own estimate of T (see
  * t_sample); ttrans_us: what the sender measured of its link to us (a
@@ -45,8 +51,11 @@ struct rs_call {
   int64_t ready_ns;    /* when the current position became workable */
   fold__timer watchdog;
   int fired;
+  int suspect;         /* the left neighbour was late in the last call, or at a step of this one (CONFIRM) */
+  int saw_late;        /* the watchdog fired in this call (the next call's suspect) */
   int64_t threshold_ns; /* 0: no skipping (no T yet) */
   int64_t ttrans_ns;   /* the T_trans in it (for the INFO line) */
+  int64_t margin_ns;   /* the noise margin in it (ring_skip_comm.c) */
   float out_ttrans_us; /* our link to the right as measured, for the headers we send */
   fold_request *rreq;
   char *rmsg;
@@ -71,6 +80,7 @@ enum { NCLASS = 48 };
 typedef struct rs_class {
   double twin[TWIN]; /* the last TWIN samples */
   double t_ns;       /* their smallest (0: none yet) */
+  double q_ns;       /* their median: t_ns plus the noise of a normal step (ring_skip_comm.c, the margin) */
   double bytes;      /* the block size of the last sample (the point the model fits) */
   int tn;            /* samples taken */
   double left_t_ns;  /* the left neighbour's own estimate for this class, from its last header (0: none) */
@@ -81,6 +91,7 @@ typedef struct rs_class {
 struct rs_comm {
   rs_class cls[NCLASS];
   int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
+  int left_suspect; /* the left neighbour was late in the last call (ring_skip_comm.c, CONFIRM) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
   int last_tag;     /* the last ring_skip call, and whom it routed around */
@@ -118,5 +129,57 @@ void fold__rs_threshold(rs_call *s);
 void fold__rs_report(rs_call *s);
 /* Free a call (ring_skip.c): its timer, posted receives and buffers. */
 void fold__rs_call_free(fold_comm *c, rs_call *s);
+
+/* FOLD_DEBUG=TRACE: a line per event of a call with the engine's time
+ * (virtual in the simulator): the per-rank timelines of docs/straggler.md. */
+#define RS_TRACE(s, fmt, ...)                                                                                    \
+  FOLD__TRACE((s)->co->comm, "ring_skip #%d %.1f us: " fmt, (s)->co->tag, (double)fold__now((s)->co->comm) / 1e3, \
+              __VA_ARGS__)
+
+
+/* Block j's place in the vector, and positions in its chain (ring_skip.c says what they are). */
+static inline size_t blk_start(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? fold__block_start(co->count, s->n, j) : (size_t)j * co->count;
+}
+static inline size_t blk_len(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? fold__block_len(co->count, s->n, j) : co->count;
+}
+static inline int pos_of(const rs_call *s, int j) { return fold__mod(s->r - j - 1, s->n); }
+static inline int block_at(const rs_call *s, int p) { return fold__mod(s->r - p - 1, s->n); }
+
+static inline const char *own(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  const char *src = s->allreduce && co->in_place ? co->rbuf : co->sbuf;
+  return src + blk_start(s, j) * co->esize;
+}
+static inline char *out_of(const rs_call *s, int j) {
+  const fold__coll *co = s->co;
+  return s->allreduce ? (char *)co->rbuf + blk_start(s, j) * co->esize : co->rbuf;
+}
+
+/* A counter, not a loop over the blocks: the step runs after every
+ * message, and at n = 1,024 the loop was 84% of the simulator's time
+ * (perf; it was first blamed on the engine's timer list). */
+static inline int recv_expected(const rs_call *s) { return s->missing > 0; }
+
+/* ring_skip_msg.c: the buffer pool (a buffer of HDR + the largest block; NULL when out of memory) */
+char *fold__rs_buf_get(rs_call *s);
+void fold__rs_buf_put(rs_call *s, char *b);
+/* Send len bytes from data to the right on ctx; owned: our message buffer (it goes with the send) or NULL. */
+int fold__rs_send(rs_call *s, int ctx, const void *data, size_t len, char *owned);
+/* Send a partial of block j with cov contributions (and flags) from message buffer buf. */
+int fold__rs_send_partial(rs_call *s, char *buf, int j, int cov, unsigned flags, size_t bytes);
+/* Reap finished sends (their buffers back to the pool); <0: a send failed. */
+int fold__rs_sends_step(rs_call *s);
+/* FOLD_ENOMEM, naming our rank. */
+int fold__rs_no_memory(rs_call *s);
+/* Post the reduce-scatter receive from the left, if one is expected and none is posted. */
+int fold__rs_post_recv(rs_call *s);
+/* Take the arrived reduce-scatter message: held for our reduction, or passed on. */
+int fold__rs_take(rs_call *s);
+/* The allgather stream; *took: a block arrived (and went on). */
+int fold__rs_ag_step(rs_call *s, int *took);
 
 #endif

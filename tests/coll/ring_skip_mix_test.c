@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/engine.h" /* a straggler switched on and off between calls */
+#include "coll/ring_skip_int.h" /* the noise case feeds the estimator and reads the threshold */
 #include "fold.h"
 #include "sim/sim_check.h"
 
@@ -18,7 +19,8 @@
  *   alt2    1 MiB and 64 KiB alternating
  *   ddp     a DDP-like step: 25, 25, 12 and 1 MiB, then 8 B
  *   some    4 MiB and 8 B alternating, the straggler late in some calls only
- *   newsize a size never seen before gets its T from the model of a step */
+ *   newsize a size never seen before gets its T from the model of a step
+ *   noise   the threshold's noise margin, from the estimator's window */
 
 enum { N = 4, SLOW = 2, MAXCALLS = 32 };
 #define LAT (1.0 / 131072)
@@ -194,9 +196,43 @@ static void case_newsize(void) {
   for (int k = 0; k < 6; k++) CHECK(ns[k] == 0);
 }
 
+/* The noise margin (ring_skip_comm.c): steps that spread above the
+ * smallest raise the threshold by MARGIN_K times (median - smallest);
+ * steps that do not spread (the simulator, a quiet host) leave it at
+ * alpha*T + T_trans. Without the margin, a normal neighbour's step of 2.5
+ * times the smallest crossed the threshold on a loaded host. */
+static void case_noise(void) {
+  fold_comm *c[N];
+  fold_sim *sim;
+  fold_sim_params p = {.latency = LAT, .byte_time = BYTE_T, .op_time = OP_T};
+  CHECK_RC(fold_sim_create(N, &p, &sim, c), FOLD_OK, NULL);
+  const size_t b = 256 * 1024;
+  for (int pass = 0; pass < 2; pass++) {
+    rs_comm *rc = fold__rs_comm_state(c[pass]);
+    CHECK(rc != NULL);
+    rc->ttrans_env_ns = 0; /* T_trans 0: the threshold is alpha*T + the margin */
+    rc->floor_ns = 0;
+    for (int i = 0; i < TWIN; i++) /* pass 0: every step 100 us; pass 1: 100 us + i * 20 us */
+      fold__rs_t_sample(rc, b, 100e3 + (pass ? i * 20e3 : 0));
+    fold__coll co = {.comm = c[pass]};
+    rs_call s = {.rc = rc, .co = &co, .maxb = b, .right = 1};
+    fold__rs_threshold(&s);
+    double median = 100e3 + 7 * 20e3; /* the 8th smallest of 16 */
+    int64_t want = pass ? (int64_t)(rc->alpha * 100e3 + MARGIN_K * (median - 100e3)) : (int64_t)(rc->alpha * 100e3);
+    printf("%s steps: threshold %.1f us (noise margin %.1f us), want %.1f us\n", pass ? "spread" : "equal",
+           (double)s.threshold_ns / 1e3, (double)s.margin_ns / 1e3, (double)want / 1e3);
+    CHECK(s.threshold_ns == want);
+    CHECK(pass ? s.margin_ns > 0 : s.margin_ns == 0);
+    /* a normal step of the spread window's slowest third is under the threshold */
+    CHECK(!pass || s.threshold_ns > (int64_t)(100e3 + 13 * 20e3));
+  }
+  fold_sim_destroy(sim);
+}
+
 int main(int argc, char **argv) {
   static const sim_check_case cases[] = {
       {"alt", case_alt}, {"alt2", case_alt2}, {"ddp", case_ddp}, {"some", case_some}, {"newsize", case_newsize},
+      {"noise", case_noise},
   };
   return sim_check_run("ring_skip_mix_test", cases, sizeof cases / sizeof cases[0], argc, argv);
 }
