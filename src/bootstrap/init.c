@@ -32,7 +32,7 @@ typedef struct boot {
   fold__store *store;
   fold__store_srv *srv; /* rank 0 serving the tcp store itself */
   char pfx[32];         /* "<size>.<round>/": keys of this rendezvous */
-  int64_t deadline;
+  int64_t t0, deadline; /* start, and start + FOLD_TIMEOUT */
   double timeout_s;
   void *tcp_state, *shm_state;
   fold__card *cards;
@@ -485,7 +485,8 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   b->rank = rank, b->size = size, b->fn = fn, b->url = store ? store : "callbacks";
   int64_t timeout = fold__env_timeout_ns();
   b->timeout_s = (double)timeout / 1e9;
-  b->deadline = fold__clock_mono(NULL) + timeout;
+  b->t0 = fold__clock_mono(NULL);
+  b->deadline = b->t0 + timeout;
   fold_comm *c = NULL;
   fold__card me;
   char job_id[32] = "", claim[FOLD__AUTH_CLAIM_MAX + 1];
@@ -537,7 +538,8 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   c->boot = b->srv;
   c->boot_release = b->srv ? fold__store_srv_stop : NULL;
   b->srv = NULL;
-  FOLD__INFO(c, "joined %d ranks at %s (%d transports)", size, b->url, c->ntps);
+  FOLD__INFO(c, "joined %d ranks at %s (%d transports; %ld store requests by this rank in %.3f s)", size, b->url,
+             c->ntps, b->store->nreq, (double)(fold__clock_mono(NULL) - b->t0) / 1e9);
   *comm = c;
   c = NULL;
   rc = FOLD_OK;

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# boot_bench.sh — fold_init's time and store requests at 8..128 processes (oversubscribed), per transport and build.
+#
+# Usage: bench/boot_bench.sh [BUILD_DIR...]
+#   Each BUILD_DIR (default <repo>/build) needs foldrun and fold-boottime
+#   (cmake --build DIR --target foldrun fold-boottime). Give two to compare a
+#   before and an after build: runs are interleaved (for each repetition,
+#   size and transport, every build in turn), so both meet the same load.
+# Environment (all optional):
+#   BOOT_SIZES   process counts (default "8 32 64 128")
+#   BOOT_TPS     transports (default "shm tcp")
+#   BOOT_REPS    repetitions (default 3); the table shows the median
+#   BOOT_OUT     CSV of every run (default bench/results/boot-<date>.csv)
+# Per run: init_max_s (slowest rank's fold_init, from fold-boottime),
+# requests (the sum over ranks of the store requests each rank's
+# FOLD_DEBUG=INFO "joined" line reports) and wall_s (foldrun, start to end).
+# Prints the CSV path and a median table; docs/data/boot_plot.gp plots it.
+set -u
+repo=$(cd "$(dirname "$0")/.." && pwd)
+builds=("$@")
+[ ${#builds[@]} -eq 0 ] && builds=("$repo/build")
+sizes=${BOOT_SIZES:-8 32 64 128}
+tps=${BOOT_TPS:-shm tcp}
+reps=${BOOT_REPS:-3}
+out=${BOOT_OUT:-$repo/bench/results/boot-$(date +%Y%m%d-%H%M%S).csv}
+mkdir -p "$(dirname "$out")" || exit 2
+for b in "${builds[@]}"; do
+  for f in foldrun fold-boottime; do
+    [ -x "$b/$f" ] || { echo "boot_bench: $b/$f missing (cmake --build $b --target $f)" >&2; exit 2; }
+  done
+done
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+echo "build,transport,ranks,rep,init_max_s,init_mean_s,requests,wall_s" >"$out"
+fail=0
+for rep in $(seq 1 "$reps"); do
+  for n in $sizes; do
+    for tp in $tps; do
+      for bi in "${!builds[@]}"; do
+        b=${builds[$bi]}
+        t0=$(date +%s.%N)
+        FOLD_DEBUG=INFO timeout 300 "$b/foldrun" -n "$n" --transport "$tp" --timeout 120 -- "$b/fold-boottime" \
+          >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        t1=$(date +%s.%N)
+        line=$(grep -o 'boottime ranks=.*' "$tmp/out")
+        req=$(grep -o '[0-9]* store requests by this rank' "$tmp/err" | awk '{s += $1; k++} END {print (k ? s : "")}')
+        joined=$(grep -c 'store requests by this rank' "$tmp/err")
+        if [ $rc -ne 0 ] || [ -z "$line" ]; then
+          echo "boot_bench: $b n=$n $tp failed (rc $rc):" >&2
+          grep -v INFO "$tmp/err" | head -5 >&2
+          fail=1
+          continue
+        fi
+        [ "$joined" -eq "$n" ] || req="" # the counts need every rank's line
+        max=$(sed -n 's/.*init_max_s=\([0-9.]*\).*/\1/p' <<<"$line")
+        mean=$(sed -n 's/.*init_mean_s=\([0-9.]*\).*/\1/p' <<<"$line")
+        wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+        echo "$bi,$tp,$n,$rep,$max,$mean,$req,$wall" >>"$out"
+        echo "build $bi ($b) $tp n=$n rep $rep: init max ${max} s, ${req:-?} store requests, wall ${wall} s" >&2
+      done
+    done
+  done
+done
+echo "$out"
+# median per (build, transport, ranks)
+awk -F, 'NR > 1 {k = $1 "," $2 "," $3; n[k]++; t[k, n[k]] = $5; r[k, n[k]] = $7}
+  END {
+    print "build transport ranks init_max_s(median) requests(median) requests/rank";
+    for (k in n) {
+      m = n[k];
+      for (i = 1; i <= m; i++) { a[i] = t[k, i]; q[i] = r[k, i] }
+      asort(a); asort(q);
+      split(k, f, ",");
+      printf "%s %s %s %.3f %d %.1f\n", f[1], f[2], f[3], a[int((m + 1) / 2)], q[int((m + 1) / 2)], q[int((m + 1) / 2)] / f[3];
+    }
+  }' "$out" | sort -k1,1n -k2,2 -k3,3n | column -t
+exit $fail
