@@ -63,16 +63,20 @@ for rep in $(seq 1 "$reps"); do
   done
 done
 echo "$out"
-# median per (build, transport, ranks)
-awk -F, 'NR > 1 {k = $1 "," $2 "," $3; n[k]++; t[k, n[k]] = $5; r[k, n[k]] = $7}
+# median per (build, transport, ranks) (insertion sort: mawk has no asort)
+{ echo "build transport ranks init_max_s requests requests/rank wall_s"
+awk -F, 'function med(v, m,    i, j, x) {
+    for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+    return v[int((m + 1) / 2)]
+  }
+  NR > 1 {k = $1 "," $2 "," $3; n[k]++; t[k, n[k]] = $5 + 0; r[k, n[k]] = $7 + 0; w[k, n[k]] = $8 + 0}
   END {
-    print "build transport ranks init_max_s(median) requests(median) requests/rank";
     for (k in n) {
-      m = n[k];
-      for (i = 1; i <= m; i++) { a[i] = t[k, i]; q[i] = r[k, i] }
-      asort(a); asort(q);
+      m = n[k]; split("", a); split("", q); split("", z)
+      for (i = 1; i <= m; i++) { a[i] = t[k, i]; q[i] = r[k, i]; z[i] = w[k, i] }
       split(k, f, ",");
-      printf "%s %s %s %.3f %d %.1f\n", f[1], f[2], f[3], a[int((m + 1) / 2)], q[int((m + 1) / 2)], q[int((m + 1) / 2)] / f[3];
+      ta = med(a, m); qa = med(q, m); za = med(z, m)
+      printf "%s %s %s %.3f %d %.1f %.2f\n", f[1], f[2], f[3], ta, qa, qa / f[3], za;
     }
-  }' "$out" | sort -k1,1n -k2,2 -k3,3n | column -t
+  }' "$out" | sort -k1,1n -k2,2 -k3,3n; } | column -t
 exit $fail

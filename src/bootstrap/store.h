@@ -152,8 +152,9 @@ static inline void fold__store_close(fold__store *s) {
 /* Barrier of `size` participants named `name` (a key prefix; use a fresh
  * name per barrier); `rank` in [0, size) is the caller. tcp: add 1 to
  * "<name>/n", the last arrival sets "<name>/go", everyone waits for it.
- * file: set "<name>/<rank>" and wait for all of them (no lock file, so a
- * rendezvous leaves nothing behind but its own keys). FOLD_ETIMEDOUT (no
+ * file: set "<name>/<rank>"; rank 0 waits for all of them and sets
+ * "<name>/go", which the others wait for (no lock file, so a rendezvous
+ * leaves nothing behind but its own keys). Either way O(size) requests. FOLD_ETIMEDOUT (no
  * message) at the deadline; *arrived (may be NULL) then says how many had
  * arrived. fold__store_barrier_keys_del removes the barrier's keys. */
 int fold__store_barrier(fold__store *s, const char *name, int rank, int size, int64_t deadline_ns, int64_t *arrived);
