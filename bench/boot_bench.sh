@@ -13,7 +13,9 @@
 #   BOOT_OUT     CSV of every run (default bench/results/boot-<date>.csv)
 # Per run: init_max_s (slowest rank's fold_init, from fold-boottime),
 # requests (the sum over ranks of the store requests each rank's
-# FOLD_DEBUG=INFO "joined" line reports) and wall_s (foldrun, start to end).
+# FOLD_DEBUG=INFO "joined" line reports), wall_s (foldrun, start to end)
+# and served (the requests foldrun's store server applied, from its INFO
+# line at exit; empty for a build whose server does not say).
 # Prints the CSV path and a median table; docs/data/boot_plot.gp plots it.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +33,7 @@ for b in "${builds[@]}"; do
 done
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
-echo "build,transport,ranks,rep,init_max_s,init_mean_s,requests,wall_s" >"$out"
+echo "build,transport,ranks,rep,init_max_s,init_mean_s,requests,wall_s,served" >"$out"
 fail=0
 for rep in $(seq 1 "$reps"); do
   for n in $sizes; do
@@ -45,6 +47,7 @@ for rep in $(seq 1 "$reps"); do
         t1=$(date +%s.%N)
         line=$(grep -o 'boottime ranks=.*' "$tmp/out")
         req=$(grep -o '[0-9]* store requests by this rank' "$tmp/err" | awk '{s += $1; k++} END {print (k ? s : "")}')
+        served=$(sed -n 's/.*store: served \([0-9]*\) requests.*/\1/p' "$tmp/err" | tail -1)
         joined=$(grep -c 'store requests by this rank' "$tmp/err")
         if [ $rc -ne 0 ] || [ -z "$line" ]; then
           echo "boot_bench: $b n=$n $tp failed (rc $rc):" >&2
@@ -56,7 +59,7 @@ for rep in $(seq 1 "$reps"); do
         max=$(sed -n 's/.*init_max_s=\([0-9.]*\).*/\1/p' <<<"$line")
         mean=$(sed -n 's/.*init_mean_s=\([0-9.]*\).*/\1/p' <<<"$line")
         wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
-        echo "$bi,$tp,$n,$rep,$max,$mean,$req,$wall" >>"$out"
+        echo "$bi,$tp,$n,$rep,$max,$mean,$req,$wall,$served" >>"$out"
         echo "build $bi ($b) $tp n=$n rep $rep: init max ${max} s, ${req:-?} store requests, wall ${wall} s" >&2
       done
     done

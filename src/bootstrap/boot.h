@@ -41,7 +41,8 @@ void fold__boot_key(const fold__boot *b, char *out, size_t cap, const char *what
 
 /* The steps at the store (rdv.c), in order; each returns 0 or a negative
  * FOLD_E* with the message recorded (fold__boot_fail). */
-/* Take this round's key prefix, publish "join/<rank>", start the watch. */
+/* Take this round's key prefix, publish "join/<rank>" (and count it in
+ * "joined", but on a file store), start the watch. */
 int fold__boot_enter_round(fold__boot *b);
 /* Rank 0's nonce, and from it the job id (hex, for shared resources). */
 int fold__boot_job_id(fold__boot *b, char *id, size_t cap);

@@ -102,6 +102,11 @@ int fold__boot_enter_round(fold__boot *b) {
    * once (tcp store: the server sees its connection close) */
   fold__boot_key(b, b->store->watch, sizeof b->store->watch, "gone", -1);
   rc = fold__store_set(b->store, jk, "1", 1, b->deadline);
+  if (rc == 0 && b->u.kind != FOLD__STORE_FILE) { /* counted for the warnings (rdv_watch.c) */
+    int64_t ignored;
+    fold__boot_key(b, jk, sizeof jk, "joined", -1);
+    rc = fold__store_add(b->store, jk, 1, &ignored, b->deadline);
+  }
   b->watch = (fold__rdv_watch){.store = b->store, .pfx = b->pfx, .url = b->url, .rank = b->rank, .size = b->size,
                                .timeout_ns = (int64_t)(b->timeout_s * 1e9), .deadline_ns = b->deadline};
   fold__rdv_watch_start(&b->watch);
@@ -315,6 +320,8 @@ static void remove_round(fold__boot *b) {
   fold__store_del(b->store, key, b->deadline);
   if (b->u.kind != FOLD__STORE_FILE) {
     fold__boot_key(b, key, sizeof key, "left", -1);
+    fold__store_del(b->store, key, b->deadline);
+    fold__boot_key(b, key, sizeof key, "joined", -1);
     fold__store_del(b->store, key, b->deadline);
   }
   fold__boot_key(b, key, sizeof key, "ready", -1);
