@@ -23,6 +23,7 @@ typedef struct fold__boot {
   fold__store_srv *srv; /* rank 0 serving the tcp store itself */
   char pfx[32];         /* "<size>.<round>/": keys of this rendezvous */
   int64_t t0, deadline; /* start, and start + FOLD_TIMEOUT */
+  int64_t t_cards;      /* when every card was known (for the INFO line) */
   double timeout_s;
   void *tcp_state, *shm_state;
   fold__card *cards;

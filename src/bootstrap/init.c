@@ -271,6 +271,7 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
     goto out;
   }
   if ((rc = prepare(b, c, tpk, job_id, &me)) < 0 || (rc = fold__boot_exchange_cards(b, &me)) < 0 ||
+      (b->t_cards = fold__clock_mono(NULL), 0) ||
       (rc = choose(b, tpk)) < 0 || (rc = connect_all(b, c)) < 0 || (rc = fold__boot_finish(b, remove_dir)) < 0)
     goto out;
   set_local(b, c);
@@ -284,8 +285,10 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   c->boot = b->srv;
   c->boot_release = b->srv ? fold__store_srv_stop : NULL;
   b->srv = NULL;
-  FOLD__INFO(c, "joined %d ranks at %s (%d transports; %ld store requests by this rank in %.3f s)", size, b->url,
-             c->ntps, b->store->nreq, (double)(fold__clock_mono(NULL) - b->t0) / 1e9);
+  FOLD__INFO(c, "joined %d ranks at %s (%d transports; %ld store requests by this rank; cards after %.3f s, "
+             "joined after %.3f s; CLOCK_MONOTONIC at start %.6f, cards %.6f)", size, b->url, c->ntps, b->store->nreq,
+             (double)(b->t_cards - b->t0) / 1e9, (double)(fold__clock_mono(NULL) - b->t0) / 1e9, (double)b->t0 / 1e9,
+             (double)b->t_cards / 1e9);
   *comm = c;
   c = NULL;
   rc = FOLD_OK;
