@@ -22,6 +22,7 @@ typedef struct kv {
   int list_values; /* sets of rank 0's card list ("<size>.cb/cards/<i>") */
   int fail_set_rank_key; /* set() fails for keys naming this rank's card (-1: never) */
   int bad_positive;      /* add() returns 7 (a callback must return 0 or FOLD_E*) */
+  int garble_card_rank;  /* set() stores this rank's card as garbage (-1: never) */
 } kv;
 
 static void kv_init(kv *s) {
@@ -33,6 +34,7 @@ static void kv_init(kv *s) {
   pthread_cond_init(&s->cv, &a);
   pthread_condattr_destroy(&a);
   s->fail_set_rank_key = -1;
+  s->garble_card_rank = -1;
 }
 
 static void kv_free(kv *s) {
@@ -69,6 +71,9 @@ static int cb_set(void *ctx, const char *key, const void *v, size_t len) {
   snprintf(bad, sizeof bad, "/card/%d", s->fail_set_rank_key);
   if (s->fail_set_rank_key >= 0 && strstr(key, bad) && strstr(key, "cb/card/"))
     return FOLD_ESYS;
+  snprintf(bad, sizeof bad, "cb/card/%d", s->garble_card_rank);
+  if (s->garble_card_rank >= 0 && strstr(key, bad) && strlen(strstr(key, bad)) == strlen(bad))
+    v = "host=;pid=0", len = 11;
   pthread_mutex_lock(&s->mu);
   s->sets++;
   s->list_values += strstr(key, ".cb/cards/") != NULL;
@@ -276,6 +281,21 @@ static void test_failing_callback(void) {
   kv_free(&s);
 }
 
+/* Rank 1's card arrives garbled: every rank (rank 0, which gathers the
+ * cards, and the others, which read rank 0's list) names rank 1. */
+static void test_malformed_card(void) {
+  kv s;
+  kv_init(&s);
+  s.garble_card_rank = 1;
+  int ranks[3] = {0, 1, 2};
+  rank_arg a[3];
+  run(&s, &full, 3, ranks, 3, a);
+  for (int i = 0; i < 3; i++)
+    CHECK(a[i].rc == FOLD_EINVAL && strstr(a[i].msg, "rank 1 published a malformed card"), "rank %d: %d %s", i,
+          a[i].rc, a[i].msg);
+  kv_free(&s);
+}
+
 /* Ranks 0 and 1 of 3 come; both time out naming rank 2. */
 static void test_missing_rank(void) {
   kv s;
@@ -307,6 +327,7 @@ int main(void) {
   /* the remaining cases wait for FOLD_TIMEOUT: keep it short */
   setenv("FOLD_TIMEOUT", "2", 1);
   test_failing_callback();
+  test_malformed_card();
   test_missing_rank();
   return check_report("test_store_cb");
 }
