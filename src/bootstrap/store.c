@@ -150,25 +150,29 @@ int fold__store_barrier(fold__store *s, const char *name, int rank, int size, in
   size_t len = 0;
   int rc;
   if (s->kind == FOLD__STORE_FILE) {
-    /* Polling size files costs little on one host; it needs no lock. */
+    /* No lock file: every rank sets its own key, rank 0 waits for them all
+     * and sets "go", which the others wait for (O(size) requests). */
     snprintf(key, sizeof key, "%s/%d", name, rank);
     if ((rc = fold__store_set(s, key, "1", 1, deadline_ns)) < 0)
       return rc;
-    for (int p = 0; p < size; p++) {
+    for (int p = 1; p < size && rank == 0; p++) {
       snprintf(key, sizeof key, "%s/%d", name, p);
-      rc = fold__store_get(s, key, v, sizeof v, &len, deadline_ns);
-      if (rc == FOLD_ETIMEDOUT && arrived) {
-        int64_t n = 0;
-        for (int q = 0; q < size; q++) {
-          snprintf(key, sizeof key, "%s/%d", name, q);
-          n += fold__store_get(s, key, v, sizeof v, &len, 0) == 0;
-        }
-        *arrived = n;
-      }
-      if (rc < 0)
-        return rc;
+      if ((rc = fold__store_get(s, key, v, sizeof v, &len, deadline_ns)) < 0)
+        break;
     }
-    return 0;
+    if (rank == 0 && rc == 0)
+      return fold__store_set(s, go, "1", 1, deadline_ns);
+    if (rank != 0)
+      rc = fold__store_get(s, go, v, sizeof v, &len, deadline_ns);
+    if (rc == FOLD_ETIMEDOUT && arrived) {
+      int64_t n = 0;
+      for (int q = 0; q < size; q++) {
+        snprintf(key, sizeof key, "%s/%d", name, q);
+        n += fold__store_get(s, key, v, sizeof v, &len, 0) == 0;
+      }
+      *arrived = n;
+    }
+    return rc;
   }
   int64_t total = 0;
   rc = fold__store_add(s, key, 1, &total, deadline_ns);
@@ -197,10 +201,10 @@ void fold__store_barrier_keys_del(fold__store *s, const char *name, int size, in
       snprintf(key, sizeof key, "%s/%d", name, p);
       fold__store_del(s, key, deadline_ns);
     }
-    return;
+  } else {
+    snprintf(key, sizeof key, "%s/n", name);
+    fold__store_del(s, key, deadline_ns);
   }
-  snprintf(key, sizeof key, "%s/n", name);
-  fold__store_del(s, key, deadline_ns);
   snprintf(key, sizeof key, "%s/go", name);
   fold__store_del(s, key, deadline_ns);
 }

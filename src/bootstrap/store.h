@@ -95,6 +95,9 @@ struct fold__store {
    * GETs at once) when a rank that joined the round closes its store
    * connection before it left the round: a rank killed mid-rendezvous. */
   char watch[FOLD__STORE_KEY_MAX + 1];
+  /* Requests made through the calls below (set, get, add, del; a get that
+   * waits is one), for the rendezvous's INFO line and its benchmark. */
+  long nreq;
 };
 enum { FOLD__STORE_TCP = 1, FOLD__STORE_FILE = 2, FOLD__STORE_CB = 3 /* callbacks (store_cb.c) */ };
 
@@ -126,15 +129,21 @@ struct fold_store_callbacks;
 int fold__store_cb_open(const struct fold_store_callbacks *cb, void *ctx, fold__store **out);
 
 static inline int fold__store_set(fold__store *s, const char *key, const void *val, size_t len, int64_t dl) {
+  s->nreq++;
   return s->ops->set(s, key, val, len, dl);
 }
 static inline int fold__store_get(fold__store *s, const char *key, void *buf, size_t cap, size_t *len, int64_t dl) {
+  s->nreq++;
   return s->ops->get(s, key, buf, cap, len, dl);
 }
 static inline int fold__store_add(fold__store *s, const char *key, int64_t delta, int64_t *total, int64_t dl) {
+  s->nreq++;
   return s->ops->add(s, key, delta, total, dl);
 }
-static inline int fold__store_del(fold__store *s, const char *key, int64_t dl) { return s->ops->del(s, key, dl); }
+static inline int fold__store_del(fold__store *s, const char *key, int64_t dl) {
+  s->nreq++;
+  return s->ops->del(s, key, dl);
+}
 static inline void fold__store_close(fold__store *s) {
   if (s)
     s->ops->close(s);
@@ -143,8 +152,9 @@ static inline void fold__store_close(fold__store *s) {
 /* Barrier of `size` participants named `name` (a key prefix; use a fresh
  * name per barrier); `rank` in [0, size) is the caller. tcp: add 1 to
  * "<name>/n", the last arrival sets "<name>/go", everyone waits for it.
- * file: set "<name>/<rank>" and wait for all of them (no lock file, so a
- * rendezvous leaves nothing behind but its own keys). FOLD_ETIMEDOUT (no
+ * file: set "<name>/<rank>"; rank 0 waits for all of them and sets
+ * "<name>/go", which the others wait for (no lock file, so a rendezvous
+ * leaves nothing behind but its own keys). Either way O(size) requests. FOLD_ETIMEDOUT (no
  * message) at the deadline; *arrived (may be NULL) then says how many had
  * arrived. fold__store_barrier_keys_del removes the barrier's keys. */
 int fold__store_barrier(fold__store *s, const char *name, int rank, int size, int64_t deadline_ns, int64_t *arrived);

@@ -19,7 +19,10 @@
 #define CLI_GET_SLICE_MS 60000u            /* re-ask at least this often during long waits */
 #define CLI_HANDSHAKE_NS (5LL * 1000000000) /* one handshake attempt; then reconnect */
 #define CLI_GREET_NS (1000000000LL)         /* a fold store greets at once: silence this long is suspect */
-#define CLI_PROBE_NS (1000000000LL)         /* then wait this long for an answer to the probe */
+/* then wait up to this long for an answer to the probe: PyTorch's stores
+ * answer (or hang up) at once, but a fold store's server thread starved by
+ * an oversubscribed host (128 processes on 2 cores) took over 2 s to greet */
+#define CLI_PROBE_NS (5LL * 1000000000)
 #define WARN_EVERY_NS (5LL * 1000000000)    /* while the server cannot be reached: a warning this often */
 #define TORCH_GETNUMKEYS 6                  /* PyTorch TCPStore's one-byte key-count query */
 

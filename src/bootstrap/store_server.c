@@ -15,135 +15,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "bootstrap/store.h"
-#include "core/internal.h"
-
-/* A real client answers the hello in one round trip; a short limit bounds
- * how long a silent stranger holds a handshake slot. */
-#define SRV_AUTH_TIMEOUT_NS (2LL * 1000000000)
-#define SRV_MAX_PENDING 256         /* connections still in the handshake; the oldest is evicted beyond */
-#define SRV_STOP_LINGER_NS (2LL * 1000000000) /* stop waits this long for clients to leave */
-#define SRV_MAX_CONNS 8192          /* authenticated connections */
-#define SRV_OUT_HIGH (256 * 1024)   /* stop parsing a client's requests above this much queued output */
-#define SRV_STORE_MAX (256LL << 20) /* total bytes of keys + values held */
-#define SRV_BUCKETS 4096
-
-/* ======================================================================
- * server
- * ====================================================================== */
-
-typedef struct entry {
-  struct entry *next;
-  size_t klen, vlen;
-  uint8_t *val;
-  char key[]; /* klen bytes + NUL */
-} entry;
-
-enum { C_AUTH = 0, C_READY = 1, C_PARKED = 2 };
-
-typedef struct conn {
-  struct conn *prev, *next;
-  struct conn *pq_prev, *pq_next; /* the pending queue, in accept order (C_AUTH only) */
-  int fd;
-  int state;
-  uint32_t mask; /* events registered with epoll */
-  fold__auth_srv auth;
-  uint8_t *in; /* FOLD__STORE_FRAME_MAX bytes, allocated once authenticated */
-  size_t in_len;
-  uint8_t *out;
-  size_t out_len, out_off, out_cap;
-  char park_key[FOLD__STORE_KEY_MAX + 1]; /* the key a parked GET waits for */
-  int64_t park_deadline;
-  int runnable; /* has buffered requests to look at again */
-  /* the rendezvous round this client joined ("<size>.<round>/", from its
-   * SET of "<round>/join/<rank>"), until it ADDs to "<round>/left" */
-  char round[32];
-  int round_rank;
-  char peer[80];
-} conn;
-
-struct fold__store_srv {
-  pthread_t thread;
-  int lfd, efd, wake;
-  fold__store_srv_cfg cfg;
-  int log_level;
-  conn *conns;
-  conn *dead; /* closed during this loop turn; freed at its end */
-  int npending, nready;
-  conn *pq_head, *pq_tail; /* pending handshakes, oldest first */
-  entry *buckets[SRV_BUCKETS];
-  long long stored_bytes;
-  atomic_long rejected;
-  atomic_int clients; /* authenticated connections, for linger() */
-  atomic_int stop;
-  int lingered; /* fold__store_srv_linger already waited for the clients */
-};
+#include "bootstrap/store_srv.h"
 
 /* Tags for the two fds that are not connections. */
 static char tag_listen, tag_wake;
-
-/* Limited per call site (a flood of strangers is one summary line, not one
- * line each: core/log.c). */
-#define SWARN(s, ...) do { static fold__log_site site_; if ((s)->log_level >= FOLD__LOG_WARN) fold__log_at(&site_, FOLD__LOG_WARN, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
-#define SINFO(s, ...) do { static fold__log_site site_; if ((s)->log_level >= FOLD__LOG_INFO) fold__log_at(&site_, FOLD__LOG_INFO, (s)->cfg.log_rank, __VA_ARGS__); } while (0)
-
-static uint32_t hash_key(const char *k, size_t n) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (uint8_t)k[i]) * 16777619u;
-  return h % SRV_BUCKETS;
-}
-
-static entry **find_slot(fold__store_srv *s, const char *k, size_t n) {
-  entry **pp = &s->buckets[hash_key(k, n)];
-  while (*pp && !((*pp)->klen == n && memcmp((*pp)->key, k, n) == 0))
-    pp = &(*pp)->next;
-  return pp;
-}
-
-/* Store a copy of val under key; 0 or -1 when the store is full or out of memory. */
-static int table_set(fold__store_srv *s, const char *k, size_t kn, const uint8_t *val, size_t vn) {
-  entry **pp = find_slot(s, k, kn);
-  entry *e = *pp;
-  long long old = e ? (long long)e->vlen : 0;
-  if (s->stored_bytes - old + (long long)vn + (e ? 0 : (long long)kn) > SRV_STORE_MAX)
-    return -1;
-  uint8_t *copy = malloc(vn ? vn : 1);
-  if (copy == NULL)
-    return -1;
-  memcpy(copy, val, vn);
-  if (e == NULL) {
-    e = malloc(sizeof *e + kn + 1);
-    if (e == NULL) {
-      free(copy);
-      return -1;
-    }
-    memcpy(e->key, k, kn);
-    e->key[kn] = '\0';
-    e->klen = kn;
-    e->vlen = 0;
-    e->val = NULL;
-    e->next = NULL;
-    *pp = e;
-    s->stored_bytes += (long long)kn;
-  }
-  free(e->val);
-  s->stored_bytes += (long long)vn - (long long)e->vlen;
-  e->val = copy;
-  e->vlen = vn;
-  return 0;
-}
-
-static void table_del(fold__store_srv *s, const char *k, size_t kn) {
-  entry **pp = find_slot(s, k, kn);
-  entry *e = *pp;
-  if (e == NULL)
-    return;
-  *pp = e->next;
-  s->stored_bytes -= (long long)(e->klen + e->vlen);
-  free(e->val);
-  free(e);
-}
 
 static void set_mask(fold__store_srv *s, conn *c, uint32_t mask) {
   if (mask == c->mask)
@@ -165,57 +40,6 @@ static void pq_unlink(fold__store_srv *s, conn *c) {
   c->pq_prev = c->pq_next = NULL;
 }
 
-/* A client that joined a rendezvous round went away before leaving it:
- * record "<round>/gone" = its rank (the first one counts) and answer the
- * round's parked GETs at once, so that the waiting ranks look at that key
- * (fold__store.watch) now instead of at their deadline. */
-static int table_set(fold__store_srv *s, const char *k, size_t kn, const uint8_t *val, size_t vn);
-static entry **find_slot(fold__store_srv *s, const char *k, size_t n);
-static int reply(conn *c, int type, const void *val, size_t vlen);
-static void round_gone(fold__store_srv *s, const conn *gone) {
-  char k[FOLD__STORE_KEY_MAX + 1], v[16];
-  int kn = snprintf(k, sizeof k, "%sgone", gone->round);
-  int vn = snprintf(v, sizeof v, "%d", gone->round_rank);
-  if (*find_slot(s, k, (size_t)kn) == NULL && table_set(s, k, (size_t)kn, (const uint8_t *)v, (size_t)vn) < 0)
-    return;
-  SINFO(s, "store: rank %d closed its connection before the rendezvous %.*s completed", gone->round_rank,
-        (int)strlen(gone->round) - 1, gone->round);
-  size_t pn = strlen(gone->round);
-  for (conn *c = s->conns; c; c = c->next) {
-    if (c == gone || c->fd < 0 || c->state != C_PARKED || strncmp(c->park_key, gone->round, pn) != 0)
-      continue;
-    if (reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0)
-      continue; /* answered at its deadline */
-    c->state = C_READY;
-    c->runnable = 1;
-  }
-}
-
-/* Note the round a client joins or leaves (see conn.round). */
-static void round_track(conn *c, int type, const char *k, size_t kn) {
-  const char *slash = memchr(k, '/', kn);
-  if (slash == NULL || (size_t)(slash - k) + 1 >= sizeof c->round)
-    return;
-  size_t pn = (size_t)(slash - k) + 1;
-  const char *rest = slash + 1;
-  size_t rn = kn - pn;
-  if (type == FOLD__ST_SET && rn > 5 && memcmp(rest, "join/", 5) == 0 && rn < 16) {
-    char num[16];
-    memcpy(num, rest + 5, rn - 5);
-    num[rn - 5] = '\0';
-    char *end;
-    long r = strtol(num, &end, 10);
-    if (*end != '\0' || r < 0 || r > 0x7fffffff)
-      return;
-    memcpy(c->round, k, pn);
-    c->round[pn] = '\0';
-    c->round_rank = (int)r;
-  } else if (type == FOLD__ST_ADD && rn == 4 && memcmp(rest, "left", 4) == 0 && strlen(c->round) == pn &&
-             memcmp(c->round, k, pn) == 0) {
-    c->round[0] = '\0';
-  }
-}
-
 /* Close c now; free it at the end of the loop turn, because events for it
  * may still sit in the batch epoll_wait returned (fd < 0 marks it dead). */
 static void conn_close(fold__store_srv *s, conn *c) {
@@ -228,7 +52,7 @@ static void conn_close(fold__store_srv *s, conn *c) {
   } else
     atomic_store(&s->clients, --s->nready);
   if (c->round[0] && !atomic_load(&s->stop))
-    round_gone(s, c);
+    fold__srv_round_gone(s, c);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -257,27 +81,6 @@ static void conn_reject(fold__store_srv *s, conn *c, const char *why) {
   conn_close(s, c);
 }
 
-/* Queue a reply; 0, or -1 when out of memory (the caller closes c). */
-static int reply(conn *c, int type, const void *val, size_t vlen) {
-  size_t need = FOLD__STORE_HDR + vlen;
-  if (c->out_off == c->out_len)
-    c->out_off = c->out_len = 0;
-  if (c->out_len + need > c->out_cap) {
-    size_t cap = c->out_cap ? c->out_cap : 4096;
-    while (cap < c->out_len + need)
-      cap *= 2;
-    uint8_t *p = realloc(c->out, cap);
-    if (p == NULL)
-      return -1;
-    c->out = p, c->out_cap = cap;
-  }
-  fold__store_put_header(c->out + c->out_len, type, 0, vlen);
-  if (vlen)
-    memcpy(c->out + c->out_len + FOLD__STORE_HDR, val, vlen);
-  c->out_len += need;
-  return 0;
-}
-
 /* Send queued output; 0 ok (maybe partial), -1 connection gone. */
 static int flush_out(conn *c) {
   while (c->out_off < c->out_len) {
@@ -296,75 +99,6 @@ static int flush_out(conn *c) {
   return 0;
 }
 
-/* Wake parked GETs waiting for key (just set). */
-static void wake_parked(fold__store_srv *s, const char *k, size_t kn, const entry *e) {
-  for (conn *c = s->conns; c; c = c->next) {
-    if (c->state != C_PARKED || strlen(c->park_key) != kn || memcmp(c->park_key, k, kn) != 0)
-      continue;
-    if (reply(c, FOLD__ST_VALUE, e->val, e->vlen) < 0)
-      continue; /* stays parked; answered NOTFOUND at its deadline */
-    c->state = C_READY;
-    c->runnable = 1;
-  }
-}
-
-/* Apply one request; 0 or -1 (close c). */
-static int apply(fold__store_srv *s, conn *c, const fold__store_frame *f) {
-  const char *k = (const char *)f->key;
-  entry *e;
-  round_track(c, f->type, k, f->klen);
-  switch (f->type) {
-  case FOLD__ST_SET:
-    if (table_set(s, k, f->klen, f->val, f->vlen) < 0)
-      return reply(c, FOLD__ST_ERR, NULL, 0);
-    if (reply(c, FOLD__ST_OK, NULL, 0) < 0)
-      return -1;
-    wake_parked(s, k, f->klen, *find_slot(s, k, f->klen));
-    return 0;
-  case FOLD__ST_GET: {
-    e = *find_slot(s, k, f->klen);
-    if (e)
-      return reply(c, FOLD__ST_VALUE, e->val, e->vlen);
-    uint32_t ms = (uint32_t)f->val[0] | (uint32_t)f->val[1] << 8 | (uint32_t)f->val[2] << 16 |
-                  (uint32_t)f->val[3] << 24;
-    if (ms == 0)
-      return reply(c, FOLD__ST_NOTFOUND, NULL, 0);
-    memcpy(c->park_key, k, f->klen);
-    c->park_key[f->klen] = '\0';
-    c->park_deadline = fold__clock_mono(NULL) + (int64_t)ms * 1000000;
-    c->state = C_PARKED;
-    return 0;
-  }
-  case FOLD__ST_ADD: {
-    uint64_t d = 0;
-    for (int i = 7; i >= 0; i--)
-      d = d << 8 | f->val[i];
-    e = *find_slot(s, k, f->klen);
-    uint64_t cur = 0;
-    if (e && e->vlen != 8)
-      return reply(c, FOLD__ST_ERR, NULL, 0);
-    if (e)
-      for (int i = 7; i >= 0; i--)
-        cur = cur << 8 | e->val[i];
-    cur += d; /* unsigned: wraps instead of overflowing */
-    uint8_t v[8];
-    for (int i = 0; i < 8; i++)
-      v[i] = (uint8_t)(cur >> (8 * i));
-    if (table_set(s, k, f->klen, v, 8) < 0)
-      return reply(c, FOLD__ST_ERR, NULL, 0);
-    if (reply(c, FOLD__ST_VALUE, v, 8) < 0)
-      return -1;
-    wake_parked(s, k, f->klen, *find_slot(s, k, f->klen));
-    return 0;
-  }
-  case FOLD__ST_DEL:
-    table_del(s, k, f->klen);
-    return reply(c, FOLD__ST_OK, NULL, 0);
-  default:
-    return -1; /* the parser lets no other type through */
-  }
-}
-
 /* Parse and apply buffered requests while the client is not parked and its
  * output is not backed up; then set the epoll interest. 0 or -1 (closed). */
 static int conn_run(fold__store_srv *s, conn *c) {
@@ -381,7 +115,7 @@ static int conn_run(fold__store_srv *s, conn *c) {
         why = f.why;
         break;
       }
-      if (apply(s, c, &f) < 0) {
+      if (fold__srv_apply(s, c, &f) < 0) {
         why = "out of memory";
         break;
       }
@@ -550,7 +284,7 @@ static int srv_timers(fold__store_srv *s) {
     } else if (c->state == C_PARKED) {
       if (now >= c->park_deadline) {
         c->state = C_READY;
-        if (reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0) {
+        if (fold__srv_reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0) {
           conn_close(s, c);
           continue;
         }
@@ -719,6 +453,7 @@ void fold__store_srv_stop(void *arg) {
     /* the eventfd cannot be full after one write; the 1 s timer still ends the loop */
   }
   pthread_join(s->thread, NULL);
+  SINFO(s, "store: served %lld requests", s->requests);
   while (s->conns)
     conn_close(s, s->conns);
   free_dead(s);

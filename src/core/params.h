@@ -52,6 +52,9 @@
   X(TEST_HOSTS, "FOLD_TEST_HOSTS", UINT, 0, 0, 0, 1 << 30, "", "0: the real hosts",                                    \
     "each rendezvous, each communicator family", "test knob: `k` makes one machine look like hosts of `k` ranks "    \
     "each (ranks `r`, `q` share a host only if `r/k == q/k`), so a job mixes shm and tcp")                           \
+  X(TEST_CARDS_VALUE, "FOLD_TEST_CARDS_VALUE", UINT, 0, 65536, 1024, 65536, "", "65536: the store's largest value", \
+    "each rendezvous", "test knob: the largest value rank 0 publishes the card list in, so that a few ranks split "  \
+    "it into several values as hundreds do")                                                                         \
   /* ---- logging and selection ---- */                                                                             \
   X(DEBUG, "FOLD_DEBUG", ENUM, 0, 1, 0, 0, "NONE|WARN|INFO|TRACE", "WARN", "each communicator's creation, each warning", \
     "log level; repeated lines are summarised (docs/bootstrap.md \"Logging\"); at INFO every FOLD_* variable set is " \

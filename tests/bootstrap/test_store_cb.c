@@ -19,8 +19,10 @@ typedef struct kv {
   char *val[MAXKEYS];
   size_t len[MAXKEYS];
   int sets, gets, adds, dels;
+  int list_values; /* sets of rank 0's card list ("<size>.cb/cards/<i>") */
   int fail_set_rank_key; /* set() fails for keys naming this rank's card (-1: never) */
   int bad_positive;      /* add() returns 7 (a callback must return 0 or FOLD_E*) */
+  int garble_card_rank;  /* set() stores this rank's card as garbage (-1: never) */
 } kv;
 
 static void kv_init(kv *s) {
@@ -32,6 +34,7 @@ static void kv_init(kv *s) {
   pthread_cond_init(&s->cv, &a);
   pthread_condattr_destroy(&a);
   s->fail_set_rank_key = -1;
+  s->garble_card_rank = -1;
 }
 
 static void kv_free(kv *s) {
@@ -68,8 +71,12 @@ static int cb_set(void *ctx, const char *key, const void *v, size_t len) {
   snprintf(bad, sizeof bad, "/card/%d", s->fail_set_rank_key);
   if (s->fail_set_rank_key >= 0 && strstr(key, bad) && strstr(key, "cb/card/"))
     return FOLD_ESYS;
+  snprintf(bad, sizeof bad, "cb/card/%d", s->garble_card_rank);
+  if (s->garble_card_rank >= 0 && strstr(key, bad) && strlen(strstr(key, bad)) == strlen(bad))
+    v = "host=;pid=0", len = 11;
   pthread_mutex_lock(&s->mu);
   s->sets++;
+  s->list_values += strstr(key, ".cb/cards/") != NULL;
   if (s->n >= MAXKEYS && find(s, key) < 0) {
     pthread_mutex_unlock(&s->mu);
     return FOLD_ENOMEM;
@@ -175,8 +182,9 @@ static void *rank_main(void *p) {
 }
 
 /* Run ranks[0..nr) of a size-`size` job as threads at store s. */
+#define MAXRANKS 16
 static void run(kv *s, const fold_store_callbacks *cb, int size, const int *ranks, int nr, rank_arg *out) {
-  pthread_t t[8];
+  pthread_t t[MAXRANKS];
   for (int i = 0; i < nr; i++) {
     out[i] = (rank_arg){.store = s, .cb = cb, .rank = ranks[i], .size = size};
     pthread_create(&t[i], NULL, rank_main, &out[i]);
@@ -185,11 +193,11 @@ static void run(kv *s, const fold_store_callbacks *cb, int size, const int *rank
     pthread_join(t[i], NULL);
 }
 
-static void test_success(int n, const fold_store_callbacks *cb) {
+static void test_success_values(int n, const fold_store_callbacks *cb, int min_values) {
   kv s;
   kv_init(&s);
-  int ranks[8];
-  rank_arg a[8];
+  int ranks[MAXRANKS];
+  rank_arg a[MAXRANKS];
   for (int i = 0; i < n; i++)
     ranks[i] = i;
   run(&s, cb, n, ranks, n, a);
@@ -202,8 +210,22 @@ static void test_success(int n, const fold_store_callbacks *cb) {
     CHECK(s.n > 0, "n=%d without del: the keys stay", n);
   for (int i = 0; i < s.n; i++) /* every key under the documented prefix */
     CHECK(strstr(s.key[i], ".cb/") != NULL, "key %s", s.key[i]);
+  /* The rendezvous costs O(n) requests in all, not a card read per pair of
+   * ranks (n^2): about 10 per rank (join, nonce, card, rank 0's card list,
+   * barrier, leave, and the cleanup's deletes), gets under 5 per rank; one
+   * more get per rank for each further value of the card list. */
+  int total = s.sets + s.gets + s.adds + s.dels;
+  CHECK(total <= (11 + s.list_values) * n + 8 && s.gets <= (4 + s.list_values) * n, "n=%d: %d store requests (%d sets, %d gets, %d adds, %d dels)", n,
+        total, s.sets, s.gets, s.adds, s.dels);
+  printf("n=%d: %d store requests (%d sets, %d gets, %d adds, %d dels); the card list in %d values\n", n, total,
+         s.sets, s.gets, s.adds, s.dels, s.list_values);
+  CHECK(s.list_values >= min_values, "n=%d: the card list in %d values, want >= %d",
+        n, s.list_values, min_values);
   kv_free(&s);
 }
+
+/* a world of one exchanges no cards */
+static void test_success(int n, const fold_store_callbacks *cb) { test_success_values(n, cb, n > 1); }
 
 static void test_args(void) {
   kv s;
@@ -259,6 +281,21 @@ static void test_failing_callback(void) {
   kv_free(&s);
 }
 
+/* Rank 1's card arrives garbled: every rank (rank 0, which gathers the
+ * cards, and the others, which read rank 0's list) names rank 1. */
+static void test_malformed_card(void) {
+  kv s;
+  kv_init(&s);
+  s.garble_card_rank = 1;
+  int ranks[3] = {0, 1, 2};
+  rank_arg a[3];
+  run(&s, &full, 3, ranks, 3, a);
+  for (int i = 0; i < 3; i++)
+    CHECK(a[i].rc == FOLD_EINVAL && strstr(a[i].msg, "rank 1 published a malformed card"), "rank %d: %d %s", i,
+          a[i].rc, a[i].msg);
+  kv_free(&s);
+}
+
 /* Ranks 0 and 1 of 3 come; both time out naming rank 2. */
 static void test_missing_rank(void) {
   kv s;
@@ -279,12 +316,18 @@ int main(void) {
   test_args();
   for (int n = 1; n <= 4; n++)
     test_success(n, &full);
+  test_success(MAXRANKS, &full); /* request counts grow linearly */
+  /* rank 0's card list in several values (as for some 300 ranks and more) */
+  setenv("FOLD_TEST_CARDS_VALUE", "1024", 1);
+  test_success_values(MAXRANKS, &full, 3);
+  unsetenv("FOLD_TEST_CARDS_VALUE");
   fold_store_callbacks nodel = full;
   nodel.del = NULL;
   test_success(3, &nodel);
   /* the remaining cases wait for FOLD_TIMEOUT: keep it short */
   setenv("FOLD_TIMEOUT", "2", 1);
   test_failing_callback();
+  test_malformed_card();
   test_missing_rank();
   return check_report("test_store_cb");
 }

@@ -1,0 +1,40 @@
+/* boot_time.c — fold-boottime: how long fold_init takes at this world size (bench/boot_bench.sh). */
+#include <stdio.h>
+#include <time.h>
+
+#include "fold.h"
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Every rank times its fold_init; rank 0 prints the slowest and the mean,
+ * after one checked allreduce (so the world really works). The store
+ * requests are counted by fold itself: FOLD_DEBUG=INFO prints them on each
+ * rank's "joined" line, which bench/boot_bench.sh adds up. */
+int main(void) {
+  fold_comm *c = NULL;
+  double t0 = now_s();
+  int rc = fold_init(&c);
+  double t = now_s() - t0;
+  if (rc != FOLD_OK) {
+    fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
+    return 1;
+  }
+  int n = fold_comm_size(c), r = fold_comm_rank(c);
+  double mx = 0, sum = 0;
+  int64_t one = 1, count = 0;
+  if (fold_allreduce(&t, &mx, 1, FOLD_FLOAT64, FOLD_MAX, c) != FOLD_OK ||
+      fold_allreduce(&t, &sum, 1, FOLD_FLOAT64, FOLD_SUM, c) != FOLD_OK ||
+      fold_allreduce(&one, &count, 1, FOLD_INT64, FOLD_SUM, c) != FOLD_OK || count != n) {
+    fprintf(stderr, "rank %d: allreduce failed: %s\n", r, fold_comm_last_error(c));
+    fold_comm_destroy(c);
+    return 1;
+  }
+  if (r == 0)
+    printf("boottime ranks=%d init_max_s=%.4f init_mean_s=%.4f\n", n, mx, sum / n);
+  fold_comm_destroy(c);
+  return 0;
+}
