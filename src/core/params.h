@@ -52,6 +52,11 @@
   X(TEST_HOSTS, "FOLD_TEST_HOSTS", UINT, 0, 0, 0, 1 << 30, "", "0: the real hosts",                                    \
     "each rendezvous, each communicator family", "test knob: `k` makes one machine look like hosts of `k` ranks "    \
     "each (ranks `r`, `q` share a host only if `r/k == q/k`), so a job mixes shm and tcp")                           \
+  X(TEST_HOST_MAP, "FOLD_TEST_HOST_MAP", STR, 0, 0, 0, 0, "host numbers separated by commas, e.g. `0,0,0,1,2,2`",     \
+    "unset: FOLD_TEST_HOSTS", "each rendezvous, each communicator family",                                           \
+    "test knob: rank `r` is on test host number `r % len` of the list (`0,0,0,1` uneven, `0,1` round-robin); "       \
+    "overrides FOLD_TEST_HOSTS; it applies to ranks that are threads too (split_host and `hier` only: their "        \
+    "transport stays inproc); a malformed list is warned about and ignored")                                         \
   /* ---- logging and selection ---- */                                                                             \
   X(DEBUG, "FOLD_DEBUG", ENUM, 0, 1, 0, 0, "NONE|WARN|INFO|TRACE", "WARN", "each communicator's creation, each warning", \
     "log level; repeated lines are summarised (docs/bootstrap.md \"Logging\"); at INFO every FOLD_* variable set is " \
@@ -155,6 +160,10 @@ int fold__param_find(const char *name);
  * others (the launchers' RANK, SLURM_*, MASTER_ADDR, TMPDIR, ...) as they
  * are. NULL when unset. The only other way to the environment. */
 const char *fold__env_str(const char *name);
+/* The test host of `rank` under FOLD_TEST_HOST_MAP (entry rank % len of
+ * the list), else FOLD_TEST_HOSTS=k (rank / k), else -1 (the real hosts).
+ * A malformed map is warned about (once per value) and ignored. */
+int fold__test_host(int rank);
 /* The bounds and grammar as the docs and the warnings say them. */
 void fold__param_valid_text(const fold__param_info *p, char *buf, size_t cap);
 
