@@ -140,7 +140,7 @@ set_tests_properties(coll_opts PROPERTIES TIMEOUT 300)
 # host) and tcp (between), and a rank killed (FOLD_EPEER naming it on every
 # survivor).
 fold_add_test_exe(hier_test coll/hier_test.c check.c)
-foreach(case threads mismatch)
+foreach(case threads mismatch sim)
   add_test(NAME hier_${case} COMMAND hier_test ${case})
   set_tests_properties(hier_${case} PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
 endforeach()

@@ -28,6 +28,7 @@
 #include "coll/hier.h"
 #include "coll/shm_coll.h"
 #include "engine/engine.h"
+#include "engine/family.h"
 #include "op/op.h"
 
 typedef struct hier_call hier_call;
@@ -37,8 +38,10 @@ typedef struct hier_comm {
   fold__hier_split *split; /* the exchange making the children */
   fold__hier_kids *kids;   /* NULL until it is over */
   int split_rc;            /* <0: it failed */
+  uint32_t kid_cid[2];     /* the host child's and the leaders' child's ids (0: none) */
   uint32_t next_ticket, serving;
   hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
+  fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
 } hier_comm;
 
 struct hier_call {
@@ -64,19 +67,31 @@ static void call_drop(fold_comm *c, hier_call *h, int status);
 
 static void hc_teardown(void *p) {
   hier_comm *hc = p;
+  fold__timer_cancel(hc->c, &hc->wake);
   while (hc->calls) {
     hier_call *h = hc->calls;
     hc->calls = h->next;
     call_drop(hc->c, h, FOLD_EABORTED);
     free(h);
   }
-  if (hc->kids) {
-    fold_comm *host = hc->kids->host, *net = hc->kids->net;
-    if (net) fold_comm_destroy(net);
-    if (host) fold_comm_destroy(host);
+  /* The children, if they are still members of the family: freeing a
+   * whole family (fold_sim_destroy) frees them before this runs. Looked
+   * up by cid, so a freed one is never touched. */
+  struct fold__family *f = hc->c->fam;
+  for (int i = 0; i < 2 && f; i++) {
+    fold_comm *k = hc->kid_cid[i] ? fold__fam_kid(f, hc->kid_cid[i]) : NULL;
+    if (k) fold_comm_destroy(k);
+    f = hc->c->fam; /* the family may end with the last child */
   }
   fold__hier_split_free(hc->split);
   free(hc);
+}
+
+/* Nothing to do: the pass the timer fires in steps the tasks after it. */
+static void wake_fired(fold_comm *c, fold__timer *t, void *arg) {
+  (void)c;
+  (void)t;
+  (void)arg;
 }
 
 static hier_comm *hc_of(fold_comm *c) {
@@ -84,6 +99,7 @@ static hier_comm *hc_of(fold_comm *c) {
   if (hc) return hc;
   if ((hc = calloc(1, sizeof *hc)) == NULL) return NULL;
   hc->c = c;
+  fold__timer_init(&hc->wake, wake_fired, hc);
   if (fold__ext_attach(c, &hc_key, hc, hc_teardown) != FOLD_OK) {
     free(hc);
     return NULL;
@@ -248,10 +264,16 @@ static int start_child(hier_call *h, const fold__hier_phase *p) {
   return FOLD_OK;
 }
 
+/* The next call may start its phases. It was stepped before this one in
+ * the pass (tasks are stepped newest first), and nothing may step it
+ * again soon (the simulator steps a rank only on its events; a wait may
+ * sleep): a timer due now makes the engine step the tasks once more. */
 static void serve_next(hier_call *h) {
   if (h->served) return;
   h->served = 1;
-  h->hc->serving++;
+  hier_comm *hc = h->hc;
+  hc->serving++;
+  if (hc->serving != hc->next_ticket && !fold__comm_failed(hc->c)) fold__timer_arm_in(hc->c, &hc->wake, 0);
 }
 
 int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
@@ -282,6 +304,8 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
         goto fail;
       }
       hc->kids = kids;
+      hc->kid_cid[0] = kids->host->cid;
+      hc->kid_cid[1] = kids->net ? kids->net->cid : 0;
     }
     fold__hier_phase p;
     memset(&p, 0, sizeof p);

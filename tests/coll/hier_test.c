@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "fold.h"
+#include "fold_sim.h"
 
 /* Usage:
  *   hier_test threads   layouts over threads (FOLD_TEST_HOST_MAP splits
@@ -17,6 +18,8 @@
  *   hier_test mismatch  threads, one rank forces ring: FOLD_EMISMATCH on all
  *   hier_test procs     one process per rank under foldrun (the layout from
  *                       the environment: shm within a host, tcp between)
+ *   hier_test sim       simulated ranks (each its own host: the leaders'
+ *                       phase alone), nonblocking calls run by fold_sim_run
  *   hier_test kill K    under foldrun: rank K exits before the call; every
  *                       survivor prints EPEER-naming-rank-K when its error
  *                       names it */
@@ -171,6 +174,43 @@ static void run_threads(int n, const char *map, int mode) {
   unsetenv("FOLD_TEST_HOST_MAP");
 }
 
+/* The simulator: every rank starts its calls, then fold_sim_run runs them
+ * (a rank's blocking call could not wait for ranks the program has not
+ * played yet). Three calls per rank, the first of which makes the
+ * children inside the simulation. */
+static void run_sim(int n) {
+  fold_sim *sim;
+  fold_comm *comms[64];
+  fold_sim_params prm;
+  fold_sim_params_default(&prm);
+  CHECK_OK(fold_sim_create(n, &prm, &sim, comms), NULL);
+  enum { CNT = 1000 };
+  static int64_t in[64][CNT], out[64][CNT], bc[64][CNT], red[64][CNT];
+  fold_request *req[64][3];
+  for (int r = 0; r < n; r++) {
+    CHECK_OK(fold_comm_set_algo(comms[r], ALL_HIER), comms[r]);
+    for (int i = 0; i < CNT; i++) in[r][i] = val(r, (size_t)i, 7), bc[r][i] = r == 1 % n ? val(r, (size_t)i, 8) : 0;
+    CHECK_OK(fold_iallreduce(in[r], out[r], CNT, FOLD_INT64, FOLD_SUM, comms[r], &req[r][0]), comms[r]);
+    CHECK_OK(fold_ibroadcast(bc[r], CNT, FOLD_INT64, 1 % n, comms[r], &req[r][1]), comms[r]);
+    CHECK_OK(fold_ireduce(in[r], red[r], CNT, FOLD_INT64, FOLD_MAX, n - 1, comms[r], &req[r][2]), comms[r]);
+  }
+  CHECK_OK(fold_sim_run(sim), NULL);
+  for (int r = 0; r < n; r++)
+    for (int j = 0; j < 3; j++) CHECK_OK(fold_wait(req[r][j]), comms[r]);
+  for (int r = 0; r < n; r++)
+    for (int i = 0; i < CNT; i++) {
+      uint64_t s = 0;
+      int64_t m = INT64_MIN;
+      for (int q = 0; q < n; q++) s += (uint64_t)val(q, (size_t)i, 7), m = val(q, (size_t)i, 7) > m ? val(q, (size_t)i, 7) : m;
+      if (out[r][i] != (int64_t)s || bc[r][i] != val(1 % n, (size_t)i, 8) || (r == n - 1 && red[r][i] != m)) {
+        CHECK(0, "sim n=%d rank %d element %d wrong", n, r, i);
+        break;
+      }
+    }
+  CHECK_OK(fold_sim_destroy(sim), NULL);
+  printf("sim n=%d: %s\n", n, atomic_load(&check_failures) ? "FAILED" : "ok");
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "threads";
   if (!strcmp(mode, "threads")) {
@@ -184,6 +224,10 @@ int main(int argc, char **argv) {
         {2, "0,1"},
     };
     for (size_t i = 0; i < sizeof lay / sizeof *lay; i++) run_threads(lay[i].n, lay[i].map, 0);
+  } else if (!strcmp(mode, "sim")) {
+    run_sim(1);
+    run_sim(5);
+    run_sim(64);
   } else if (!strcmp(mode, "mismatch")) {
     run_threads(6, "0,0,1,1,2,2", 1);
     run_threads(5, "0,1", 1);
@@ -223,7 +267,7 @@ int main(int argc, char **argv) {
     CHECK(rc == FOLD_EPEER, "rank %d: wanted FOLD_EPEER, got %s", me, fold_strerror(rc));
     fold_comm_destroy(c);
   } else {
-    fprintf(stderr, "usage: hier_test threads|mismatch|procs|kill K\n");
+    fprintf(stderr, "usage: hier_test threads|mismatch|sim|procs|kill K\n");
     return 2;
   }
   return check_report("hier_test");
