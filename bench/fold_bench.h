@@ -20,7 +20,7 @@ typedef enum fb_coll {
   FB_NCOLL
 } fb_coll;
 
-#define FB_MAX_ALGOS 9
+#define FB_MAX_ALGOS 10
 
 typedef struct fb_coll_info {
   const char *name;                 /* as in fold_comm_set_algo specs */

@@ -10,9 +10,10 @@
 
 const fb_coll_info fb_colls[FB_NCOLL] = {
   [FB_ALLREDUCE] = {"allreduce", 1, 0, 1,
-                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "shm", "ring_skip"}},
-  [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline", "shm"}},
-  [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner", "shm"}},
+                    {"reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "shm", "ring_skip",
+                     "hier"}},
+  [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline", "shm", "hier"}},
+  [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner", "shm", "hier"}},
   [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm", "ring_skip"}},
   [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring", "shm"}},
   [FB_GATHER] = {"gather", 0, 1, 1, {"binomial", "linear", "shm"}},
@@ -20,7 +21,7 @@ const fb_coll_info fb_colls[FB_NCOLL] = {
   /* alltoall has no in-place form; broadcast has one buffer only, so its
    * single form is timed once, in the out-of-place columns. */
   [FB_ALLTOALL] = {"alltoall", 0, 0, 0, {"pairwise", "bruck", "shm"}},
-  [FB_BARRIER] = {"barrier", 0, 0, 0, {"dissemination", "shm"}},
+  [FB_BARRIER] = {"barrier", 0, 0, 0, {"dissemination", "shm", "hier"}},
 };
 
 /* ---- sizes -------------------------------------------------------------- */

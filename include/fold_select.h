@@ -43,6 +43,24 @@ extern "C" {
  * must see the same file (ranks that select differently fail with
  * FOLD_EMISMATCH naming both algorithms). Full grammar: docs/collectives.md. */
 
+/* The hierarchical algorithm "hier" (allreduce, broadcast, reduce and
+ * barrier; docs/hierarchy.md) runs a call as a host phase over the ranks
+ * of each host (the host's child, as fold_comm_split_host makes it), a
+ * network phase among the hosts' leaders (the lowest rank of each host)
+ * and, where the result must spread, a host phase back. Any layout: hosts
+ * of different sizes, a host of one rank, ranks numbered across hosts; on
+ * one host it is the host phase alone. It is only used when forced
+ * (fold_comm_set_algo, FOLD_ALGO, a call's opts->algo, or a FOLD_RULES
+ * line): automatic selection does not pick it. The communicator's first
+ * hier call makes the two internal children with one exchange of its own
+ * (it does not block: it runs as part of that call, nonblocking calls
+ * included); they are freed by fold_comm_destroy. It refuses
+ * non-commutative ops and FOLD_SUM_EXACT (FOLD_EINVAL); FOLD_AVG is the
+ * sum divided once by the rank count. Failures are those of every
+ * algorithm: a rank that calls something else is FOLD_EMISMATCH on every
+ * rank; a dead rank is FOLD_EPEER naming it (in comm's numbering) on every
+ * survivor that waits on it, whichever phase it was in. */
+
 /* The transport selection rules match for comm: "inproc", "shm", "tcp" or
  * "sim"; the slowest its peers use when they use several (the same on every
  * rank); "inproc" for a communicator without peers. NULL for NULL. */

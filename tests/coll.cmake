@@ -129,3 +129,45 @@ set_tests_properties(ring_skip_fold_sim ring_skip_fold_sim_slow PROPERTIES TIMEO
 fold_add_test_exe(coll_opts coll/coll_opts.c check.c)
 add_test(NAME coll_opts COMMAND coll_opts)
 set_tests_properties(coll_opts PROPERTIES TIMEOUT 300)
+
+# hier (docs/hierarchy.md): hierarchical collectives on test layouts. Over
+# threads FOLD_TEST_HOST_MAP splits one process into hosts (split_host and
+# hier only): uneven, round-robin, one host, a rank per host, a host of
+# one; results bit-identical to ring's, nonblocking calls interleaved, a
+# rank forcing ring (FOLD_EMISMATCH on all). Then the sampled case matrix
+# (counts 0/1/odd/large, dtypes, ops, roots, in place, nonblocking) with
+# hier forced, over threads and as processes mixing shm (within a test
+# host) and tcp (between), and a rank killed (FOLD_EPEER naming it on every
+# survivor).
+fold_add_test_exe(hier_test coll/hier_test.c check.c)
+foreach(case threads mismatch sim)
+  add_test(NAME hier_${case} COMMAND hier_test ${case})
+  set_tests_properties(hier_${case} PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
+endforeach()
+set(FOLD_HIER_MAPS "0,0,0,1,2,2,3,3" "0,1,2" "0,1,1,1,1")
+set(i 0)
+foreach(map ${FOLD_HIER_MAPS})
+  foreach(c allreduce broadcast reduce barrier)
+    add_test(NAME hier_matrix_${c}_${i} COMMAND coll_matrix --coll ${c} --algo hier --n 1,2,3,5,8,13 --quick)
+    set_tests_properties(hier_matrix_${c}_${i} PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=${map};FOLD_TIMEOUT=60")
+  endforeach()
+  math(EXPR i "${i} + 1")
+endforeach()
+# processes: 8 ranks as 3+1+2+2 hosts, and 5 ranks round-robin on 2 hosts
+foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr")
+  list(GET lay 0 np)
+  list(GET lay 1 map)
+  list(GET lay 2 tag)
+  add_test(NAME hier_procs_${tag} COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOST_MAP=${map} FOLD_TIMEOUT=60
+           $<TARGET_FILE:foldrun> -n ${np} -- $<TARGET_FILE:hier_test> procs)
+  add_test(NAME hier_coll_procs_${tag} COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOST_MAP=${map} FOLD_TIMEOUT=60
+           ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-auto ${np} ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo hier)
+  set_tests_properties(hier_procs_${tag} hier_coll_procs_${tag} PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+endforeach()
+# rank 3 (the only rank of its host: a leader) and rank 5 (not a leader)
+# exit after the first call: every survivor fails with FOLD_EPEER naming it
+foreach(k 3 5)
+  add_test(NAME hier_kill_${k} COMMAND sh -c "out=$(FOLD_TEST_HOST_MAP=0,0,0,1,2,2,3,3 FOLD_TIMEOUT=30 $0 -n 8 -- $1 kill ${k}); echo \"$out\"; test $(echo \"$out\" | grep -c EPEER-naming-rank-K) = 7"
+           $<TARGET_FILE:foldrun> $<TARGET_FILE:hier_test>)
+  set_tests_properties(hier_kill_${k} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()

@@ -50,13 +50,14 @@ static int prepare(fold__boot *b, fold_comm *c, int tpk, const char *job_id, fol
   int rc = fold__card_self(me);
   if (rc < 0)
     return fold__boot_fail_store(b, rc, NULL);
-  /* Test knob: FOLD_TEST_HOSTS=k makes this machine k-rank "hosts" (ranks
-   * r and q share one only when r/k == q/k), so that one machine runs a
-   * job mixing shm and tcp (tests/p2p/mixed_*). Not for production. */
-  int th = (int)fold__param_u64(FOLD__P_TEST_HOSTS);
-  if (th > 0) {
+  /* Test knobs: FOLD_TEST_HOSTS=k makes this machine k-rank "hosts" (ranks
+   * r and q share one only when r/k == q/k), FOLD_TEST_HOST_MAP any layout,
+   * so that one machine runs a job mixing shm and tcp (tests/p2p/mixed_*,
+   * the hier tests). Not for production. */
+  int th = fold__test_host(b->rank); /* FOLD_TEST_HOSTS, FOLD_TEST_HOST_MAP */
+  if (th >= 0) {
     size_t len = strlen(me->host);
-    snprintf(me->host + len, sizeof me->host - len, "|test-host-%d", b->rank / th);
+    snprintf(me->host + len, sizeof me->host - len, "|test-host-%d", th);
   }
   if (b->size == 1)
     return 0; /* nobody to connect to */

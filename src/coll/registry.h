@@ -36,11 +36,13 @@
   X(broadcast, binomial)         \
   X(broadcast, scatter_allgather) \
   X(broadcast, pipeline)         \
-  X(broadcast, shm)
+  X(broadcast, shm)               \
+  X(broadcast, hier)
 #define FOLD__ALGOS_reduce(X) \
   X(reduce, binomial)         \
   X(reduce, rabenseifner)     \
-  X(reduce, shm)
+  X(reduce, shm)              \
+  X(reduce, hier)
 #define FOLD__ALGOS_allreduce(X)     \
   X(allreduce, reduce_bcast)         \
   X(allreduce, recursive_doubling)   \
@@ -49,7 +51,8 @@
   X(allreduce, ring_segmented)       \
   X(allreduce, direct)               \
   X(allreduce, shm)                  \
-  X(allreduce, ring_skip)
+  X(allreduce, ring_skip)            \
+  X(allreduce, hier)
 #define FOLD__ALGOS_reduce_scatter(X)       \
   X(reduce_scatter, recursive_halving)      \
   X(reduce_scatter, ring)                   \
@@ -75,7 +78,8 @@
   X(alltoall, shm)
 #define FOLD__ALGOS_barrier(X) \
   X(barrier, dissemination)    \
-  X(barrier, shm)
+  X(barrier, shm)              \
+  X(barrier, hier)
 
 /* ---- what the lists generate ---------------------------------------------------- */
 

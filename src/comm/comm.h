@@ -29,4 +29,26 @@ int fold__fam_destroy(fold_comm *c);
 /* A root is freed with its family (fold_sim_destroy): its children too. */
 void fold__fam_free(fold_comm *root);
 
+/* ---- the children of the hierarchical collectives (comm_split.c, used by coll/hier.c) ----
+ * One exchange over c (an allgather with a signature of its own, started
+ * inside a collective call and stepped by it, never blocking) makes c's
+ * host child (its host's ranks, as fold_comm_split_host) and, on the
+ * hosts' leaders (the lowest rank of each host), the leaders' child, in
+ * rank order. */
+typedef struct fold__hier_kids {
+  fold_comm *host;  /* this rank's host */
+  fold_comm *net;   /* the leaders, NULL on the other ranks */
+  int *host_of;     /* per rank of c: its host's index, i.e. its leader's rank in net */
+  int nhosts;
+} fold__hier_kids;
+typedef struct fold__hier_split fold__hier_split;
+/* Start the exchange (takes the next collective number of c). */
+int fold__hier_split_start(fold_comm *c, fold__hier_split **out);
+/* Step it: 0 while under way, 1 with *kids set (the same every time after),
+ * <0 when it failed (c's error). The children belong to the caller, who
+ * destroys them (fold_comm_destroy) before fold__hier_split_free. */
+int fold__hier_split_step(fold__hier_split *s, fold__hier_kids **kids);
+/* Free the exchange's state (shells not filled yet included; not the children). */
+void fold__hier_split_free(fold__hier_split *s);
+
 #endif /* FOLD_COMM_H */

@@ -36,12 +36,13 @@ static uint64_t host_id(const fold_comm *root) {
   /* The test knob FOLD_TEST_HOSTS=k makes k-rank "hosts" of the world's
    * processes (bootstrap/init.c, which the transports' choice follows):
    * the same here, so that split_host agrees with shm versus tcp. Threads
-   * of one process stay one host. */
-  int th = (int)fold__param_u64(FOLD__P_TEST_HOSTS);
+   * of one process stay one host, except under FOLD_TEST_HOST_MAP, which
+   * splits them too (for split_host and hier; they still talk inproc). */
   int inproc = root->ntps > 0 && root->tps[0]->ops->kind == FOLD__TP_KIND_INPROC;
-  if (th > 0 && !inproc) {
+  int th = inproc && fold__param_str(FOLD__P_TEST_HOST_MAP) == NULL ? -1 : fold__test_host(root->rank);
+  if (th >= 0) {
     size_t len = strlen(card.host);
-    snprintf(card.host + len, sizeof card.host - len, "|test-host-%d", root->rank / th);
+    snprintf(card.host + len, sizeof card.host - len, "|test-host-%d", th);
   }
   uint64_t h = 1469598103934665603ull; /* FNV-1a over the host string */
   for (const char *p = card.host; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
@@ -392,6 +393,155 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
   return split_locked(comm, MODE_HOST, 0, 0, hostcomm, "fold_comm_split_host");
 }
 
+/* ---- the children of the hierarchical collectives (coll/hier.c) ---------------------
+ * One exchange makes both: the host child (split_host) and the leaders'
+ * child (the lowest rank of each host, in rank order; a host's index is
+ * its leader's rank there). It is the split's allgather with a signature
+ * of its own, started inside a collective call (so at the same point of
+ * every rank's sequence) and stepped by that collective's own steps: it
+ * never blocks, on the simulator as elsewhere. */
+struct fold__hier_split {
+  fold_comm *c;
+  fold_request *ag;    /* the exchange, stepped here (on no task list) */
+  split_rec mine, *recs;
+  fold_comm *host, *net; /* shells until the exchange is over */
+  int done;
+  fold__hier_kids kids;
+};
+
+int fold__hier_split_start(fold_comm *c, fold__hier_split **out) {
+  *out = NULL;
+  struct fold__family *f = family_of(c);
+  fold__hier_split *s = f ? calloc(1, sizeof *s) : NULL;
+  if (s) s->recs = malloc((size_t)c->size * sizeof *s->recs);
+  if (s && s->recs) {
+    s->host = kid_shell(c, "hier");
+    s->net = kid_shell(c, "hier");
+  }
+  if (s == NULL || s->recs == NULL || s->host == NULL || s->net == NULL) {
+    fold__hier_split_free(s);
+    return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory for %d ranks", c->rank, c->size);
+  }
+  s->c = c;
+  s->mine = (split_rec){0, 0, f->next_cid, 0, f->host};
+  fold__coll_args a = {FOLD__COLL_ALLGATHER, &s->mine, s->recs, sizeof s->mine, FOLD_UINT8, FOLD_SUM, -1,
+                       FOLD__SIG_OP_HIER};
+  int rc = fold__coll_start(c, "hier: the host split", &a, &s->ag);
+  if (rc != FOLD_OK) {
+    fold__hier_split_free(s);
+    return rc;
+  }
+  /* off the engine's list: the caller's steps step it, so that the
+   * collective goes on in the same pass as the exchange's last receive */
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == s->ag->task) {
+      *pp = s->ag->task->next;
+      s->ag->task->next = NULL;
+      break;
+    }
+  *out = s;
+  return FOLD_OK;
+}
+
+typedef struct hrank { uint64_t host; int rank; } hrank;
+
+static int hrank_cmp(const void *a, const void *b) {
+  const hrank *x = a, *y = b;
+  if (x->host != y->host) return x->host < y->host ? -1 : 1;
+  return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The exchange is over: both children filled (net freed on non-leaders). */
+static int hier_finish(fold__hier_split *s) {
+  fold_comm *c = s->c;
+  int n = c->size, rc = s->ag->status;
+  if (rc == FOLD_OK && fold__comm_failed(c)) rc = fold__comm_failed(c);
+  if (rc != FOLD_OK) return rc;
+  uint32_t cid = 0;
+  for (int r = 0; r < n; r++)
+    if (s->recs[r].next_cid > cid) cid = s->recs[r].next_cid;
+  if (cid >= UINT32_MAX - 1) return fold__error(c, FOLD_EINTERNAL, "hier: rank %d: communicator ids exhausted", c->rank);
+  c->fam->next_cid = cid + 2; /* the host children take cid, the leaders' cid + 1 */
+  /* host groups: ranks sorted by (host identity, rank); a group's first
+   * rank is its leader, and hosts are numbered in their leaders' order */
+  size_t nn = n > 0 ? (size_t)n : 1;
+  member *mem = calloc(nn, sizeof *mem), *lead = calloc(nn, sizeof *lead);
+  hrank *by = malloc(nn * sizeof *by);
+  s->kids.host_of = malloc(nn * sizeof *s->kids.host_of);
+  if (mem == NULL || lead == NULL || by == NULL || s->kids.host_of == NULL) {
+    free(mem);
+    free(lead);
+    free(by);
+    return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
+  }
+  for (int r = 0; r < n; r++) by[r] = (hrank){s->recs[r].host, r};
+  qsort(by, (size_t)n, sizeof *by, hrank_cmp);
+  int nl = 0, lme = -1, nm = 0, me = -1;
+  for (int r = 0; r < n; r++) s->kids.host_of[r] = -1;
+  for (int i = 0; i < n; i++) /* leaders: -2 marks them, in rank order below */
+    if (i == 0 || by[i].host != by[i - 1].host) s->kids.host_of[by[i].rank] = -2;
+  for (int r = 0; r < n; r++)
+    if (s->kids.host_of[r] == -2) {
+      if (r == c->rank) lme = nl;
+      s->kids.host_of[r] = nl;
+      lead[nl++] = (member){0, r};
+    }
+  for (int i = 1; i < n; i++) /* the others take their group's leader's index */
+    if (by[i].host == by[i - 1].host) s->kids.host_of[by[i].rank] = s->kids.host_of[by[i - 1].rank];
+  free(by);
+  for (int r = 0; r < n; r++)
+    if (s->recs[r].host == s->mine.host) {
+      if (r == c->rank) me = nm;
+      mem[nm++] = (member){0, r};
+    }
+  int nh = nl;
+  s->kids.nhosts = nh;
+  rc = kid_fill(c, s->host, cid, mem, nm, me, s->recs);
+  if (rc == FOLD_OK && lme >= 0) rc = kid_fill(c, s->net, cid + 1, lead, nl, lme, s->recs);
+  free(mem);
+  free(lead);
+  if (rc != FOLD_OK) return fold__error(c, rc, "hier: rank %d: out of memory creating its children", c->rank);
+  s->kids.host = s->host;
+  s->kids.net = lme >= 0 ? s->net : NULL;
+  if (lme < 0) kid_free(s->net);
+  s->host = s->net = NULL; /* members of the family now */
+  return FOLD_OK;
+}
+
+int fold__hier_split_step(fold__hier_split *s, fold__hier_kids **kids) {
+  *kids = NULL;
+  if (!s->done) {
+    if (!fold__req_done(s->ag)) {
+      fold__task *at = s->ag->task;
+      int rc = at->step(at);
+      if (rc == 0 && !fold__comm_failed(s->c)) return 0;
+      int st = fold__comm_failed(s->c);
+      fold__req_complete(s->ag, st ? st : rc > 0 ? FOLD_OK : rc);
+    }
+    s->done = 1;
+    int rc = hier_finish(s);
+    fold__req_unref(s->ag);
+    s->ag = NULL;
+    if (rc != FOLD_OK) return rc;
+  }
+  if (s->kids.host == NULL) return fold__comm_failed(s->c) ? fold__comm_failed(s->c) : FOLD_EINTERNAL;
+  *kids = &s->kids;
+  return 1;
+}
+
+void fold__hier_split_free(fold__hier_split *s) {
+  if (s == NULL) return;
+  if (s->ag) {
+    if (!fold__req_done(s->ag)) fold__req_complete(s->ag, FOLD_EABORTED);
+    fold__req_unref(s->ag);
+  }
+  if (s->host) kid_free(s->host);
+  if (s->net) kid_free(s->net);
+  free(s->recs);
+  free(s->kids.host_of);
+  free(s);
+}
+
 /* ---- destruction ------------------------------------------------------------------- */
 
 static void family_free(struct fold__family *f) {
@@ -424,6 +574,17 @@ int fold__fam_destroy(fold_comm *c) {
    * lock while the members change; it is stopped before the root goes */
   fold_comm *root = c->fam->root;
   fold__enter(root);
+  if (fold__sim_is(c) && ((struct fold_sim *)c->clock_ctx)->running) {
+    fold__leave(root);
+    return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running", c->rank);
+  }
+  /* The user's requests, then the layers' state, go first, while c is still
+   * a member (a root's used to wait for its last child): a layer may own
+   * children of c (hier's host and leaders' children, coll/hier.c), which
+   * its teardown destroys now, so they neither outlive c nor keep its
+   * family alive. */
+  fold__comm_drop_queues(c);
+  fold__ext_teardown(c);
   /* the family ends with this destroy when the root is (or now goes) and no
    * child is left after it */
   int root_goes = c->fam->root_gone || c == root;

@@ -186,6 +186,34 @@ const char *fold__param_str(fold__param_id id) {
   return v.s;
 }
 
+int fold__test_host(int rank) {
+  const char *map = fold__param_str(FOLD__P_TEST_HOST_MAP);
+  if (map) {
+    /* two passes: the length, then entry rank % len; digits and commas only */
+    int len = 0, ok = 1;
+    for (const char *p = map; ok; p++) {
+      if (*p < '0' || *p > '9') { ok = 0; break; }
+      while (*p >= '0' && *p <= '9') p++;
+      len++;
+      if (*p == '\0') break;
+      if (*p != ',') ok = 0;
+    }
+    if (ok && len > 0 && rank >= 0) {
+      int want = rank % len, i = 0;
+      const char *p = map;
+      while (i < want) i += *p++ == ',';
+      long v = 0;
+      while (*p >= '0' && *p <= '9' && v < (1 << 30)) v = v * 10 + (*p++ - '0');
+      return (int)v;
+    }
+    static _Atomic int warned;
+    if (!atomic_exchange(&warned, 1))
+      FOLD__WARN((fold_comm *)NULL, "FOLD_TEST_HOST_MAP=%s is not a list of host numbers separated by commas; ignored", map);
+  }
+  int th = (int)fold__param_u64(FOLD__P_TEST_HOSTS);
+  return th > 0 && rank >= 0 ? rank / th : -1;
+}
+
 int fold__param_find(const char *name) {
   for (int i = 0; i < FOLD__P_COUNT; i++)
     if (strcmp(fold__params[i].name, name) == 0) return i;

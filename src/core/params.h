@@ -55,6 +55,11 @@
   X(TEST_CARDS_VALUE, "FOLD_TEST_CARDS_VALUE", UINT, 0, 65536, 1024, 65536, "", "65536: the store's largest value", \
     "each rendezvous", "test knob: the largest value rank 0 publishes the card list in, so that a few ranks split "  \
     "it into several values as hundreds do")                                                                         \
+  X(TEST_HOST_MAP, "FOLD_TEST_HOST_MAP", STR, 0, 0, 0, 0, "host numbers separated by commas, e.g. `0,0,0,1,2,2`",     \
+    "unset: FOLD_TEST_HOSTS", "each rendezvous, each communicator family",                                           \
+    "test knob: rank `r` is on test host number `r % len` of the list (`0,0,0,1` uneven, `0,1` round-robin); "       \
+    "overrides FOLD_TEST_HOSTS; it applies to ranks that are threads too (split_host and `hier` only: their "        \
+    "transport stays inproc); a malformed list is warned about and ignored")                                         \
   /* ---- logging and selection ---- */                                                                             \
   X(DEBUG, "FOLD_DEBUG", ENUM, 0, 1, 0, 0, "NONE|WARN|INFO|TRACE", "WARN", "each communicator's creation, each warning", \
     "log level; repeated lines are summarised (docs/bootstrap.md \"Logging\"); at INFO every FOLD_* variable set is " \
@@ -158,6 +163,10 @@ int fold__param_find(const char *name);
  * others (the launchers' RANK, SLURM_*, MASTER_ADDR, TMPDIR, ...) as they
  * are. NULL when unset. The only other way to the environment. */
 const char *fold__env_str(const char *name);
+/* The test host of `rank` under FOLD_TEST_HOST_MAP (entry rank % len of
+ * the list), else FOLD_TEST_HOSTS=k (rank / k), else -1 (the real hosts).
+ * A malformed map is warned about (once per value) and ignored. */
+int fold__test_host(int rank);
 /* The bounds and grammar as the docs and the warnings say them. */
 void fold__param_valid_text(const fold__param_info *p, char *buf, size_t cap);
 

@@ -12,16 +12,16 @@
 
 const char *coll_names[NCOLL] = {"broadcast", "reduce", "allreduce", "reduce_scatter", "allgather",
                                         "gather", "scatter", "alltoall", "barrier"};
-const char *algos[NCOLL][9] = {
-  {"auto", "binomial", "scatter_allgather", "pipeline"},
-  {"auto", "binomial", "rabenseifner"},
-  {"auto", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "ring_skip"},
+const char *algos[NCOLL][10] = {
+  {"auto", "binomial", "scatter_allgather", "pipeline", "hier"},
+  {"auto", "binomial", "rabenseifner", "hier"},
+  {"auto", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "ring_skip", "hier"},
   {"auto", "recursive_halving", "ring", "pairwise", "ring_skip"},
   {"auto", "recursive_doubling", "bruck", "ring"},
   {"auto", "binomial", "linear"},
   {"auto", "binomial", "linear"},
   {"auto", "pairwise", "bruck"},
-  {"auto", "dissemination"},
+  {"auto", "dissemination", "hier"},
 };
 static int reduces(int c) { return c == REDUCE || c == ALLREDUCE || c == REDUCE_SCATTER; }
 static int rooted(int c) { return c == BROADCAST || c == REDUCE || c == GATHER || c == SCATTER; }
@@ -237,7 +237,8 @@ int run_case(fold_comm *c, const tcase *t, fold_op affine) {
   }
   /* A forced algorithm that cannot keep rank order must refuse the affine op. */
   int expect_refusal = t->op == REF_OP_AFFINE && t->algo != 0 &&
-                       ((t->coll == ALLREDUCE && (t->algo == 4 || t->algo == 5 || t->algo == 7)) ||
+                       ((t->coll == ALLREDUCE && (t->algo == 4 || t->algo == 5 || t->algo == 7 || t->algo == 8)) ||
+                        (t->coll == REDUCE && t->algo == 3) ||
                         (t->coll == REDUCE_SCATTER && (t->algo == 2 || t->algo == 4)));
   int rc;
   fold_request *req = NULL;

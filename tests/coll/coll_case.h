@@ -6,7 +6,7 @@
 
 enum { BROADCAST, REDUCE, ALLREDUCE, REDUCE_SCATTER, ALLGATHER, GATHER, SCATTER, ALLTOALL, BARRIER, NCOLL };
 extern const char *coll_names[NCOLL];
-extern const char *algos[NCOLL][9]; /* "auto" first, NULL-terminated */
+extern const char *algos[NCOLL][10]; /* "auto" first, NULL-terminated */
 extern int opt_quick, opt_verbose;
 /* tcase.algo of the `shm` algorithm, which is not in algos[]: ranks as
  * threads cannot run it (coll_procs runs it over shm, and expects

@@ -57,7 +57,7 @@ EOF
     fail "a bad file stopped the run"
   grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "wrong results with a bad file"
   for r in 0 1 2; do
-    grep -qF "[$r] fold[rank $r] WARN: FOLD_RULES: $tmp/bad.rules:2: allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip) (FOLD_RULES ignored: using the built-in rules)" "$tmp/err" ||
+    grep -qF "[$r] fold[rank $r] WARN: FOLD_RULES: $tmp/bad.rules:2: allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip hier) (FOLD_RULES ignored: using the built-in rules)" "$tmp/err" ||
       fail "rank $r: no FILE:LINE warning"
   done
   grep -q "(built-in rule [0-9]*)\$" "$tmp/err" || fail "no built-in choice after a bad file"

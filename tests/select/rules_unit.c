@@ -109,7 +109,7 @@ static void test_errors(void) {
   expect_error("allreduce carrier_pigeon * * ring\n", 1, "unknown transport \"carrier_pigeon\" (known: * inproc shm tcp sim)");
   expect_error("allreduce * * * rign\n", 1,
                "allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring "
-               "ring_segmented direct shm ring_skip)");
+               "ring_segmented direct shm ring_skip hier)");
   expect_error("gather * * * ring\n", 1, "gather has no algorithm \"ring\" (known: binomial linear shm)");
   expect_error("allreduce * * * ring sorted\n", 1, "unknown flag \"sorted\" (known: commutative pof2)");
   const char *rbad = "(want *, N, N-, -M or N-M with 1 <= N <= M)";
@@ -137,7 +137,7 @@ static void test_errors(void) {
                "reduce zzz\n",
                2,
                "allreduce has no algorithm \"nope\" (known: reduce_bcast recursive_doubling rabenseifner ring "
-               "ring_segmented direct shm ring_skip) (and 2 more bad lines)");
+               "ring_segmented direct shm ring_skip hier) (and 2 more bad lines)");
   expect_error("allreduce * * * ring\nx\ny\n", 2, "1 field; a rule is: collective transport ranks bytes algorithm "
                                                   "[commutative] [pof2] (and 1 more bad line)");
   {
@@ -384,13 +384,13 @@ static void test_specs(void) {
   }
   expect_spec_error(c, "=ring", "fold_comm_set_algo: \"=ring\" names no collective (want collective=algorithm)");
   expect_spec_error(c, "allreduce=", "fold_comm_set_algo: \"allreduce=\" names no algorithm (known: reduce_bcast "
-                    "recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip auto)");
+                    "recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip hier auto)");
   expect_spec_error(c, "broadcast=binomial,allreduce=",
                     "fold_comm_set_algo: \"allreduce=\" names no algorithm (known: reduce_bcast "
-                    "recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip auto)");
+                    "recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip hier auto)");
   expect_spec_error(c, "allreduce", "fold_comm_set_algo: \"allreduce\" is not collective=algorithm");
   expect_spec_error(c, "allreduce=rign", "fold_comm_set_algo: allreduce has no algorithm \"rign\" (known: "
-                    "reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip auto)");
+                    "reduce_bcast recursive_doubling rabenseifner ring ring_segmented direct shm ring_skip hier auto)");
   expect_spec_error(c, "allsmash=ring", "fold_comm_set_algo: unknown collective \"allsmash\" (known: broadcast "
                     "reduce allreduce reduce_scatter allgather gather scatter alltoall barrier)");
   /* nothing changed by any of them, broadcast included */

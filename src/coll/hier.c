@@ -1,0 +1,363 @@
+/* hier.c — the hierarchical collectives (`hier`): host phases on a host child, a network phase on the leaders' child, run as child collectives stepped from the call's own steps (docs/hierarchy.md).
+ *
+ * Per communicator (an extension slot): the exchange that makes the two
+ * children, started by the first hier call (so every rank starts it at the
+ * same point of its sequence; it never blocks), then the children, freed
+ * with the communicator. Per call: its plan's phases, one child
+ * collective at a time. The call steps its child collective's task itself
+ * (the task is on no engine list), so that the next phase starts in the
+ * same pass as the last one ends: waiting a pass could put a rank to sleep
+ * while every peer waits for its next phase.
+ *
+ * Order on the children: the calls of a communicator take tickets in call
+ * order, and a call starts its phases only when it is served; it serves
+ * the next call once it has started its last phase. So every member of a
+ * child sees the child calls of the hier calls in one order, however
+ * nonblocking calls interleave.
+ *
+ * Failures: the call's signature goes around the parent as the round
+ * algorithms' does (coll_sig.c), so a rank that called something else is
+ * FOLD_EMISMATCH on every rank. A child call that fails fails the parent
+ * call and tells every rank of the parent: a lost rank is named in the
+ * parent's numbering (fold__fail_for_lost), other causes with the child's
+ * message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/hier.h"
+#include "coll/shm_coll.h"
+#include "engine/engine.h"
+#include "engine/family.h"
+#include "op/op.h"
+
+typedef struct hier_call hier_call;
+
+typedef struct hier_comm {
+  fold_comm *c;
+  fold__hier_split *split; /* the exchange making the children */
+  fold__hier_kids *kids;   /* NULL until it is over */
+  int split_rc;            /* <0: it failed */
+  uint32_t kid_cid[2];     /* the host child's and the leaders' child's ids (0: none) */
+  uint32_t next_ticket, serving;
+  hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
+  fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
+} hier_comm;
+
+struct hier_call {
+  hier_call *next;
+  hier_comm *hc;
+  fold__coll *co;
+  uint32_t ticket;
+  int served;          /* this call passed the turn on */
+  int phase;           /* the next phase to plan */
+  int nphases;         /* phases run so far (for messages) */
+  fold_comm *k;        /* the child running the current phase */
+  fold_request *cur;   /* its call, stepped here */
+  const char *what;
+  int sig_ok;
+};
+
+static const char hc_key;  /* the slot of the per-communicator state */
+static const char kid_key; /* marks hier's own children */
+
+/* ---- per communicator ---------------------------------------------------------------- */
+
+static void call_drop(fold_comm *c, hier_call *h, int status);
+
+static void hc_teardown(void *p) {
+  hier_comm *hc = p;
+  fold__timer_cancel(hc->c, &hc->wake);
+  while (hc->calls) {
+    hier_call *h = hc->calls;
+    hc->calls = h->next;
+    call_drop(hc->c, h, FOLD_EABORTED);
+    free(h);
+  }
+  /* The children, if they are still members of the family: freeing a
+   * whole family (fold_sim_destroy) frees them before this runs. Looked
+   * up by cid, so a freed one is never touched. */
+  struct fold__family *f = hc->c->fam;
+  for (int i = 0; i < 2 && f; i++) {
+    fold_comm *k = hc->kid_cid[i] ? fold__fam_kid(f, hc->kid_cid[i]) : NULL;
+    if (k) fold_comm_destroy(k);
+    f = hc->c->fam; /* the family may end with the last child */
+  }
+  fold__hier_split_free(hc->split);
+  free(hc);
+}
+
+/* Nothing to do: the pass the timer fires in steps the tasks after it. */
+static void wake_fired(fold_comm *c, fold__timer *t, void *arg) {
+  (void)c;
+  (void)t;
+  (void)arg;
+}
+
+static hier_comm *hc_of(fold_comm *c) {
+  hier_comm *hc = fold__ext_get(c, &hc_key);
+  if (hc) return hc;
+  if ((hc = calloc(1, sizeof *hc)) == NULL) return NULL;
+  hc->c = c;
+  fold__timer_init(&hc->wake, wake_fired, hc);
+  if (fold__ext_attach(c, &hc_key, hc, hc_teardown) != FOLD_OK) {
+    free(hc);
+    return NULL;
+  }
+  return hc;
+}
+
+const char *fold__hier_usable(const fold_comm *c) {
+  return fold__ext_get(c, &kid_key) ? "it is one of hier's own children (a host's or the leaders')" : NULL;
+}
+
+/* The children choose their own algorithms: never hier (they are its
+ * phases), else as their parent (FOLD_ALGO, set_algo and rules inherited). */
+static int kids_setup(fold__hier_kids *kids) {
+  fold_comm *ks[2] = {kids->host, kids->net};
+  for (int i = 0; i < 2; i++) {
+    if (ks[i] == NULL) continue;
+    for (int kind = 0; kind < FOLD__COLL_COUNT; kind++)
+      if (ks[i]->coll_algo[kind] >= 0 && ks[i]->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
+        ks[i]->coll_algo[kind] = -1;
+    int rc = fold__ext_attach(ks[i], &kid_key, (void *)&kid_key, NULL);
+    if (rc != FOLD_OK) return rc;
+  }
+  return FOLD_OK;
+}
+
+/* User ops made on the parent after the children were: the child learns them. */
+static int sync_user_ops(fold_comm *c, fold_comm *k) {
+  if (k->nuser_ops >= c->nuser_ops) return FOLD_OK;
+  struct fold__user_op *ops = realloc(k->user_ops, (size_t)c->nuser_ops * sizeof *ops);
+  if (ops == NULL) return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
+  memcpy(ops, c->user_ops, (size_t)c->nuser_ops * sizeof *ops);
+  k->user_ops = ops;
+  k->nuser_ops = c->nuser_ops;
+  return FOLD_OK;
+}
+
+/* ---- a call ------------------------------------------------------------------------------ */
+
+/* The parent's rank of child k's rank i. */
+static int parent_rank(const fold_comm *c, const fold_comm *k, int i) {
+  if (i < 0 || i >= k->size) return -1;
+  int rr = k->to_root[i];
+  return c->to_root ? c->from_root[rr] : rr;
+}
+
+/* Give up the current child call: it cannot go on (the parent failed, or
+ * the communicator goes). Failing the child completes its receives, so
+ * nothing of it stays posted when its state is released. */
+static void call_drop(fold_comm *c, hier_call *h, int status) {
+  (void)c;
+  if (h->cur) {
+    if (!fold__req_done(h->cur)) {
+      if (!fold__comm_failed(h->k))
+        fold__comm_fail(h->k, status, "hier: its parent's call was abandoned (the parent failed or went)");
+      if (!fold__req_done(h->cur)) fold__req_complete(h->cur, status);
+    }
+    fold__req_unref(h->cur);
+    h->cur = NULL;
+  }
+}
+
+static void call_end(hier_call *h) {
+  hier_comm *hc = h->hc;
+  for (hier_call **pp = &hc->calls; *pp; pp = &(*pp)->next)
+    if (*pp == h) {
+      *pp = h->next;
+      break;
+    }
+  h->co->u[7] = 0;
+  free(h);
+}
+
+int fold__hier_init(fold__coll *co) {
+  fold_comm *c = co->comm;
+  const char *name = fold__coll_name(co->kind);
+  if (co->op == FOLD_SUM_EXACT)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: hier does not run sum_exact (its phases would round)", name,
+                       co->rank);
+  hier_comm *hc = hc_of(c);
+  hier_call *h = hc ? calloc(1, sizeof *h) : NULL;
+  if (h == NULL) {
+    free(h);
+    return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", name, co->rank);
+  }
+  h->hc = hc;
+  h->co = co;
+  h->ticket = hc->next_ticket++;
+  h->next = hc->calls;
+  hc->calls = h;
+  co->u[7] = (size_t)(uintptr_t)h;
+  /* the mismatch check of the round algorithms (coll.c), done here */
+  if (co->size > 1 && !c->no_sig_check) {
+    fold__shm_note_round_call(co);
+    int right = (co->rank + 1) % co->size, left = (co->rank + co->size - 1) % co->size;
+    int rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
+    if (rc == FOLD_OK) rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, right, FOLD__CTX_SIG, co->tag, &co->sig_send);
+    if (rc != FOLD_OK) return rc; /* h stays on hc->calls: freed with the communicator */
+  }
+  /* the communicator's first hier call makes the children: its exchange
+   * takes the next collective number on every rank alike */
+  if (hc->split == NULL && hc->kids == NULL && hc->split_rc == 0) {
+    int rc = fold__hier_split_start(c, &hc->split);
+    if (rc != FOLD_OK) {
+      hc->split_rc = rc;
+      return rc;
+    }
+  }
+  return FOLD_OK;
+}
+
+/* The child call of phase p finished with status st (<0): the parent call
+ * fails on every rank, naming the cause in the parent's ranks. */
+static int phase_failed(hier_call *h, int st) {
+  fold__coll *co = h->co;
+  fold_comm *c = co->comm, *k = h->k;
+  if (fold__comm_failed(c)) return fold__comm_failed(c);
+  if (st == FOLD_EPEER)
+    for (int i = 0; i < k->size; i++)
+      if (k->lost[i] && parent_rank(c, k, i) >= 0) return fold__fail_for_lost(c, parent_rank(c, k, i), "needs");
+  char msg[FOLD__ERRLEN];
+  snprintf(msg, sizeof msg, "collective #%d: rank %d: %s (hier), its %s failed: %.300s", co->tag, co->rank,
+           fold__coll_name(co->kind), h->what, k->last_error);
+  return fold__comm_fail_and_tell(c, st, msg);
+}
+
+/* Step the current child call. 1 when it is done (or there is none), 0
+ * while it runs, <0 when it failed. */
+static int step_child(hier_call *h) {
+  if (h->cur == NULL) return 1;
+  if (!fold__req_done(h->cur)) {
+    fold__task *t = h->cur->task;
+    int rc = t->step(t);
+    int st = fold__comm_failed(h->k);
+    if (rc == 0 && !st) return 0;
+    fold__req_complete(h->cur, st ? st : rc > 0 ? FOLD_OK : rc);
+  }
+  int st = h->cur->status;
+  fold__req_unref(h->cur);
+  h->cur = NULL;
+  return st < 0 ? phase_failed(h, st) : 1;
+}
+
+/* Start phase p's child call and take its task off the child's list. */
+static int start_child(hier_call *h, const fold__hier_phase *p) {
+  fold_comm *c = h->co->comm;
+  int rc = sync_user_ops(c, p->k);
+  h->k = p->k;
+  h->what = p->what;
+  h->nphases++;
+  if (rc == FOLD_OK) rc = fold__coll_start(p->k, p->what, &p->a, &h->cur);
+  if (rc != FOLD_OK) {
+    h->cur = NULL;
+    return phase_failed(h, rc);
+  }
+  for (fold__task **pp = &p->k->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == h->cur->task) {
+      *pp = h->cur->task->next;
+      h->cur->task->next = NULL;
+      break;
+    }
+  return FOLD_OK;
+}
+
+/* The next call may start its phases. It was stepped before this one in
+ * the pass (tasks are stepped newest first), and nothing may step it
+ * again soon (the simulator steps a rank only on its events; a wait may
+ * sleep): a timer due now makes the engine step the tasks once more. */
+static void serve_next(hier_call *h) {
+  if (h->served) return;
+  h->served = 1;
+  hier_comm *hc = h->hc;
+  hc->serving++;
+  if (hc->serving != hc->next_ticket && !fold__comm_failed(hc->c)) fold__timer_arm_in(hc->c, &hc->wake, 0);
+}
+
+int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
+  hier_call *h = (hier_call *)(uintptr_t)co->u[7];
+  if (h == NULL) return FOLD_EINTERNAL;
+  hier_comm *hc = h->hc;
+  int rc;
+  if (!h->sig_ok) {
+    if ((rc = fold__coll_sig_check(co)) < 0) goto fail;
+    h->sig_ok = rc;
+  }
+  for (;;) {
+    if ((rc = step_child(h)) <= 0) {
+      if (rc < 0) goto fail;
+      return 0;
+    }
+    if (h->served && h->phase < 0) break; /* every phase done */
+    if (h->ticket != hc->serving) return 0; /* an earlier call has phases to start */
+    if (hc->kids == NULL) { /* the first call: the children are being made */
+      if (hc->split_rc < 0) {
+        rc = hc->split_rc;
+        goto fail;
+      }
+      fold__hier_kids *kids = NULL;
+      if ((rc = fold__hier_split_step(hc->split, &kids)) == 0) return 0;
+      if (rc < 0 || (rc = kids_setup(kids)) < 0) {
+        hc->split_rc = rc;
+        goto fail;
+      }
+      hc->kids = kids;
+      hc->kid_cid[0] = kids->host->cid;
+      hc->kid_cid[1] = kids->net ? kids->net->cid : 0;
+    }
+    fold__hier_phase p;
+    memset(&p, 0, sizeof p);
+    if (!plan(co, hc->kids, h->phase, &p)) {
+      h->phase = -1;
+      serve_next(h);
+      continue;
+    }
+    h->phase++;
+    if (p.k && (rc = start_child(h, &p)) < 0) goto fail;
+  }
+  if (!h->sig_ok || (co->sig_send && !fold__req_done(co->sig_send))) return 0;
+  int outputs = co->kind == FOLD__COLL_ALLREDUCE || (co->kind == FOLD__COLL_REDUCE && co->rank == co->root);
+  if (co->op == FOLD_AVG && outputs) fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
+  call_end(h);
+  return 1;
+fail:
+  serve_next(h); /* the parent failed (or will): later calls fail at their start */
+  call_drop(co->comm, h, rc);
+  return rc;
+}
+
+int fold__hier_describe(fold__coll *co, char *buf, size_t cap) {
+  hier_call *h = (hier_call *)(uintptr_t)co->u[7];
+  buf[0] = '\0';
+  if (h == NULL) return -1;
+  if (h->cur && h->cur->task && h->cur->task->describe) {
+    char inner[240];
+    int w = h->cur->task->describe(h->cur->task, inner, sizeof inner);
+    int p = parent_rank(co->comm, h->k, w);
+    snprintf(buf, cap, "rank %d in hier's %s (phase %d; ranks of the %s child: %s)", p, h->what, h->nphases,
+             h->k == (h->hc->kids ? h->hc->kids->host : NULL) ? "host" : "leaders'", inner);
+    return p;
+  }
+  if (h->ticket != h->hc->serving) {
+    snprintf(buf, cap, "an earlier hier call on this communicator to start its phases");
+    return -1;
+  }
+  if (h->hc->kids == NULL) {
+    snprintf(buf, cap, "hier's host split (the exchange that makes its children)");
+    return -1;
+  }
+  if (co->sig_recv && !fold__req_done(co->sig_recv)) {
+    snprintf(buf, cap, "rank %d (the signature of its call, hier)", co->sig_recv->peer);
+    return co->sig_recv->peer;
+  }
+  return -1;
+}
+
+int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r) {
+  int l = 0;
+  for (int q = 0; q < r; q++) l += kids->host_of[q] == kids->host_of[r];
+  (void)co;
+  return l;
+}

@@ -1,0 +1,39 @@
+/* hier.h — the hierarchical collectives' shared machinery (hier.c) and the per-collective phase plans. */
+#ifndef FOLD_HIER_H
+#define FOLD_HIER_H
+
+#include "coll/coll.h"
+#include "comm/comm.h"
+
+/* One phase of a call on this rank: a collective on child k (the host's
+ * or the leaders'), or nothing (k NULL) when this rank sits the phase out.
+ * what names it in messages ("host reduce", "network allreduce"). */
+typedef struct fold__hier_phase {
+  fold_comm *k;
+  fold__coll_args a;
+  const char *what;
+} fold__hier_phase;
+
+/* A collective's plan: phase i of the call on this rank, given the
+ * children (every rank of a host and every leader must plan the same
+ * child calls in the same order). 1 with *p filled, 0 past the last
+ * phase. It may do local work for a phase it skips (a copy). */
+typedef int (*fold__hier_plan)(fold__coll *co, const fold__hier_kids *kids, int i, fold__hier_phase *p);
+
+/* The algorithm interface (registry.h) shared by every hier collective:
+ * init (checks, the call's state, the signature's first round, and at the
+ * communicator's first hier call the exchange that makes the children),
+ * usable (not on hier's own children), describe; step runs the plan. */
+int fold__hier_init(fold__coll *co);
+const char *fold__hier_usable(const fold_comm *c);
+int fold__hier_step(fold__coll *co, fold__hier_plan plan);
+int fold__hier_describe(fold__coll *co, char *buf, size_t cap);
+
+/* The op the phases reduce with: FOLD_AVG sums (the mean is taken once,
+ * at the end, over every rank). */
+static inline fold_op fold__hier_op(const fold__coll *co) { return co->op == FOLD_AVG ? FOLD_SUM : co->op; }
+/* This rank's rank in its host (the host child's numbering) and the
+ * rank of `r` (of the parent) in its own host. */
+int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r);
+
+#endif

@@ -1,0 +1,274 @@
+/* hier_test.c — the hierarchical collectives (`hier`) on test layouts: results bit-identical to ring's, nonblocking calls interleaved, mismatches, a dead rank, destroy orders. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fold.h"
+#include "fold_sim.h"
+
+/* Usage:
+ *   hier_test threads   layouts over threads (FOLD_TEST_HOST_MAP splits
+ *                       them into hosts for split_host and hier): uneven
+ *                       (3+1+2+2), round-robin, one host, a rank per host,
+ *                       a host of one
+ *   hier_test mismatch  threads, one rank forces ring: FOLD_EMISMATCH on all
+ *   hier_test procs     one process per rank under foldrun (the layout from
+ *                       the environment: shm within a host, tcp between)
+ *   hier_test sim       simulated ranks (each its own host: the leaders'
+ *                       phase alone), nonblocking calls run by fold_sim_run
+ *   hier_test kill K    under foldrun: rank K exits before the call; every
+ *                       survivor prints EPEER-naming-rank-K when its error
+ *                       names it */
+
+static const char *ALL_HIER = "allreduce=hier,broadcast=hier,reduce=hier,barrier=hier";
+
+/* Values that overflow int64 sums and products (wrap-around is exact, so
+ * every order gives the same bits). */
+static int64_t val(int r, size_t i, int call) {
+  return (int64_t)((uint64_t)(r + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 2654435761u + (size_t)call));
+}
+
+static const fold_coll_opts *ring_opts(void) {
+  static fold_coll_opts o = FOLD_COLL_OPTS_INIT;
+  o.algo = "ring";
+  return &o;
+}
+
+/* One rank's checks on communicator c (every rank of c runs it). */
+static void body(fold_comm *c, int expect_local) {
+  int n = fold_comm_size(c), me = fold_comm_rank(c);
+  fold_comm *host = NULL;
+  CHECK_OK(fold_comm_split_host(c, &host), c);
+  if (host && expect_local > 0)
+    CHECK(fold_comm_size(host) == expect_local, "rank %d: host of %d ranks, the layout says %d", me,
+          fold_comm_size(host), expect_local);
+  fold_comm_destroy(host);
+  CHECK_OK(fold_comm_set_algo(c, ALL_HIER), c);
+  const char *got = fold_comm_get_algo(c, "allreduce", 1000, FOLD_INT64, FOLD_SUM);
+  CHECK(got && !strcmp(got, "hier"), "rank %d: fold_comm_get_algo says %s", me, got ? got : "NULL");
+  size_t counts[] = {0, 1, 7, 1000, 100003};
+  fold_op ops[] = {FOLD_SUM, FOLD_PROD, FOLD_MAX, FOLD_BXOR};
+  for (int call = 0; call < 5; call++) {
+    size_t cnt = counts[call];
+    int64_t *in = malloc((cnt + 1) * sizeof *in), *a = malloc((cnt + 1) * sizeof *a), *b = malloc((cnt + 1) * sizeof *b);
+    for (size_t i = 0; i < cnt; i++) in[i] = val(me, i, call);
+    for (int k = 0; k < 4; k++) {
+      fold_op op = ops[k];
+      CHECK_OK(fold_allreduce(in, a, cnt, FOLD_INT64, op, c), c);
+      CHECK_OK(fold_allreduce_opts(in, b, cnt, FOLD_INT64, op, c, ring_opts()), c);
+      CHECK(cnt == 0 || !memcmp(a, b, cnt * sizeof *a), "rank %d: allreduce count %zu op %d: hier differs from ring",
+            me, cnt, (int)op);
+      int root = (call * 3 + k) % n;
+      memset(a, 0x5a, (cnt + 1) * sizeof *a);
+      CHECK_OK(fold_reduce(in, me == root ? a : NULL, cnt, FOLD_INT64, op, root, c), c);
+      if (me == root)
+        CHECK(cnt == 0 || !memcmp(a, b, cnt * sizeof *a), "rank %d: reduce to %d count %zu op %d: differs from ring",
+              me, root, cnt, (int)op);
+    }
+    /* in place */
+    memcpy(a, in, cnt * sizeof *a);
+    CHECK_OK(fold_allreduce(a, a, cnt, FOLD_INT64, FOLD_SUM, c), c);
+    CHECK_OK(fold_allreduce_opts(in, b, cnt, FOLD_INT64, FOLD_SUM, c, ring_opts()), c);
+    CHECK(cnt == 0 || !memcmp(a, b, cnt * sizeof *a), "rank %d: in-place allreduce count %zu differs", me, cnt);
+    /* broadcast from every root */
+    for (int root = 0; root < n; root++) {
+      for (size_t i = 0; i < cnt; i++) a[i] = me == root ? val(root, i, call) : -1;
+      CHECK_OK(fold_broadcast(a, cnt, FOLD_INT64, root, c), c);
+      for (size_t i = 0; i < cnt; i++)
+        if (a[i] != val(root, i, call)) {
+          CHECK(0, "rank %d: broadcast from %d count %zu: element %zu wrong", me, root, cnt, i);
+          break;
+        }
+    }
+    free(in);
+    free(a);
+    free(b);
+  }
+  /* nonblocking hier calls interleaved, waited in the reverse order */
+  enum { K = 6 };
+  fold_request *req[K];
+  int64_t x[K][33], want[K][33];
+  for (int j = 0; j < K; j++) {
+    for (int i = 0; i < 33; i++) x[j][i] = val(me, (size_t)i, 100 + j);
+    if (j % 3 == 2) {
+      CHECK_OK(fold_ibroadcast(x[j], 33, FOLD_INT64, j % n, c, &req[j]), c);
+    } else {
+      CHECK_OK(fold_iallreduce(x[j], x[j], 33, FOLD_INT64, FOLD_SUM, c, &req[j]), c);
+    }
+  }
+  for (int j = K - 1; j >= 0; j--) CHECK_OK(fold_wait(req[j]), c);
+  for (int j = 0; j < K; j++) {
+    for (int i = 0; i < 33; i++) {
+      if (j % 3 == 2) {
+        want[j][i] = val(j % n, (size_t)i, 100 + j);
+      } else {
+        uint64_t s = 0;
+        for (int r = 0; r < n; r++) s += (uint64_t)val(r, (size_t)i, 100 + j);
+        want[j][i] = (int64_t)s;
+      }
+    }
+    CHECK(!memcmp(x[j], want[j], sizeof x[j]), "rank %d: nonblocking call %d wrong", me, j);
+  }
+  /* float AVG: the mean over every rank (sum at the end, divided once) */
+  float f = (float)me, fa = 0;
+  CHECK_OK(fold_allreduce(&f, &fa, 1, FOLD_FLOAT32, FOLD_AVG, c), c);
+  CHECK(fa == (float)(n - 1) / 2.0f, "rank %d: avg %g, want %g", me, (double)fa, (n - 1) / 2.0);
+  for (int i = 0; i < 3; i++) CHECK_OK(fold_barrier(c), c);
+}
+
+typedef struct {
+  fold_comm *c;
+  int local;
+  int mode;
+} targ;
+
+static void *thread_main(void *p) {
+  targ *t = p;
+  if (t->mode == 0) {
+    body(t->c, t->local);
+  } else { /* mismatch: rank 3 forces ring */
+    int me = fold_comm_rank(t->c);
+    CHECK_OK(fold_comm_set_algo(t->c, me == 3 ? "allreduce=ring" : ALL_HIER), t->c);
+    int64_t v = me, s = 0;
+    int rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, t->c);
+    CHECK(rc == FOLD_EMISMATCH, "rank %d: wanted FOLD_EMISMATCH, got %s: %s", me, fold_strerror(rc),
+          fold_comm_last_error(t->c));
+  }
+  return NULL;
+}
+
+/* The host size of rank r under map (entries r % len). */
+static int local_size_of(const char *map, int n, int r) {
+  int len = 1, h[64];
+  for (const char *p = map; *p; p++) len += *p == ',';
+  const char *p = map;
+  for (int i = 0; i < len; i++) {
+    h[i] = atoi(p);
+    p = strchr(p, ',');
+    p = p ? p + 1 : "";
+  }
+  int k = 0;
+  for (int q = 0; q < n; q++) k += h[q % len] == h[r % len];
+  return k;
+}
+
+static void run_threads(int n, const char *map, int mode) {
+  setenv("FOLD_TEST_HOST_MAP", map, 1);
+  fold_comm *comms[32];
+  CHECK_OK(fold_comm_init_threads(n, comms), NULL);
+  pthread_t th[32];
+  targ a[32];
+  for (int r = 0; r < n; r++) {
+    a[r] = (targ){comms[r], local_size_of(map, n, r), mode};
+    pthread_create(&th[r], NULL, thread_main, &a[r]);
+  }
+  for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+  /* the world goes first here, its hier children with it */
+  for (int r = 0; r < n; r++) CHECK_OK(fold_comm_destroy(comms[r]), NULL);
+  printf("%s n=%d FOLD_TEST_HOST_MAP=%s: %s\n", mode ? "mismatch" : "threads", n, map,
+         atomic_load(&check_failures) ? "FAILED" : "ok");
+  unsetenv("FOLD_TEST_HOST_MAP");
+}
+
+/* The simulator: every rank starts its calls, then fold_sim_run runs them
+ * (a rank's blocking call could not wait for ranks the program has not
+ * played yet). Three calls per rank, the first of which makes the
+ * children inside the simulation. */
+static void run_sim(int n) {
+  fold_sim *sim;
+  fold_comm *comms[64];
+  fold_sim_params prm;
+  fold_sim_params_default(&prm);
+  CHECK_OK(fold_sim_create(n, &prm, &sim, comms), NULL);
+  enum { CNT = 1000 };
+  static int64_t in[64][CNT], out[64][CNT], bc[64][CNT], red[64][CNT];
+  fold_request *req[64][3];
+  for (int r = 0; r < n; r++) {
+    CHECK_OK(fold_comm_set_algo(comms[r], ALL_HIER), comms[r]);
+    for (int i = 0; i < CNT; i++) in[r][i] = val(r, (size_t)i, 7), bc[r][i] = r == 1 % n ? val(r, (size_t)i, 8) : 0;
+    CHECK_OK(fold_iallreduce(in[r], out[r], CNT, FOLD_INT64, FOLD_SUM, comms[r], &req[r][0]), comms[r]);
+    CHECK_OK(fold_ibroadcast(bc[r], CNT, FOLD_INT64, 1 % n, comms[r], &req[r][1]), comms[r]);
+    CHECK_OK(fold_ireduce(in[r], red[r], CNT, FOLD_INT64, FOLD_MAX, n - 1, comms[r], &req[r][2]), comms[r]);
+  }
+  CHECK_OK(fold_sim_run(sim), NULL);
+  for (int r = 0; r < n; r++)
+    for (int j = 0; j < 3; j++) CHECK_OK(fold_wait(req[r][j]), comms[r]);
+  for (int r = 0; r < n; r++)
+    for (int i = 0; i < CNT; i++) {
+      uint64_t s = 0;
+      int64_t m = INT64_MIN;
+      for (int q = 0; q < n; q++) s += (uint64_t)val(q, (size_t)i, 7), m = val(q, (size_t)i, 7) > m ? val(q, (size_t)i, 7) : m;
+      if (out[r][i] != (int64_t)s || bc[r][i] != val(1 % n, (size_t)i, 8) || (r == n - 1 && red[r][i] != m)) {
+        CHECK(0, "sim n=%d rank %d element %d wrong", n, r, i);
+        break;
+      }
+    }
+  CHECK_OK(fold_sim_destroy(sim), NULL);
+  printf("sim n=%d: %s\n", n, atomic_load(&check_failures) ? "FAILED" : "ok");
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "threads";
+  if (!strcmp(mode, "threads")) {
+    static const struct { int n; const char *map; } lay[] = {
+        {8, "0,0,0,1,2,2,3,3"}, /* uneven: 3 + 1 + 2 + 2 */
+        {7, "0,1,2"},           /* round-robin: rank r on host r % 3 */
+        {5, "0"},               /* one host: the host phase alone */
+        {4, "0,1,2,3"},         /* a rank per host: the network phase alone */
+        {6, "0,0,0,0,0,1"},     /* a host of one */
+        {1, "0"},
+        {2, "0,1"},
+    };
+    for (size_t i = 0; i < sizeof lay / sizeof *lay; i++) run_threads(lay[i].n, lay[i].map, 0);
+  } else if (!strcmp(mode, "sim")) {
+    run_sim(1);
+    run_sim(5);
+    run_sim(64);
+  } else if (!strcmp(mode, "mismatch")) {
+    run_threads(6, "0,0,1,1,2,2", 1);
+    run_threads(5, "0,1", 1);
+  } else if (!strcmp(mode, "procs")) {
+    fold_comm *c;
+    if (fold_init(&c) != FOLD_OK) {
+      fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
+      return 2;
+    }
+    body(c, -1);
+    /* a dup's hier, then the world destroyed before the dup */
+    fold_comm *d = NULL;
+    CHECK_OK(fold_comm_dup(c, &d), c);
+    int64_t v = fold_comm_rank(c), s = 0;
+    CHECK_OK(fold_comm_set_algo(d, ALL_HIER), d);
+    CHECK_OK(fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, d), d);
+    int n = fold_comm_size(c);
+    CHECK(s == (int64_t)n * (n - 1) / 2, "dup: sum %lld", (long long)s);
+    CHECK_OK(fold_barrier(d), d);
+    CHECK_OK(fold_comm_destroy(c), NULL);
+    CHECK_OK(fold_comm_destroy(d), NULL);
+  } else if (!strcmp(mode, "kill") && argc > 2) {
+    int k = atoi(argv[2]);
+    fold_comm *c;
+    if (fold_init(&c) != FOLD_OK) return 2;
+    int me = fold_comm_rank(c);
+    CHECK_OK(fold_comm_set_algo(c, ALL_HIER), c);
+    int64_t v = me, s = 0;
+    CHECK_OK(fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, c), c); /* the children exist */
+    if (me == k) _exit(0);
+    int rc = FOLD_OK;
+    for (int i = 0; i < 20 && rc == FOLD_OK; i++) rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, c);
+    char name[32];
+    snprintf(name, sizeof name, "rank %d", k);
+    printf("rank %d: %s%s: %s\n", me, fold_strerror(rc), strstr(fold_comm_last_error(c), name) ? " EPEER-naming-rank-K" : "",
+           fold_comm_last_error(c));
+    CHECK(rc == FOLD_EPEER, "rank %d: wanted FOLD_EPEER, got %s", me, fold_strerror(rc));
+    fold_comm_destroy(c);
+  } else {
+    fprintf(stderr, "usage: hier_test threads|mismatch|sim|procs|kill K\n");
+    return 2;
+  }
+  return check_report("hier_test");
+}
