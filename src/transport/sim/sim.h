@@ -74,6 +74,7 @@ struct fold_sim {
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
   fold__sim_tp **tps;
   double *out_free, *in_free, *busy; /* out_free, in_free: n + nhosts entries (ranks, then NICs) */
+  fold__sim_msg *spare;    /* message records of SIM_SMALL payload bytes for reuse (sim.c) */
   uint8_t *no_lost;        /* n zeros: the lost array the ranks share until one loses a peer */
   int nhosts;              /* 0: no hosts (every rank its own, per-rank parameters) */
   int *host_of;            /* host_of[i]: rank i's host (NULL without hosts) */
@@ -89,6 +90,8 @@ fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank);
  * complete, then let the touched communicator progress. Returns 1 if an event
  * ran, 0 if the queue is empty. */
 int fold__sim_step(struct fold_sim *sim);
+/* Free message m (a record of sim.c: small ones go back to the spare list). */
+void fold__sim_msg_free(struct fold_sim *sim, void *m);
 
 /* ---- hooks for the rest of fold (sim_api.c) ----------------------------------- */
 /* 1 if c is a simulated communicator. */

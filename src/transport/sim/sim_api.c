@@ -435,9 +435,15 @@ void fold__sim_free(struct fold_sim *sim) {
     free(sim->tps[i]);
   fold__sim_ev ev;
   while (fold__sim_heap_pop(&sim->heap, &ev))
-    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH || /* a message's later events: one at a time */
-        ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
+    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH) /* a message's later events: one at a time */
+      fold__sim_msg_free(sim, ev.ptr);
+    else if (ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
       free(ev.ptr);
+  while (sim->spare) {
+    fold__sim_msg *m = sim->spare;
+    sim->spare = m->next;
+    free(m);
+  }
   fold__sim_heap_fini(&sim->heap);
   free(sim->comms);
   free(sim->tps);
