@@ -275,8 +275,9 @@ FOLD_API int fold_comm_size(const fold_comm *comm);
  * same kernel boot and the same network, pid and ipc namespaces, so ranks
  * in different network namespaces of one machine are on different hosts.
  * fold_comm_init_threads (and fold_init's world of one): every rank is
- * local (local rank = rank). Simulator: every rank is its own host (local
- * rank 0, local size 1), as each has its own link in the model. */
+ * local (local rank = rank). Simulator: the hosts of fold_sim_set_hosts;
+ * without them every rank is its own host (local rank 0, local size 1), as
+ * each has its own link in the model. */
 FOLD_API int fold_comm_local_rank(const fold_comm *comm);
 
 /* How many ranks of comm are on this rank's host (itself included), by the
@@ -365,7 +366,8 @@ FOLD_API int fold_comm_dup(fold_comm *comm, fold_comm **newcomm);
  * fold_comm_local_rank, the one the transports use to choose shared memory
  * (same boot and network, pid and ipc namespaces: network namespaces are
  * hosts); threads of fold_comm_init_threads share one host; on the
- * simulator every rank is its own host (a communicator of one). Then
+ * simulator the hosts of fold_sim_set_hosts, without them every rank is
+ * its own host (a communicator of one). Then
  * fold_comm_size(*hostcomm) == fold_comm_local_size(comm). Errors as for
  * fold_comm_split. */
 FOLD_API int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm);

@@ -87,6 +87,37 @@ FOLD_API int fold_sim_at(fold_sim *sim, double t, void (*fn)(void *arg), void *a
  * range, or a parameter negative or not finite. */
 FOLD_API int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_params *p);
 
+/* Group the ranks into `hosts` hosts, each with one network interface
+ * (NIC) its ranks share. rank r is on host host_of_rank[r] (n entries, each
+ * in [0, hosts), every host with at least one rank); host_of_rank NULL puts
+ * them in contiguous blocks: rank r on host r * hosts / n (r / P for n =
+ * hosts * P). From then on a message is timed by its class instead of the
+ * ranks' parameters:
+ *  - same host: host_link's latency and byte_time; it leaves over the
+ *    sender's own link to the host and enters over the receiver's (each
+ *    rank sends one host message at a time and receives one at a time);
+ *  - other host: net_link's latency and byte_time; it leaves over the
+ *    sending host's NIC and enters over the receiving host's NIC. Each NIC
+ *    direction carries one message at a time, in the order they reach it
+ *    (egress: posting order, ingress: arrival order): two ranks of a host
+ *    sending b bytes each to other hosts at once finish after b*byte_time
+ *    and 2*b*byte_time, twice the time of one sender in all. A host's
+ *    messages inside the host do not use its NIC.
+ * The arrival rule is the one above (the sender's link or NIC, latency,
+ * the receiver's link or NIC). NULL host_link or net_link means the world's
+ * parameters (fold_sim_create); their op_time and op_overhead are unused:
+ * reductions keep each rank's own. fold_sim_set_rank_params then changes
+ * only a rank's op_time and op_overhead. fold_comm_local_rank,
+ * fold_comm_local_size and fold_comm_split_host of the world follow the
+ * hosts. Call it once the world is made and before any operation starts
+ * on it (again to regroup, before anything starts). FOLD_EINVAL (with a
+ * message naming the rank or host) for a NULL sim, hosts < 1 or > n, a
+ * host of a rank out of range, a host without ranks, parameters negative
+ * or not finite, or a call after operations started or from inside a run;
+ * FOLD_ENOMEM. */
+FOLD_API int fold_sim_set_hosts(fold_sim *sim, int hosts, const int *host_of_rank, const fold_sim_params *host_link,
+                                const fold_sim_params *net_link);
+
 #ifdef __cplusplus
 }
 #endif

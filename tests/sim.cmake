@@ -18,6 +18,13 @@ foreach(case compute_send compute_recv at rank_params_2 rank_params_3 op_overhea
   set_tests_properties(sim_compute_${case} PROPERTIES TIMEOUT 30)
 endforeach()
 
+# Hosts: grouping and split_host, the shared NIC timed exactly, bad arguments, collectives at 320 ranks.
+fold_add_test_exe(sim_hosts_test ${FOLD_TEST_DIR}/sim/sim_hosts_test.c)
+foreach(case split_host nic_share one_per_host args coll)
+  add_test(NAME sim_hosts_${case} COMMAND sim_hosts_test ${case})
+  set_tests_properties(sim_hosts_${case} PROPERTIES TIMEOUT 120)
+endforeach()
+
 fold_add_test_exe(sim_ring_test ${FOLD_TEST_DIR}/sim/sim_ring_test.c)
 foreach(n 1 2 64 1024 4096)
   add_test(NAME sim_ring_${n} COMMAND sim_ring_test ${n})
@@ -31,8 +38,8 @@ target_link_libraries(sim_coll PRIVATE m)
 add_test(NAME sim_coll COMMAND sim_coll)
 set_tests_properties(sim_coll PROPERTIES TIMEOUT 900 LABELS slow)
 
-# fold-sim: output format, sim/model ratios, CSV and PNG, --slow and --op-overhead, bad arguments.
-foreach(case run csv slow badargs)
+# fold-sim: output format, sim/model ratios, CSV and PNG, --slow and --op-overhead, --hosts, bad arguments.
+foreach(case run csv slow hosts badargs)
   add_test(NAME fold_sim_${case} COMMAND ${FOLD_TEST_DIR}/sim/fold_sim_test.sh $<TARGET_FILE:fold-sim> ${case})
   set_tests_properties(fold_sim_${case} PROPERTIES TIMEOUT 180)
 endforeach()

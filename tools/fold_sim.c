@@ -22,6 +22,8 @@ static void usage(FILE *f) {
           "usage: fold-sim [-c COLLECTIVE] [-a ALGORITHM] [-n RANKS] [-b BYTES] [--latency S]\n"
           "                [--bandwidth BYTES_PER_S] [--op-time S_PER_BYTE] [--op-overhead S]\n"
           "                [--slow RANK:SECONDS[,RANK:SECONDS...]] [--csv FILE] [--png FILE]\n"
+          "                [--hosts H --ppn P [--layout contiguous|roundrobin] [--host-latency S]\n"
+          "                [--host-bandwidth BYTES_PER_S]]\n"
           "Runs one collective on N simulated ranks and prints its virtual time next to\n"
           "the alpha-beta model's prediction (docs/simulator.md).\n"
           "  -c  broadcast, reduce, allreduce (default), reduce_scatter, allgather,\n"
@@ -37,6 +39,13 @@ static void usage(FILE *f) {
           "  --op-overhead S     seconds per local reduction call (default 0)\n"
           "  --slow R:S          rank R computes S seconds (fold_sim_compute) before\n"
           "                      it starts the collective\n"
+          "  --hosts H, --ppn P  H hosts of P ranks each (n = H*P; instead of -n; H may be a\n"
+          "                      sweep): --latency and --bandwidth are then the network\n"
+          "                      between hosts, whose ranks share one NIC per host\n"
+          "  --layout L          contiguous (default: rank r on host r / P) or roundrobin\n"
+          "                      (rank r on host r %% H)\n"
+          "  --host-latency S    latency inside a host (default 5e-7)\n"
+          "  --host-bandwidth B  bytes per second inside a host (default 5e10)\n"
           "  --csv FILE          write every point as CSV; with a sweep also FILE's\n"
           "                      name with .png (gnuplot), unless --png names one\n"
           "  --png FILE          the plot's file\n"
@@ -119,6 +128,8 @@ static double parse_num(const char *s) {
 typedef struct {
   const char *coll, *algo;
   fold_sim_params p;
+  int ppn, roundrobin;       /* ppn > 0: hosts of ppn ranks (n = hosts * ppn) */
+  fold_sim_params host;      /* the link inside a host */
   int nslow, slow_rank[MAX_SLOW];
   double slow_s[MAX_SLOW];
 } config;
@@ -155,6 +166,17 @@ static int run_one(const config *cf, int n, double bytes, double *t, const char 
     fprintf(stderr, "fold-sim: fold_sim_create: %s\n", fold_comm_last_error(NULL));
     rc = 1;
     goto done;
+  }
+  if (cf->ppn > 0) {
+    int hosts = n / cf->ppn, *of = malloc((size_t)n * sizeof *of);
+    for (int r = 0; of && r < n; r++) of[r] = cf->roundrobin ? r % hosts : r / cf->ppn;
+    int x = of ? fold_sim_set_hosts(sim, hosts, of, &cf->host, &cf->p) : FOLD_ENOMEM;
+    free(of);
+    if (x != FOLD_OK) {
+      fprintf(stderr, "fold-sim: fold_sim_set_hosts: %s\n", x == FOLD_ENOMEM ? "out of memory" : fold_comm_last_error(NULL));
+      rc = 1;
+      goto done;
+    }
   }
   char spec[96];
   snprintf(spec, sizeof spec, "%s=%s", cf->coll, cf->algo);
@@ -302,6 +324,11 @@ int main(int argc, char **argv) {
     return fold_sim_ringskip_main(argc, argv); /* the slow-node ring paper's sweep (docs/straggler.md) */
   config cf = {.coll = "allreduce", .algo = "auto"};
   fold_sim_params_default(&cf.p);
+  fold_sim_params_default(&cf.host);
+  cf.host.latency = 5e-7;
+  cf.host.byte_time = 2e-11;
+  static double hs[MAX_POINTS];
+  int nh = 0, have_n = 0;
   static double ns[MAX_POINTS], bs[MAX_POINTS];
   int nn = 1, nb = 1;
   ns[0] = 8;
@@ -323,6 +350,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(o, "-a")) {
       cf.algo = v;
     } else if (!strcmp(o, "-n")) {
+      have_n = 1;
       if ((nn = parse_sweep(v, ns, MAX_POINTS)) < 1)
         return bad("bad rank count or sweep '%s'", v);
       for (int k = 0; k < nn; k++)
@@ -364,12 +392,47 @@ int main(int argc, char **argv) {
         cf.slow_rank[cf.nslow] = (int)r;
         cf.slow_s[cf.nslow++] = s;
       }
+    } else if (!strcmp(o, "--hosts")) {
+      if ((nh = parse_sweep(v, hs, MAX_POINTS)) < 1)
+        return bad("bad host count or sweep '%s'", v);
+      for (int k = 0; k < nh; k++)
+        if (hs[k] < 1 || hs[k] > 1 << 20)
+          return bad("host counts must be 1 .. 1M: '%s'", v);
+    } else if (!strcmp(o, "--ppn")) {
+      double x = parse_num(v);
+      if (!(x >= 1 && x <= 1 << 20 && x == floor(x)))
+        return bad("bad --ppn '%s' (ranks per host, >= 1)", v);
+      cf.ppn = (int)x;
+    } else if (!strcmp(o, "--layout")) {
+      if (strcmp(v, "contiguous") && strcmp(v, "roundrobin"))
+        return bad("bad --layout '%s' (contiguous or roundrobin)", v);
+      cf.roundrobin = !strcmp(v, "roundrobin");
+    } else if (!strcmp(o, "--host-latency")) {
+      if ((cf.host.latency = parse_num(v)) < 0)
+        return bad("bad --host-latency '%s'", v);
+    } else if (!strcmp(o, "--host-bandwidth")) {
+      double bw = parse_num(v);
+      if (!(bw > 0))
+        return bad("bad --host-bandwidth '%s'", v);
+      cf.host.byte_time = 1 / bw;
     } else if (!strcmp(o, "--csv")) {
       csv = v;
     } else if (!strcmp(o, "--png")) {
       png = v;
     } else {
       return bad("unknown option '%s'", o);
+    }
+  }
+  if ((nh > 0) != (cf.ppn > 0))
+    return bad("%s", "--hosts and --ppn go together");
+  if (nh > 0 && have_n)
+    return bad("%s", "-n and --hosts exclude each other (n = hosts * ppn)");
+  if (nh > 0) {
+    nn = nh;
+    for (int k = 0; k < nh; k++) {
+      ns[k] = hs[k] * cf.ppn;
+      if (ns[k] > 1 << 20)
+        return bad("%s", "hosts * ppn must be at most 1M ranks");
     }
   }
   for (int k = 0; k < cf.nslow; k++)
@@ -392,7 +455,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (cf_out)
-    fprintf(cf_out, "collective,algorithm,n,bytes,sim_s,model_s,ratio,latency_s,byte_time_s,op_time_s,op_overhead_s,slow\n");
+    fprintf(cf_out, "collective,algorithm,n,bytes,sim_s,model_s,ratio,latency_s,byte_time_s,op_time_s,op_overhead_s,slow,"
+                    "hosts,ppn,layout,host_latency_s,host_byte_time_s\n");
   printf("# fold-sim: latency %g s, bandwidth %g B/s, op_time %g s/B, op_overhead %g s", cf.p.latency,
          1 / cf.p.byte_time, cf.p.op_time, cf.p.op_overhead);
   char slow[512] = "";
@@ -400,7 +464,11 @@ int main(int argc, char **argv) {
     size_t l = strlen(slow);
     snprintf(slow + l, sizeof slow - l, "%s%d:%g", k ? " " : "", cf.slow_rank[k], cf.slow_s[k]);
   }
-  printf("%s%s\n", cf.nslow ? ", slow ranks (rank:seconds) " : "", slow);
+  printf("%s%s", cf.nslow ? ", slow ranks (rank:seconds) " : "", slow);
+  if (cf.ppn > 0)
+    printf("; hosts of %d ranks (%s), one NIC each at the latency and bandwidth above; inside a host latency %g s, "
+           "bandwidth %g B/s", cf.ppn, cf.roundrobin ? "roundrobin" : "contiguous", cf.host.latency, 1 / cf.host.byte_time);
+  printf("\n");
   printf("%-15s %-24s %7s %12s %14s %14s %9s\n", "collective", "algorithm", "n", "bytes", "sim_s", "model_s",
          "sim/model");
   double *sim_t = calloc((size_t)nn * nb, sizeof(double)), *model_t = calloc((size_t)nn * nb, sizeof(double));
@@ -423,7 +491,8 @@ int main(int argc, char **argv) {
         snprintf(algo, sizeof algo, "auto:%s", picked);
       else
         snprintf(algo, sizeof algo, "%s", cf.algo);
-      model_t[i] = fold__model_time(cf.coll, picked, n, bytes, &cf.p);
+      model_t[i] = cf.ppn > 0 ? fold__model_time_hosts(cf.coll, picked, n / cf.ppn, cf.ppn, cf.roundrobin, bytes, &cf.host, &cf.p)
+                              : fold__model_time(cf.coll, picked, n, bytes, &cf.p);
       char ratio[32], model[32];
       fmt_ratio(ratio, sizeof ratio, sim_t[i], model_t[i]);
       if (isnan(model_t[i]))
@@ -438,8 +507,13 @@ int main(int argc, char **argv) {
           snprintf(mcsv, sizeof mcsv, "%.9e", model_t[i]);
         if (!isnan(model_t[i]) && model_t[i] > 0)
           snprintf(rcsv, sizeof rcsv, "%.6f", sim_t[i] / model_t[i]);
-        fprintf(cf_out, "%s,%s,%d,%.0f,%.9e,%s,%s,%g,%g,%g,%g,%s\n", cf.coll, algo, n, bytes, sim_t[i], mcsv, rcsv,
+        fprintf(cf_out, "%s,%s,%d,%.0f,%.9e,%s,%s,%g,%g,%g,%g,%s,", cf.coll, algo, n, bytes, sim_t[i], mcsv, rcsv,
                 cf.p.latency, cf.p.byte_time, cf.p.op_time, cf.p.op_overhead, slow);
+        if (cf.ppn > 0)
+          fprintf(cf_out, "%d,%d,%s,%g,%g\n", n / cf.ppn, cf.ppn, cf.roundrobin ? "roundrobin" : "contiguous",
+                  cf.host.latency, cf.host.byte_time);
+        else
+          fprintf(cf_out, ",,,,\n");
       }
     }
   if (cf_out && fclose(cf_out) != 0) {

@@ -82,3 +82,41 @@ double fold__model_time(const char *coll, const char *algo, int n, double bytes,
   }
   return NAN;
 }
+
+double fold__model_time_hosts(const char *coll, const char *algo, int hosts, int ppn, int roundrobin, double bytes,
+                              const fold_sim_params *host, const fold_sim_params *net) {
+  if (coll == NULL || algo == NULL || host == NULL || net == NULL || hosts < 1 || ppn < 1 || !is(coll, "allreduce"))
+    return NAN;
+  const int n = hosts * ppn;
+  if (n == 1)
+    return 0;
+  const double S = bytes, ah = host->latency, bh = host->byte_time, an = net->latency, bn = net->byte_time;
+  const double g = net->op_time;
+  if (is(algo, "ring")) {
+    /* Every step each rank sends S/n to rank r + 1 once its left
+     * neighbour's block is in, so the critical path walks back around the
+     * ring: 2(n-1) hops, of which the share f crosses between hosts
+     * (contiguous: one hop per host, f = 1/ppn; round robin: all). A NIC
+     * carries k such blocks per step (contiguous 1, round robin ppn): the
+     * time is the longer of the path and the busiest NIC's bytes. */
+    double blk = S / n, f = hosts == 1 ? 0 : roundrobin ? 1 : 1.0 / ppn, k = roundrobin ? ppn : 1;
+    double path = 2 * (n - 1) * (f * (an + blk * bn) + (1 - f) * (ah + blk * bh));
+    double nic = hosts == 1 ? 0 : an + 2 * (n - 1) * k * blk * bn;
+    return fmax(path, nic) + (double)(n - 1) / n * S * g;
+  }
+  if (is(algo, "recursive_doubling")) {
+    if ((hosts & (hosts - 1)) || (ppn & (ppn - 1)))
+      return NAN;
+    /* round d pairs r with r ^ d: inside the host for d < ppn (contiguous)
+     * or d >= hosts (round robin); otherwise all ppn ranks of the host
+     * cross at once. Either way log2 ppn rounds inside, log2 hosts across */
+    double Lh = log2((double)ppn), Ln = log2((double)hosts);
+    /* across hosts the rounds overlap: a rank whose partner's vector is in
+     * sends its next round while the NIC still carries its host's others,
+     * so the network part is the longer of the latency path and the NIC's
+     * bytes (ppn vectors per round) */
+    double across = Ln > 0 ? fmax(Ln * (an + S * bn), an + Ln * ppn * S * bn) : 0;
+    return Lh * (ah + S * bh) + across + (Lh + Ln) * S * g;
+  }
+  return NAN;
+}

@@ -16,4 +16,15 @@
  * modelled. NAN when there is no model (an unknown or "auto" algorithm). */
 double fold__model_time(const char *coll, const char *algo, int n, double bytes, const fold_sim_params *p);
 
+/* The same on hosts x ppn ranks (fold_sim_set_hosts: ranks contiguous, or
+ * round robin: rank r on host r % hosts), host the link inside a host and
+ * net the network between them, whose NIC a host's ranks share. Modelled:
+ * allreduce ring (the longer of its critical path, 2(n-1) hops of their
+ * class, and the busiest NIC's bytes) and recursive_doubling for powers of two (log2 ppn rounds
+ * inside hosts, log2 hosts rounds where all ppn ranks of a host cross,
+ * overlapping: the longer of their latencies and the NIC's bytes).
+ * NAN otherwise. */
+double fold__model_time_hosts(const char *coll, const char *algo, int hosts, int ppn, int roundrobin, double bytes,
+                              const fold_sim_params *host, const fold_sim_params *net);
+
 #endif /* FOLD_SIM_MODEL_H */

@@ -13,7 +13,7 @@
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
 
-int fold__comm_alloc(int rank, int size, fold_comm **out) {
+static int comm_alloc(int rank, int size, int peer_table, uint8_t *zero_lost, fold_comm **out) {
   *out = NULL;
   if (size < 1 || rank < 0 || rank >= size)
     return fold__error(NULL, FOLD_EINVAL, "rank %d is not in [0, %d)", rank, size);
@@ -26,11 +26,12 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
    * set their own view. */
   c->local_rank = rank;
   c->local_size = size;
-  c->peer_tp = calloc((size_t)size, sizeof *c->peer_tp);
-  c->lost = calloc((size_t)size, 1);
-  if (c->peer_tp == NULL || c->lost == NULL) {
+  c->peer_tp = peer_table ? calloc((size_t)size, sizeof *c->peer_tp) : NULL;
+  c->lost = zero_lost ? zero_lost : calloc((size_t)size, 1);
+  c->lost_shared = zero_lost != NULL;
+  if ((peer_table && c->peer_tp == NULL) || c->lost == NULL) {
     free(c->peer_tp);
-    free(c->lost);
+    if (!c->lost_shared) free(c->lost);
     free(c);
     return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator of %d ranks", size);
   }
@@ -50,6 +51,12 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) {
   }
   *out = c;
   return FOLD_OK;
+}
+
+int fold__comm_alloc(int rank, int size, fold_comm **out) { return comm_alloc(rank, size, 1, NULL, out); }
+
+int fold__comm_alloc_one_tp(int rank, int size, uint8_t *zero_lost, fold_comm **out) {
+  return comm_alloc(rank, size, 0, zero_lost, out);
 }
 
 int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
@@ -98,7 +105,7 @@ void fold__comm_free(fold_comm *c) {
   if (c->boot_release)
     c->boot_release(c->boot);
   free(c->peer_tp);
-  free(c->lost);
+  if (!c->lost_shared) free(c->lost);
   fold__lost_notes_free(c);
   free(c->poison);
   free(c->user_ops);

@@ -8,6 +8,12 @@
 /* Allocate a comm with defaults (real clock, env timeout/log level), no
  * transports yet. */
 int fold__comm_alloc(int rank, int size, fold_comm **out);
+/* The same without a peer table (peer_tp NULL): its first transport will
+ * reach every peer (fold__peer_tp); and with zero_lost (size bytes, all 0,
+ * outliving the comm; NULL: its own) as its lost array until it writes one
+ * (fold__lost_own). The simulator's worlds: n tables of n entries each are
+ * O(n^2) memory. */
+int fold__comm_alloc_one_tp(int rank, int size, uint8_t *zero_lost, fold_comm **out);
 /* Attach a transport instance; used by bootstrap code. */
 int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init

@@ -62,15 +62,14 @@ int fold_sim_create(int n, const fold_sim_params *params, fold_sim **out, fold_c
     return rc;
   for (int i = 0; i < n && rc == FOLD_OK; i++) {
     fold_comm *c;
-    if ((rc = fold__comm_alloc(i, n, &c)) != FOLD_OK)
+    if ((rc = fold__comm_alloc_one_tp(i, n, sim->no_lost, &c)) != FOLD_OK)
       break;
     fold__sim_attach(sim, i, c);
     fold__tp *tp = &sim->tps[i]->base;
     fold__comm_add_tp(c, tp); /* the first transport: cannot fail */
-    /* peer_tp[i] stays NULL: the engine delivers messages to oneself */
-    for (int q = 0; q < n; q++)
-      if (q != i)
-        c->peer_tp[q] = tp;
+    /* no peer table (fold__comm_alloc_one_tp): tp reaches every peer, the
+     * engine delivers messages to oneself (fold__peer_tp); n tables of n
+     * pointers would be 32 GiB at 65,536 ranks */
   }
   if (rc != FOLD_OK) {
     fold_sim_destroy(sim);

@@ -26,10 +26,11 @@ enum { SPLIT_NULL_OUT = 1, SPLIT_BAD_COLOR = 2 };
 enum { MODE_SPLIT, MODE_DUP, MODE_HOST };
 
 /* This rank's host: the card host string the transports compare (threads
- * of one process share it); on the simulator every rank is its own host,
- * as fold_comm_local_rank says. */
+ * of one process share it); on the simulator its simulated host
+ * (fold_sim_set_hosts; without hosts every rank is its own), as
+ * fold_comm_local_rank says. */
 static uint64_t host_id(const fold_comm *root) {
-  if (fold__sim_is(root)) return 0x9e3779b97f4a7c15ull ^ (uint64_t)(root->rank + 1);
+  if (fold__sim_is(root)) return 0x9e3779b97f4a7c15ull ^ (uint64_t)(fold__sim_host(root) + 1);
   fold__card card;
   memset(&card, 0, sizeof card);
   if (fold__card_self(&card) != FOLD_OK) return 1;
@@ -142,7 +143,7 @@ static int kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const member *mem,
     int rr = fold__root_rank(c, mem[i].rank);
     k->to_root[i] = rr;
     k->from_root[rr] = i;
-    k->peer_tp[i] = root->peer_tp[rr];
+    k->peer_tp[i] = fold__peer_tp(root, rr);
     k->lost[i] = root->lost[rr] || c->lost[mem[i].rank];
     if (recs[mem[i].rank].host == host) {
       if (i < me) k->local_rank++;

@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fold.h"
 
@@ -137,7 +139,8 @@ struct fold_comm {
    * host (same host identity as the shm transport's choice), and how many */
   int local_rank, local_size;
   /* transports: tps[] are the instances this rank uses (at most one per
-   * kind); peer_tp[p] is the one that reaches rank p (self included). */
+   * kind); peer_tp[p] is the one that reaches rank p (self included);
+   * NULL: tps[0] reaches every peer (fold__peer_tp). */
   fold__tp *tps[FOLD__TP_MAX];
   int ntps;
   fold__tp **peer_tp;
@@ -156,6 +159,9 @@ struct fold_comm {
   /* peers known to be gone (left or died): lost[p] != 0; the first reason
    * per peer is kept for messages. See fold__peer_lost. */
   uint8_t *lost;
+  int lost_shared;      /* lost is an all-zero array others share (the simulator's:
+                         * n arrays of n bytes would be 4 GiB at 65,536 ranks):
+                         * fold__lost_own before the first write, never freed here */
   struct fold__lost_note *lost_notes; /* why each lost peer went, newest first */
   /* configuration */
   int64_t timeout_ns;   /* FOLD_TIMEOUT */
@@ -207,6 +213,26 @@ struct fold_comm {
   void *boot;
   void (*boot_release)(void *boot);
 };
+
+/* The transport that reaches rank p of c: peer_tp[p], or when peer_tp is
+ * NULL (a world whose peers all go through its one transport: the
+ * simulator's, where n tables of n pointers would not fit at scale)
+ * tps[0] for every peer but c's own rank. */
+static inline fold__tp *fold__peer_tp(const fold_comm *c, int p) {
+  return c->peer_tp ? c->peer_tp[p] : p == c->rank ? NULL : c->tps[0];
+}
+
+/* Give c a lost array of its own before writing it (copy on write of a
+ * shared one). Returns 0 or FOLD_ENOMEM (lost unchanged). */
+static inline int fold__lost_own(fold_comm *c) {
+  if (!c->lost_shared) return 0;
+  uint8_t *own = (uint8_t *)malloc((size_t)c->size);
+  if (own == NULL) return FOLD_ENOMEM;
+  memcpy(own, c->lost, (size_t)c->size);
+  c->lost = own;
+  c->lost_shared = 0;
+  return 0;
+}
 
 /* Rank p of c in the numbering of its family's root (the world). */
 static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }

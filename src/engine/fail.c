@@ -321,6 +321,10 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
   if (p < 0 || p >= c->size || fold__comm_failed(c))
     return;
   if (!c->lost[p]) {
+    if (fold__lost_own(c) != 0) {
+      fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory noting that peer rank %d is lost", c->rank, p);
+      return;
+    }
     c->lost[p] = 1;
     struct fold__lost_note *note = note_get(c, p);
     if (note)

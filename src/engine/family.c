@@ -62,7 +62,7 @@ int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why) {
     fold_comm *k = f->kids[i];
     if (k->from_root[p] >= 0) fold__peer_lost(k, k->from_root[p], pending, why);
   }
-  if (f->root_gone) root->lost[p] = 1; /* children created later start with it lost */
+  if (f->root_gone && fold__lost_own(root) == 0) root->lost[p] = 1; /* children created later start with it lost */
   return f->root_gone;
 }
 

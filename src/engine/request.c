@@ -224,7 +224,7 @@ int fold__send_post(fold_comm *c, fold_request *r) {
     fold__req_complete(r, st);
     return st;
   }
-  fold__tp *tp = c->peer_tp[r->peer];
+  fold__tp *tp = fold__peer_tp(c, r->peer);
   r->cid = c->cid;
   r->tpeer = fold__root_rank(c, r->peer);
   if (tp == NULL) {

@@ -27,7 +27,7 @@ int64_t fold__engine_inject_delay(const fold_comm *c) { return c->svc->inject_de
 
 int64_t fold__link_ns(fold_comm *c, int peer, size_t bytes) {
   if (peer < 0 || peer >= c->size || peer == c->rank) return -1;
-  fold__tp *tp = c->peer_tp[peer];
+  fold__tp *tp = fold__peer_tp(c, peer);
   fold__link l;
   if (tp == NULL || tp->ops->link == NULL || tp->ops->link(tp, fold__root_rank(c, peer), &l) != 0) return -1;
   double ns = l.lat_ns + (double)bytes * l.ns_per_byte;

@@ -43,9 +43,10 @@ csv)
   timeout 120 "$F" -c allgather -a ring -n 2:16:x2 -b 8:2K:x4 --latency 1e-6 --bandwidth 1e9 --csv "$T/s.csv" > "$T/o" 2> "$T/e"
   check "sweep -> 0" test $? -eq 0
   cat "$T/o" "$T/e"
-  check "CSV header" test "$(head -1 "$T/s.csv")" = "collective,algorithm,n,bytes,sim_s,model_s,ratio,latency_s,byte_time_s,op_time_s,op_overhead_s,slow"
+  check "CSV header" test "$(head -1 "$T/s.csv")" = "collective,algorithm,n,bytes,sim_s,model_s,ratio,latency_s,byte_time_s,op_time_s,op_overhead_s,slow,hosts,ppn,layout,host_latency_s,host_byte_time_s"
   check "CSV rows: 4 n x 5 sizes" test "$(tail -n +2 "$T/s.csv" | wc -l)" -eq 20
-  check "CSV 12 columns everywhere" awk -F, 'NF != 12 { exit 1 }' "$T/s.csv"
+  check "CSV 17 columns everywhere" awk -F, 'NF != 17 { exit 1 }' "$T/s.csv"
+  check "CSV no hosts: host columns empty" awk -F, 'NR > 1 && ($13 != "" || $15 != "") { exit 1 }' "$T/s.csv"
   check "CSV n and bytes swept" test "$(cut -d, -f3,4 "$T/s.csv" | tail -n +2 | sort -u | wc -l)" -eq 20
   # sim - model is exactly the collective's signature message (32 B, sizeof
   # fold__sig) at 1 ns/B: the model leaves it out, nothing else differs.
@@ -77,9 +78,30 @@ slow)
   # two reduction calls per rank at n = 4, each 0.5 s on the critical path
   check "op_overhead: about 1 s" awk '$1 == "allreduce" { exit !($5 > 1.0 && $5 < 1.001) }' "$T/o"
   ;;
+hosts)
+  # hosts of ranks sharing a NIC: the ring within 5% of its closed form in
+  # both layouts, round robin (every hop crosses the network) slower
+  for l in contiguous roundrobin; do
+    timeout 120 "$F" -a ring --hosts 8,16 --ppn 4 -b 8,1M --layout $l --csv "$T/$l.csv" --png "$T/$l.png" > "$T/$l" 2> "$T/e"
+    check "ring $l -> 0" test $? -eq 0
+    cat "$T/$l"
+    check "$l: parameter line names the hosts" grep -q "hosts of 4 ranks ($l)" "$T/$l"
+    check "$l: n = hosts * ppn" test "$(awk '$2 == "ring" { print $3 }' "$T/$l" | sort -u | tr '\n' ' ')" = "32 64 "
+    check "$l: ring near its closed form" ratio_near "$T/$l" ring 64 0.95 1.05
+    check "$l: CSV host columns" awk -F, -v l=$l 'NR > 1 && ($13 * $14 != $3 || $14 != 4 || $15 != l || $16 != "5e-07") { exit 1 }' "$T/$l.csv"
+  done
+  c=$(awk '$3 == 64 && $4 == 1048576 { print $5 }' "$T/contiguous"); r=$(awk '$3 == 64 && $4 == 1048576 { print $5 }' "$T/roundrobin")
+  check "round robin ring slower than contiguous ($r > $c)" awk -v c="$c" -v r="$r" 'BEGIN { exit !(r > 2 * c) }'
+  # recursive doubling: every layout gives log2 ppn rounds inside, log2 hosts across
+  timeout 60 "$F" -a recursive_doubling --hosts 16 --ppn 8 -b 64K --layout roundrobin > "$T/o" 2> "$T/e"
+  check "recursive_doubling -> 0" test $? -eq 0
+  check "recursive_doubling near its closed form" ratio_near "$T/o" recursive_doubling 128 0.95 1.05
+  ;;
 badargs)
   for args in "" "--bogus 1" "-c nothing" "-n 0" "-n x" "-n 4:2:x2" "-n 2:8:x1" "-b 3" "-b 12Q" "--latency -1" \
-      "--bandwidth 0" "--op-time nan" "--slow 3" "--slow 9:1 -n 4" "--slow 1:-2" "-a nosuch" "-c gather -a ring" "-n"; do
+      "--bandwidth 0" "--op-time nan" "--slow 3" "--slow 9:1 -n 4" "--slow 1:-2" "-a nosuch" "-c gather -a ring" "-n" \
+      "--hosts 4" "--ppn 4" "--hosts 4 --ppn 4 -n 16" "--hosts 0 --ppn 2" "--hosts 2 --ppn 0" \
+      "--hosts 2 --ppn 2 --layout diagonal" "--host-latency -1" "--host-bandwidth 0"; do
     [ -z "$args" ] && continue
     timeout 30 "$F" $args > "$T/o" 2> "$T/e"; rc=$?
     check "'$args' -> 2" test $rc -eq 2

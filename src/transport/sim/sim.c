@@ -9,6 +9,34 @@ static const fold__tp_ops sim_ops;
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 
+/* ---- message records: small ones are kept for reuse -------------------------- */
+
+/* A message of up to SIM_SMALL payload bytes takes a SIM_SMALL record from
+ * the simulator's free list (reused, never returned to malloc before
+ * fold__sim_free): collectives of many ranks send millions of small
+ * messages, and malloc's bins were a fifth of the run. */
+#define SIM_SMALL 64
+
+static fold__sim_msg *msg_new(struct fold_sim *sim, size_t bytes) {
+  if (bytes <= SIM_SMALL && sim->spare) {
+    fold__sim_msg *m = sim->spare;
+    sim->spare = m->next;
+    return m;
+  }
+  return malloc(sizeof(fold__sim_msg) + (bytes <= SIM_SMALL ? SIM_SMALL : bytes));
+}
+
+static void msg_free(struct fold_sim *sim, fold__sim_msg *m) {
+  if (m && m->bytes <= SIM_SMALL) {
+    m->next = sim->spare;
+    sim->spare = m;
+  } else {
+    free(m);
+  }
+}
+
+void fold__sim_msg_free(struct fold_sim *sim, void *m) { msg_free(sim, m); }
+
 /* ---- the sender's list of messages whose send request is pending ---------- */
 
 static void sending_link(fold__sim_tp *tp, fold__sim_msg *m) {
@@ -73,7 +101,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   if (r->bytes > SIZE_MAX - sizeof(fold__sim_msg))
     return fold__error(c, FOLD_ENOMEM, "rank %d: simulated message of %zu bytes to rank %d is too large", s,
                        r->bytes, d);
-  fold__sim_msg *m = malloc(sizeof *m + r->bytes);
+  fold__sim_msg *m = msg_new(sim, r->bytes);
   if (m == NULL || fold__sim_heap_reserve(&sim->heap, 2) != FOLD_OK) {
     free(m);
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory buffering %zu bytes to rank %d", s, r->bytes, d);
@@ -87,25 +115,43 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   if (r->bytes)
     memcpy(m->data, r->buf, r->bytes);
 
-  const fold_sim_params *ps = &sim->rp[s], *pd = &sim->rp[d];
-  /* Each link serialises on its own (full-duplex links, a switch that
-   * buffers): the message leaves when the sender's out-link is free; its
-   * head reaches the receiver's switch port `latency` later (REACH event),
-   * and the port serves messages in the order they reach it: the receiver's
-   * in-link carries it from max(reach, in_free[d]) for b*beta. A message
-   * waiting for a busy receiver never holds the sender's link, and the port
-   * is never idle while a message waits for it.
-   * Ranks with their own parameters: the sender's byte_time times its
-   * out-link, the receiver's its in-link, and the larger latency of the two
-   * applies (a slow node is slow to reach both ways). Bytes cannot arrive
-   * faster than they left: with a slower sender the arrival waits for the
-   * tail, reach + b*bt[s] (with equal byte_times that bound never binds). */
-  double t0 = dmax(dmax(sim->now, sim->busy[s]), sim->out_free[s]);
-  double xfer = (double)r->bytes * ps->byte_time;
+  double t0, xfer, reach;
+  if (sim->host_of) {
+    /* Hosts: the class decides. Inside a host the ranks' own links carry
+     * it; between hosts the hosts' NICs, which their ranks share: each NIC
+     * direction carries one message at a time (egress in posting order,
+     * ingress in the order messages reach it, as a rank's links do). */
+    const int hs = sim->host_of[s], hd = sim->host_of[d];
+    const fold_sim_params *k = hs == hd ? &sim->host_link : &sim->net_link;
+    double *out = hs == hd ? &sim->out_free[s] : &sim->out_free[sim->n + hs];
+    m->port = hs == hd ? d : sim->n + hd;
+    t0 = dmax(dmax(sim->now, sim->busy[s]), *out);
+    xfer = (double)r->bytes * k->byte_time;
+    reach = t0 + k->latency;
+    *out = t0 + xfer;
+    m->in_xfer = xfer;
+  } else {
+    const fold_sim_params *ps = &sim->rp[s], *pd = &sim->rp[d];
+    /* Each link serialises on its own (full-duplex links, a switch that
+     * buffers): the message leaves when the sender's out-link is free; its
+     * head reaches the receiver's switch port `latency` later (REACH event),
+     * and the port serves messages in the order they reach it: the receiver's
+     * in-link carries it from max(reach, in_free[d]) for b*beta. A message
+     * waiting for a busy receiver never holds the sender's link, and the port
+     * is never idle while a message waits for it.
+     * Ranks with their own parameters: the sender's byte_time times its
+     * out-link, the receiver's its in-link, and the larger latency of the two
+     * applies (a slow node is slow to reach both ways). Bytes cannot arrive
+     * faster than they left: with a slower sender the arrival waits for the
+     * tail, reach + b*bt[s] (with equal byte_times that bound never binds). */
+    t0 = dmax(dmax(sim->now, sim->busy[s]), sim->out_free[s]);
+    xfer = (double)r->bytes * ps->byte_time;
+    reach = t0 + dmax(ps->latency, pd->latency);
+    sim->out_free[s] = t0 + xfer;
+    m->in_xfer = (double)r->bytes * pd->byte_time;
+    m->port = d;
+  }
   double sent = t0 + xfer;
-  double reach = t0 + dmax(ps->latency, pd->latency);
-  sim->out_free[s] = sent;
-  m->in_xfer = (double)r->bytes * pd->byte_time;
   m->tail = reach + xfer;
 
   fold__req_ref(r);
@@ -147,11 +193,18 @@ static void sim_destroy(fold__tp *tp_) {
 }
 
 /* The model is the measurement: a message between the two reaches the
- * other after the larger latency and takes the larger byte time (sim.h). */
+ * other after the larger latency and takes the larger byte time (sim.h);
+ * with hosts, the latency and byte time of their class. */
 static int sim_link(fold__tp *tp_, int tpeer, fold__link *out) {
   fold__sim_tp *tp = (fold__sim_tp *)tp_;
   const struct fold_sim *sim = tp->sim;
   if (tpeer < 0 || tpeer >= sim->n) return FOLD_EINVAL;
+  if (sim->host_of) {
+    const fold_sim_params *k = sim->host_of[tp->rank] == sim->host_of[tpeer] ? &sim->host_link : &sim->net_link;
+    out->lat_ns = k->latency * 1e9;
+    out->ns_per_byte = k->byte_time * 1e9;
+    return 0;
+  }
   const fold_sim_params *a = &sim->rp[tp->rank], *b = &sim->rp[tpeer];
   out->lat_ns = (a->latency > b->latency ? a->latency : b->latency) * 1e9;
   out->ns_per_byte = (a->byte_time > b->byte_time ? a->byte_time : b->byte_time) * 1e9;
@@ -225,10 +278,11 @@ int fold__sim_step(struct fold_sim *sim) {
     /* The port serves in reaching order. Messages of one pair reach it in
      * sending order (equal times keep posting order), so they never
      * overtake; the clamp guards that against rounding. */
-    double arrive = dmax(dmax(sim->now, sim->in_free[m->dst]) + m->in_xfer, m->tail);
-    if (arrive < sim->in_free[m->dst])
-      arrive = sim->in_free[m->dst];
-    sim->in_free[m->dst] = arrive;
+    double *in = &sim->in_free[m->port];
+    double arrive = dmax(dmax(sim->now, *in) + m->in_xfer, m->tail);
+    if (arrive < *in)
+      arrive = *in;
+    *in = arrive;
     fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
     break;
   }
@@ -238,7 +292,7 @@ int fold__sim_step(struct fold_sim *sim) {
      * still takes its children's messages) */
     if (touched && (!fold__comm_failed(touched) || (touched->fam && m->cid != 0)))
       deliver(touched, m);
-    free(m);
+    msg_free(sim, m);
     break;
   case FOLD__SIM_EV_WAKE:
   case FOLD__SIM_EV_TIMER: /* fold__progress fires the due timers */

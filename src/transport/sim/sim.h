@@ -11,6 +11,11 @@
  * completes the send at T0 + b*bt[s], reaches d's switch port at
  *   reach = T0 + max(lat[s], lat[d])
  * and arrives at max(max(reach, in_free[d]) + b*bt[d], reach + b*bt[s]).
+ * With hosts (fold_sim_set_hosts) a message is timed by its class instead:
+ * inside a host the host link's latency and byte time over out_free[s] and
+ * in_free[d]; between hosts the network's over the hosts' NICs,
+ * out_free[n + host(s)] and in_free[n + host(d)] (one message at a time per
+ * NIC direction, so the host's ranks share it).
  * The payload is copied at post time. Events are ordered by (time, global
  * sequence number), so equal inputs give bit-identical times. */
 #ifndef FOLD_SIM_H
@@ -43,6 +48,7 @@ typedef struct fold__sim_msg {
   struct fold__sim_msg *prev, *next; /* sender's list while sreq != NULL */
   fold_request *sreq;  /* send request (one reference held), NULL once done */
   int src, dst, ctx, tag; /* src, dst: world ranks */
+  int port;                /* in_free[port] is the incoming link it takes (dst, or n + dst's host) */
   uint32_t cid;            /* communicator id (docs/comm.md) */
   size_t bytes;
   double in_xfer;  /* b * byte_time of the receiver (its in-link's share) */
@@ -67,7 +73,12 @@ struct fold_sim {
   fold__sim_heap heap;
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
   fold__sim_tp **tps;
-  double *out_free, *in_free, *busy;
+  double *out_free, *in_free, *busy; /* out_free, in_free: n + nhosts entries (ranks, then NICs) */
+  fold__sim_msg *spare;    /* message records of SIM_SMALL payload bytes for reuse (sim.c) */
+  uint8_t *no_lost;        /* n zeros: the lost array the ranks share until one loses a peer */
+  int nhosts;              /* 0: no hosts (every rank its own, per-rank parameters) */
+  int *host_of;            /* host_of[i]: rank i's host (NULL without hosts) */
+  fold_sim_params host_link, net_link; /* the two message classes with hosts */
   int running;             /* an event loop is on the stack (no reentry) */
   int alive;               /* comms not yet destroyed */
 };
@@ -79,6 +90,8 @@ fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank);
  * complete, then let the touched communicator progress. Returns 1 if an event
  * ran, 0 if the queue is empty. */
 int fold__sim_step(struct fold_sim *sim);
+/* Free message m (a record of sim.c: small ones go back to the spare list). */
+void fold__sim_msg_free(struct fold_sim *sim, void *m);
 
 /* ---- hooks for the rest of fold (sim_api.c) ----------------------------------- */
 /* 1 if c is a simulated communicator. */
@@ -91,6 +104,10 @@ int fold__sim_is(const fold_comm *c);
 void fold__sim_charge(fold_comm *c, double seconds);
 /* Seconds per byte reduced (op_time) of c's rank; 0 if c is not simulated. */
 double fold__sim_op_time(const fold_comm *c);
+/* c's world rank's host (fold_sim_set_hosts), or its world rank when the
+ * simulator has no hosts (every rank its own host); -1 if c is not
+ * simulated. fold_comm_split_host groups by it. */
+int fold__sim_host(const fold_comm *c);
 /* Virtual seconds one local reduction call of `bytes` bytes costs c's rank:
  * op_overhead + bytes * op_time (its own parameters); 0 if c is not
  * simulated. The collective executor sums this over a round's reductions and

@@ -189,6 +189,14 @@ double fold__sim_op_time(const fold_comm *c) {
   return sim ? sim->rp[fold__root_rank(c, c->rank)].op_time : 0.0;
 }
 
+int fold__sim_host(const fold_comm *c) {
+  struct fold_sim *sim = sim_of(c);
+  if (sim == NULL)
+    return -1;
+  int w = fold__root_rank(c, c->rank);
+  return sim->host_of ? sim->host_of[w] : w;
+}
+
 double fold__sim_reduce_cost(const fold_comm *c, size_t bytes) {
   struct fold_sim *sim = sim_of(c);
   if (sim == NULL)
@@ -299,6 +307,67 @@ int fold_sim_set_rank_params(fold_sim *sim, int rank, const fold_sim_params *p) 
   return FOLD_OK;
 }
 
+int fold_sim_set_hosts(fold_sim *sim, int hosts, const int *host_of_rank, const fold_sim_params *host_link,
+                       const fold_sim_params *net_link) {
+  static const char *who = "fold_sim_set_hosts";
+  if (sim == NULL)
+    return fold__error(NULL, FOLD_EINVAL, "%s: sim is NULL", who);
+  if (sim->running)
+    return fold__error(NULL, FOLD_EINVAL, "%s: called while the simulator is running", who);
+  /* Messages already timed, split_host's cached host ids and busy links
+   * would mix two layouts: only a world nothing happened on yet regroups. */
+  if (sim->heap.next_seq != 0)
+    return fold__error(NULL, FOLD_EINVAL, "%s: operations have started on the world; call it before any", who);
+  const int n = sim->n;
+  if (hosts < 1 || hosts > n)
+    return fold__error(NULL, FOLD_EINVAL, "%s: hosts = %d, need 1 <= hosts <= n = %d", who, hosts, n);
+  fold_sim_params hl = host_link ? *host_link : sim->p, nl = net_link ? *net_link : sim->p;
+  int rc = params_ok(host_link ? "fold_sim_set_hosts: host_link" : who, -1, &hl);
+  if (rc == FOLD_OK)
+    rc = params_ok(net_link ? "fold_sim_set_hosts: net_link" : who, -1, &nl);
+  if (rc)
+    return rc;
+  int *of = malloc((size_t)n * sizeof *of), *count = calloc((size_t)hosts, sizeof *count);
+  double *out = calloc((size_t)n + (size_t)hosts, sizeof *out), *in = calloc((size_t)n + (size_t)hosts, sizeof *in);
+  if (!of || !count || !out || !in) {
+    free(of), free(count), free(out), free(in);
+    return fold__error(NULL, FOLD_ENOMEM, "%s: out of memory for %d ranks on %d hosts", who, n, hosts);
+  }
+  for (int r = 0; r < n; r++) {
+    int h = host_of_rank ? host_of_rank[r] : (int)((int64_t)r * hosts / n);
+    if (h < 0 || h >= hosts) {
+      free(of), free(count), free(out), free(in);
+      return fold__error(NULL, FOLD_EINVAL, "%s: rank %d is on host %d, not in [0, %d)", who, r, h, hosts);
+    }
+    of[r] = h;
+    count[h]++;
+  }
+  for (int h = 0; h < hosts; h++)
+    if (count[h] == 0) {
+      free(of), free(count), free(out), free(in);
+      return fold__error(NULL, FOLD_EINVAL, "%s: host %d has no rank (every host needs one)", who, h);
+    }
+  /* the world's node-local view: index among the host's ranks, by rank */
+  memset(count, 0, (size_t)hosts * sizeof *count);
+  for (int r = 0; r < n; r++)
+    if (sim->comms[r])
+      sim->comms[r]->local_rank = count[of[r]]++;
+    else
+      count[of[r]]++;
+  for (int r = 0; r < n; r++)
+    if (sim->comms[r])
+      sim->comms[r]->local_size = count[of[r]];
+  free(count);
+  free(sim->host_of), free(sim->out_free), free(sim->in_free);
+  sim->host_of = of;
+  sim->out_free = out;
+  sim->in_free = in;
+  sim->nhosts = hosts;
+  sim->host_link = hl;
+  sim->net_link = nl;
+  return FOLD_OK;
+}
+
 /* ---- create / destroy ------------------------------------------------------------------ */
 
 void fold_sim_params_default(fold_sim_params *p) {
@@ -331,7 +400,8 @@ int fold__sim_new(int n, const fold_sim_params *params, struct fold_sim **out) {
   sim->in_free = calloc((size_t)n, sizeof(double));
   sim->busy = calloc((size_t)n, sizeof(double));
   sim->rp = malloc((size_t)n * sizeof *sim->rp);
-  if (!sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy || !sim->rp)
+  sim->no_lost = calloc((size_t)n, 1);
+  if (!sim->no_lost || !sim->comms || !sim->tps || !sim->out_free || !sim->in_free || !sim->busy || !sim->rp)
     rc = fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory for %d ranks", n);
   for (int i = 0; i < n && rc == FOLD_OK; i++) {
     sim->rp[i] = p;
@@ -365,9 +435,15 @@ void fold__sim_free(struct fold_sim *sim) {
     free(sim->tps[i]);
   fold__sim_ev ev;
   while (fold__sim_heap_pop(&sim->heap, &ev))
-    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH || /* a message's later events: one at a time */
-        ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
+    if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH) /* a message's later events: one at a time */
+      fold__sim_msg_free(sim, ev.ptr);
+    else if (ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
       free(ev.ptr);
+  while (sim->spare) {
+    fold__sim_msg *m = sim->spare;
+    sim->spare = m->next;
+    free(m);
+  }
   fold__sim_heap_fini(&sim->heap);
   free(sim->comms);
   free(sim->tps);
@@ -375,5 +451,7 @@ void fold__sim_free(struct fold_sim *sim) {
   free(sim->in_free);
   free(sim->busy);
   free(sim->rp);
+  free(sim->host_of);
+  free(sim->no_lost);
   free(sim);
 }
