@@ -382,7 +382,7 @@ FOLD_API int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm);
  *  - over 64 KiB, the send waits for the receiver's answer on tcp, shm and
  *    inproc (rendezvous on tcp and inproc; on shm the receiver answers once
  *    it matches the streamed message to a receive) and fails with
- *    FOLD_EMISMATCH too, with a message naming the receiver and its buffer;
+ *    FOLD_EMISMATCH too, with a message naming the receiver;
  *  - up to 64 KiB (buffered on every transport) and every simulated
  *    message: the send returns FOLD_OK.
  * Sending to oneself is allowed (post the receive or use the nonblocking

@@ -27,7 +27,7 @@
  * (fold__shm_answered): its send completes only when its last byte is in
  * the ring and the receiver's receipt is back, so that a receive too small
  * for it fails the send as tcp's rendezvous does. The receiver writes the
- * receipt (OK, FOLD_EMISMATCH with its buffer size, or FOLD_EPEER when it
+ * receipt (OK, FOLD_EMISMATCH with its buffer size, or FOLD_EABORTED when it
  * discards the message unreceived) into its own ring to the sender,
  * between messages, once the message is matched: at the header, when a
  * receive is posted while it streams in, or, for one buffered whole, when
@@ -381,7 +381,7 @@ static int shm_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   fold__shm_tp *t = (fold__shm_tp *)tp;
   fold__shm_held held;
   memcpy(&held, u->cookie, sizeof held);
-  int st = FOLD_EPEER;
+  int st = FOLD_EABORTED;
   uint64_t room = 0;
   if (r) {
     room = r->bytes;

@@ -14,7 +14,7 @@
 /* The status a receipt noted early in r->rdv (0: none yet). */
 static int early_status(fold_request *r) {
   int v = atomic_load_explicit(&r->rdv, memory_order_relaxed);
-  return v == 1 ? FOLD_OK : v == 2 ? FOLD_EMISMATCH : FOLD_EPEER;
+  return v == 1 ? FOLD_OK : v == 2 ? FOLD_EMISMATCH : FOLD_EABORTED;
 }
 
 /* Write the queued receipts to p (between messages only): 0 all written,
@@ -131,7 +131,7 @@ int fold__shm_answer(fold__shm_tp *t, fold__shm_peer *p, uint32_t seq, int statu
 }
 
 int fold__shm_receipt(fold__shm_tp *t, fold__shm_peer *p, const rcpt_hdr *h) {
-  if (h->zero != 0 || (h->status != FOLD_OK && h->status != FOLD_EMISMATCH && h->status != FOLD_EPEER))
+  if (h->zero != 0 || (h->status != FOLD_OK && h->status != FOLD_EMISMATCH && h->status != FOLD_EABORTED))
     return fold__shm_corrupt(t, p, "ring from");
   /* The receiver may match a message at its header, while we still stream
    * it: the send at the head of the queue then notes its receipt and
@@ -164,8 +164,8 @@ int fold__shm_receipt(fold__shm_tp *t, fold__shm_peer *p, const rcpt_hdr *h) {
                 "fold_send: rank %d: message of %zu bytes to rank %d (tag %d) is larger than the receive buffer "
                 "of %llu bytes",
                 c->rank, r->bytes, to, r->tag, (unsigned long long)h->room);
-  else if (h->status == FOLD_EPEER)
-    fold__error(c, FOLD_EPEER,
+  else if (h->status == FOLD_EABORTED)
+    fold__error(c, FOLD_EABORTED,
                 "fold_send: rank %d: rank %d discarded the message of %zu bytes (tag %d) unreceived: the "
                 "communicator it was sent on is gone there",
                 c->rank, to, r->bytes, r->tag);

@@ -36,7 +36,7 @@ _Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
  * message's number among the answered ones from that sender (both sides
  * count them in ring order, so the header carries no number); status is
  * FOLD_OK (matched to a receive big enough), FOLD_EMISMATCH (refused: room
- * is the receive buffer's size) or FOLD_EPEER (discarded unreceived: the
+ * is the receive buffer's size) or FOLD_EABORTED (discarded unreceived: the
  * communicator it was for is gone). The same size as msg_hdr: a ring
  * holds whole frames of either kind, told apart by the magic. */
 #define RCPT_MAGIC 0x52534d46u       /* "FMSR" */
