@@ -380,13 +380,13 @@ FOLD_API int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm);
  * rest of the buffer is untouched); a message longer than the receive buffer
  * fails the receive with FOLD_EMISMATCH (nothing is written past the buffer,
  * the message is discarded) and leaves the communicator usable. What the
- * sender of such a message gets depends on the transport between the two
- * ranks (fold_comm_transport names it when all pairs use one):
- *  - tcp and inproc send a message over 64 KiB by rendezvous (it waits for
- *    the receiver): the send fails with FOLD_EMISMATCH too;
- *  - messages up to 64 KiB (buffered on every transport), every message over
- *    shm (streamed through shared memory without an answer from the
- *    receiver) and every simulated one: the send returns FOLD_OK.
+ * sender of such a message gets depends on its size:
+ *  - over 64 KiB, the send waits for the receiver's answer on tcp, shm and
+ *    inproc (rendezvous on tcp and inproc; on shm the receiver answers once
+ *    it matches the streamed message to a receive) and fails with
+ *    FOLD_EMISMATCH too, with a message naming the receiver;
+ *  - up to 64 KiB (buffered on every transport) and every simulated
+ *    message: the send returns FOLD_OK.
  * Sending to oneself is allowed (post the receive or use the nonblocking
  * calls to avoid waiting on yourself); it never fails the send. */
 
@@ -417,9 +417,11 @@ typedef struct fold_status {
 /* Send count elements of dtype to rank peer. Blocks until buf may be reused:
  * a message up to 64 KiB once it is copied into the transport's buffers
  * (socket, shared-memory ring; a wait only while they are full); a larger
- * one over tcp and inproc once the receiver has posted the receive and
- * taken the data, over shm once the last byte is in shared memory (which
- * needs the receiver's progress, not its receive), and on the simulator
+ * one once the receiver has matched it to a receive: over tcp and inproc
+ * once the receiver has posted the receive and taken the data, over shm
+ * once the last byte is in shared memory and the receiver's answer is back
+ * (so two ranks that both fold_send a large message to each other before
+ * receiving wait for each other, on every transport); on the simulator
  * once the bytes have left the sender's link. */
 FOLD_API int fold_send(const void *buf, size_t count, fold_dtype dtype, int peer, int tag, fold_comm *comm);
 

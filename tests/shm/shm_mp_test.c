@@ -78,9 +78,10 @@ static int sizes_body(fold_comm *c, void *arg) {
     size_t bytes = kSizes[s];
     for (int round = 0; round < 2; round++) {
       int nr = 0;
-      /* round 0: receives posted before the sends; round 1: every rank sends
-       * first and then receives one peer at a time, so the other peers'
-       * messages (large ones too) arrive unexpected meanwhile. */
+      /* round 0: receives posted before the sends; round 1: every rank
+       * starts its sends first and then receives one peer at a time, so the
+       * other peers' messages (large ones too) arrive unexpected meanwhile
+       * (a send over 64 KiB completes only once received: waited last). */
       if (round == 0)
         for (int p = 0; p < n; p++)
           if (p != me)
@@ -94,7 +95,10 @@ static int sizes_body(fold_comm *c, void *arg) {
           continue;
         fold_request *sr;
         CHECK_OK(fold_isend(sbuf, bytes, FOLD_UINT8, p, (int)s, c, &sr), c);
-        CHECK_OK(fold_wait(sr), c);
+        if (round == 0)
+          CHECK_OK(fold_wait(sr), c);
+        else
+          reqs[nr++] = sr;
       }
       if (round == 1)
         for (int k = 1; k < n; k++) {
@@ -249,7 +253,10 @@ static int mismatch_body(fold_comm *c, void *arg) {
     fill(buf, big, 9);
     CHECK_OK(fold_send(buf, 1000, FOLD_UINT8, 1, 1, c), c);  /* into a 100-byte receive (posted) */
     CHECK_OK(fold_send(buf, 10, FOLD_UINT8, 1, 2, c), c);
-    CHECK_OK(fold_send(buf, big, FOLD_UINT8, 1, 5, c), c);   /* 1 MiB into 1000 bytes (posted) */
+    /* 1 MiB into 1000 bytes (posted): the receiver's refusal fails the send */
+    CHECK_RC(fold_send(buf, big, FOLD_UINT8, 1, 5, c), FOLD_EMISMATCH, c);
+    CHECK(strstr(fold_comm_last_error(c), "to rank 1") && strstr(fold_comm_last_error(c), "larger than the receive buffer"),
+          "sender's message: %s", fold_comm_last_error(c));
     CHECK_OK(fold_send(buf, 3000, FOLD_UINT8, 1, 3, c), c);  /* unexpected, then too small */
     CHECK_OK(fold_send(buf, 8, FOLD_UINT8, 1, 4, c), c);
     CHECK_OK(fold_recv(buf, 8, FOLD_UINT8, 1, 6, c), c);     /* the communicator still works */

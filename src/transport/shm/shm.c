@@ -23,6 +23,19 @@
  * would deadlock. The cost is memory for unexpected large messages, the
  * same as any eager protocol.
  *
+ * Receipts. A user point-to-point message over EAGER_MAX is answered
+ * (fold__shm_answered): its send completes only when its last byte is in
+ * the ring and the receiver's receipt is back, so that a receive too small
+ * for it fails the send as tcp's rendezvous does. The receiver writes the
+ * receipt (OK, FOLD_EMISMATCH with its buffer size, or FOLD_EABORTED when it
+ * discards the message unreceived) into its own ring to the sender,
+ * between messages, once the message is matched: at the header, when a
+ * receive is posted while it streams in, or, for one buffered whole, when
+ * the engine hands it to a receive (it waits as a rendezvous record whose
+ * pull answers). Receipts may come out of order (matching is by tag): both
+ * sides number answered messages in ring order, and the receipt names the
+ * number. A receiver lost first fails the waiting send as a loss.
+ *
  * Waiting. poll() never blocks. wait() sleeps on the futex doorbell of the
  * own segment: poll() reads the doorbell sequence first, wait() announces
  * `sleeping` and sleeps only while the sequence is unchanged, and a sender
@@ -125,10 +138,12 @@ static int peer_lost(fold__shm_tp *t, fold__shm_peer *p, const char *why) {
     return rc;
   /* A peer killed before the bootstrap finished never unlinked its segment. */
   shm_unlink(p->map.name);
-  /* Needed: a send still queued to p, or a receive p was filling. A
+  p->rc_n = 0; /* receipts for p have nobody to read them */
+  /* Needed: a send still queued to p or waiting for its receipt, or a
+   * receive p was filling. A
    * partial message nobody asked for yet is dropped: a receive posted for
    * it later finds p lost. */
-  int pending = p->sq_head != NULL || p->rx_req != NULL;
+  int pending = p->sq_head != NULL || p->ack_head != NULL || p->rx_req != NULL;
   if (!pending && p->rx_active) {
     free(p->rx_unexp);
     p->rx_unexp = NULL;
@@ -195,6 +210,7 @@ static void tp_free(fold__shm_tp *t) {
     if (p->pidfd >= 0)
       close(p->pidfd);
     fold__shm_map_release(&p->map);
+    free(p->rc);
   }
   fold__shm_map_release(&t->own);
   free(t->peers);
@@ -287,7 +303,7 @@ static int shm_poll(fold__tp *tp) {
     fold__shm_peer *p = &t->peers[t->watch[i]];
     if (!p->live)
       continue;
-    int rc = p->sq_head ? fold__shm_push(t, p) : 0;
+    int rc = p->sq_head || p->rc_n ? fold__shm_push(t, p) : 0;
     if (rc == 0)
       rc = fold__shm_drain(t, p, budget);
     if (rc)
@@ -359,16 +375,23 @@ static void shm_wait_disarm(fold__tp *tp) {
     ;
 }
 
-/* shm never creates rendezvous records (every unmatched message is
- * buffered whole, see the top of this file), so the engine only calls this
- * with r == NULL to release one, which cannot happen either. */
+/* An answered message buffered whole (shm_recv.c) is taken by receive r,
+ * or released unreceived (r NULL): deliver it and send its receipt. */
 static int shm_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
-  if (r == NULL) {
-    free(u);
-    return 0;
+  fold__shm_tp *t = (fold__shm_tp *)tp;
+  fold__shm_held held;
+  memcpy(&held, u->cookie, sizeof held);
+  int st = FOLD_EABORTED;
+  uint64_t room = 0;
+  if (r) {
+    room = r->bytes;
+    fold__recv_fill(r, u->data, u->bytes); /* FOLD_EMISMATCH when r is too small */
+    st = u->bytes > r->bytes ? FOLD_EMISMATCH : FOLD_OK;
   }
-  return fold__error(tp->comm, FOLD_EINTERNAL, "rank %d: shm asked to pull a message it never announced",
-                     tp->comm->rank);
+  free(u);
+  if (held.rank < 0 || held.rank >= tp->comm->size)
+    return 0;
+  return fold__shm_answer(t, &t->peers[held.rank], held.seq, st, room);
 }
 
 static void shm_shutdown(fold__tp *tp, int status) {
@@ -379,16 +402,19 @@ static void shm_shutdown(fold__tp *tp, int status) {
   t->down_status = status;
   for (int i = 0; i < t->nwatch; i++) {
     fold__shm_peer *p = &t->peers[t->watch[i]];
-    fold_request *r = p->sq_head;
-    p->sq_head = p->sq_tail = NULL;
-    p->sq_hdr_done = 0;
-    while (r) {
-      fold_request *next = r->next;
-      r->next = NULL;
-      fold__req_complete(r, status);
-      fold__req_unref(r);
-      r = next;
+    for (int q = 0; q < 2; q++) { /* sends queued, then those waiting for a receipt */
+      fold_request *r = q ? p->ack_head : p->sq_head;
+      while (r) {
+        fold_request *next = r->next;
+        r->next = NULL;
+        fold__req_complete(r, status);
+        fold__req_unref(r);
+        r = next;
+      }
     }
+    p->sq_head = p->sq_tail = p->ack_head = p->ack_tail = NULL;
+    p->sq_hdr_done = 0;
+    p->rc_n = 0;
     if (p->rx_req) {
       fold__req_complete(p->rx_req, status);
       fold__req_unref(p->rx_req);

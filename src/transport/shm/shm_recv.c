@@ -9,6 +9,22 @@
 
 #include "transport/shm/shm_tp.h"
 
+/* The message streaming in from p (rx_off bytes of it already in `sofar`)
+ * is matched to receive r: stream the rest there, or skip it when r is too
+ * small; an answered one's sender gets the verdict. */
+static int rx_matched(fold__shm_tp *t, fold__shm_peer *p, fold_request *r, const void *sofar) {
+  int st = FOLD_OK;
+  if (p->rx_bytes > r->bytes) {
+    st = fold__recv_too_small(r, (size_t)p->rx_bytes); /* completes r; the payload is skipped */
+  } else {
+    if (p->rx_off)
+      memcpy(r->buf, sofar, (size_t)p->rx_off);
+    fold__req_ref(r);
+    p->rx_req = r;
+  }
+  return p->rx_answer ? fold__shm_answer(t, p, p->rx_seq, st, r->bytes) : 0;
+}
+
 /* A frame header arrived from p: check it and find where its payload goes. */
 static int rx_start(fold__shm_tp *t, fold__shm_peer *p, const msg_hdr *h) {
   fold_comm *c = t->base.comm;
@@ -25,17 +41,15 @@ static int rx_start(fold__shm_tp *t, fold__shm_peer *p, const msg_hdr *h) {
   p->rx_off = 0;
   p->rx_req = NULL;
   p->rx_unexp = NULL;
+  p->rx_answer = fold__shm_answered(h->ctx, h->bytes);
+  if (p->rx_answer)
+    p->rx_seq = p->rx_seq_next++;
   fold_request *r = fold__match_cid(c, h->cid, p->rank, h->ctx, h->tag);
-  if (r) {
-    if (h->bytes > r->bytes) {
-      fold__recv_too_small(r, (size_t)h->bytes); /* completes r; the payload is skipped */
-    } else {
-      fold__req_ref(r);
-      p->rx_req = r;
-    }
-    return 0;
-  }
-  p->rx_unexp = fold__unexp_new(p->rank, h->ctx, h->tag, (size_t)h->bytes, (size_t)h->bytes);
+  if (r)
+    return rx_matched(t, p, r, 0);
+  /* an answered message waits with its number just past the payload */
+  size_t room = (size_t)h->bytes + (p->rx_answer ? sizeof(fold__shm_held) : 0);
+  p->rx_unexp = fold__unexp_new(p->rank, h->ctx, h->tag, (size_t)h->bytes, room);
   if (p->rx_unexp)
     p->rx_unexp->cid = h->cid;
   if (p->rx_unexp == NULL)
@@ -48,23 +62,18 @@ static int rx_start(fold__shm_tp *t, fold__shm_peer *p, const msg_hdr *h) {
 
 /* A receive may have been posted for the large unexpected message still
  * streaming from p: move what arrived so far and stream the rest there. */
-static void rx_upgrade(fold__shm_tp *t, fold__shm_peer *p) {
+static int rx_upgrade(fold__shm_tp *t, fold__shm_peer *p) {
   fold_request *r = fold__match_cid(t->base.comm, p->rx_cid, p->rank, p->rx_ctx, p->rx_tag);
   if (r == NULL)
-    return;
+    return 0;
   fold__unexp *u = p->rx_unexp;
   p->rx_unexp = NULL;
   FOLD__TRACE(t->base.comm, "shm: receive posted for a message streaming in from rank %d (tag %d): %llu of %llu "
               "bytes were buffered", p->rank, p->rx_tag, (unsigned long long)p->rx_off,
               (unsigned long long)p->rx_bytes);
-  if (p->rx_bytes > r->bytes) {
-    fold__recv_too_small(r, (size_t)p->rx_bytes);
-  } else {
-    memcpy(r->buf, u->data, (size_t)p->rx_off);
-    fold__req_ref(r);
-    p->rx_req = r;
-  }
+  int rc = rx_matched(t, p, r, u->data);
   free(u); /* fold__unexp_new makes one allocation (as the engine frees it) */
+  return rc;
 }
 
 static void rx_finish(fold__shm_tp *t, fold__shm_peer *p) {
@@ -78,6 +87,12 @@ static void rx_finish(fold__shm_tp *t, fold__shm_peer *p) {
     fold__req_complete(r, FOLD_OK);
     fold__req_unref(r);
   } else if (u) {
+    if (p->rx_answer) { /* a rendezvous record: the vtable's pull answers */
+      fold__shm_held held = {p->rank, p->rx_seq};
+      memcpy((char *)u->data + u->bytes, &held, sizeof held);
+      u->tp = &t->base;
+      u->cookie = (char *)u->data + u->bytes;
+    }
     fold__deliver_unexp(t->base.comm, u);
   }
 }
@@ -85,8 +100,11 @@ static void rx_finish(fold__shm_tp *t, fold__shm_peer *p) {
 int fold__shm_drain(fold__shm_tp *t, fold__shm_peer *p, uint64_t budget) {
   size_t chunk = fold__shm_chunk_of(&p->in);
   uint64_t got = 0, unwoken = 0;
-  if (p->rx_active && p->rx_unexp && p->rx_bytes > EAGER_MAX)
-    rx_upgrade(t, p);
+  if (p->rx_active && p->rx_unexp && p->rx_bytes > EAGER_MAX) {
+    int rc = rx_upgrade(t, p);
+    if (rc)
+      return rc;
+  }
   for (;;) {
     if (!p->rx_active) {
       msg_hdr h;
@@ -97,6 +115,14 @@ int fold__shm_drain(fold__shm_tp *t, fold__shm_peer *p, uint64_t budget) {
         break;
       got += sizeof h;
       unwoken += sizeof h;
+      if (h.magic == RCPT_MAGIC) { /* a receipt for one of our sends: no payload */
+        rcpt_hdr a;
+        memcpy(&a, &h, sizeof a);
+        int rc = fold__shm_receipt(t, p, &a);
+        if (rc)
+          return rc;
+        continue;
+      }
       int rc = rx_start(t, p, &h);
       if (rc)
         return rc;

@@ -31,6 +31,31 @@ typedef struct msg_hdr {
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == 24, "msg_hdr must have no padding");
 
+/* A receipt: the receiver's answer to an answered message (below), sent
+ * back through its own ring to the sender, between messages. seq is the
+ * message's number among the answered ones from that sender (both sides
+ * count them in ring order, so the header carries no number); status is
+ * FOLD_OK (matched to a receive big enough), FOLD_EMISMATCH (refused: room
+ * is the receive buffer's size) or FOLD_EABORTED (discarded unreceived: the
+ * communicator it was for is gone). The same size as msg_hdr: a ring
+ * holds whole frames of either kind, told apart by the magic. */
+#define RCPT_MAGIC 0x52534d46u       /* "FMSR" */
+typedef struct rcpt_hdr {
+  uint32_t magic;
+  int32_t status;
+  uint32_t seq;
+  uint32_t zero;
+  uint64_t room;
+} rcpt_hdr;
+_Static_assert(sizeof(rcpt_hdr) == sizeof(msg_hdr), "a receipt is one frame header long");
+
+/* Answered messages: user point-to-point messages over EAGER_MAX. Their
+ * send completes at the receiver's receipt, not when the last byte is in
+ * the ring, so that a refusal fails the send as over tcp. */
+static inline int fold__shm_answered(int ctx, uint64_t bytes) {
+  return ctx == FOLD__CTX_P2P && bytes > EAGER_MAX;
+}
+
 typedef struct fold__shm_peer {
   int rank, pid, pidfd;
   int live;                      /* 0 once lost */
@@ -45,6 +70,12 @@ typedef struct fold__shm_peer {
   int sq_hdr_done;               /* the head's frame header is in the ring */
   int64_t tx_t0;                 /* when the head's header went in, if it is large (LINK_MIN); else 0 */
   fold__meter tx_meter;          /* ns per byte of the large sends to this peer (the vtable's link) */
+  uint32_t tx_seq;               /* answered messages sent to this peer so far */
+  /* answered sends streamed whole, waiting for their receipt (a reference
+   * each; tp_data holds the message's number) */
+  fold_request *ack_head, *ack_tail;
+  rcpt_hdr *rc;                  /* receipts to write to this peer, oldest first */
+  int rc_n, rc_cap;
   /* the message being received from this peer */
   int rx_active;
   int rx_ctx, rx_tag;
@@ -52,6 +83,8 @@ typedef struct fold__shm_peer {
   uint64_t rx_bytes, rx_off;
   fold_request *rx_req;          /* matched receive (referenced), or */
   fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
+  int rx_answer;                 /* the message is answered: rx_seq is its number */
+  uint32_t rx_seq, rx_seq_next;  /* answered messages received from this peer so far: rx_seq_next */
 } fold__shm_peer;
 
 typedef struct fold__shm_tp {
@@ -90,6 +123,23 @@ int fold__shm_isend(fold__tp *tp, fold_request *r);
 /* Stream queued sends to p until the queue is empty or the ring is full.
  * Returns 0 or the communicator's failure status. */
 int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p);
+
+/* Queue receipt (seq, status, room) to p and write it now if p's ring is
+ * between messages (else after the message in progress). Nothing when p is
+ * lost or the transport is down. Returns 0 or the communicator's failure
+ * status. */
+int fold__shm_answer(fold__shm_tp *t, fold__shm_peer *p, uint32_t seq, int status, uint64_t room);
+/* A receipt arrived from p: complete the send it answers. Returns 0 or the
+ * communicator's failure status. */
+int fold__shm_receipt(fold__shm_tp *t, fold__shm_peer *p, const rcpt_hdr *h);
+/* An answered message buffered whole and not yet received: the engine
+ * keeps it as a rendezvous record (u->tp is the transport, u->cookie points
+ * at this, just past the payload) and the vtable's pull delivers it and
+ * sends the receipt. */
+typedef struct fold__shm_held {
+  int rank;                      /* the sender, in the transport's numbering */
+  uint32_t seq;
+} fold__shm_held;
 
 /* ---- shm_recv.c ---- */
 /* Receive from p's ring until it is empty or `budget` bytes were taken.
