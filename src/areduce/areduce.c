@@ -239,11 +239,8 @@ static int ar_step(fold__task *t) {
     if (!fold__req_done(ar->check)) {
       /* the check's task is ours to step (see create): so the verdict is
        * seen in the same pass as the check completes */
-      fold__task *ct = ar->check->task;
-      int crc = ct->step(ct);
-      if (crc == 0 || fold__comm_failed(c))
+      if (fold__task_step(c, ar->check->task) == 0 || fold__comm_failed(c))
         return fold__comm_failed(c);
-      fold__req_complete(ar->check, crc > 0 ? FOLD_OK : crc);
     }
     int st = ar->check->status ? ar->check->status : check_verdict(c, ar->sig, 0);
     if (st) {
@@ -326,15 +323,6 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   ar->npend_recv++;
 }
 
-static void unlink_task(fold_areduce *ar) {
-  for (fold__task **pp = &ar->c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == &ar->task) {
-      *pp = ar->task.next;
-      break;
-    }
-  ar->task.next = NULL;
-}
-
 /* Free what the reduction holds. The pending requests are complete (or
  * the communicator is going: the transports will not touch them again). */
 static void ar_free(fold_areduce *ar) {
@@ -360,7 +348,7 @@ static void reg_teardown(void *p) {
     reg->live = ar->next;
     fold__timer_cancel(reg->c, &ar->timer);
     fold__timer_cancel(reg->c, &ar->kick);
-    unlink_task(ar);
+    fold__task_cancel(reg->c, &ar->task);
     ar->check = NULL; /* a user request: fold_comm_destroy dropped it */
     ar_free(ar);
   }
@@ -506,12 +494,8 @@ static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int 
   /* Step the check from this task instead of the engine's list: in the
    * simulator nothing would step this task again after the check
    * completes in a pass that stepped this task first. */
-  for (fold__task **pp = &c->tasks; chk && *pp; pp = &(*pp)->next)
-    if (*pp == chk->task) {
-      *pp = chk->task->next;
-      chk->task->next = NULL;
-      break;
-    }
+  if (chk)
+    fold__task_cancel(c, chk->task);
   if (mode == FOLD_AREDUCE_PARTIAL && ar->parent >= 0)
     fold__timer_arm_in(c, &ar->timer, ar->t_wait_ns);
   fold__task_start(c, &ar->task);
@@ -654,13 +638,11 @@ int fold_areduce_destroy(fold_areduce *ar) {
     }
   fold__timer_cancel(c, &ar->timer);
   fold__timer_cancel(c, &ar->kick);
-  unlink_task(ar);
+  fold__task_cancel(c, &ar->task);
   int rc = FOLD_OK;
   if (ar->check) {
-    if (!fold__req_done(ar->check)) { /* back to the engine, which finishes it */
-      ar->check->task->next = c->tasks;
-      c->tasks = ar->check->task;
-    }
+    if (!fold__req_done(ar->check)) /* back to the engine, which finishes it */
+      fold__task_resume(c, ar->check->task);
     fold_wait(ar->check); /* it frees it */
   }
   for (int i = 0; i < ar->npend; i++) {
