@@ -1,4 +1,4 @@
-# tests/engine.cmake — the engine's services: timers, extension slots, message handlers, FOLD_INJECT_DELAY.
+# tests/engine.cmake — the engine's services: timers, extension slots, message handlers, FOLD_INJECT_DELAY, tasks and watchers.
 fold_add_test_exe(engine_timer engine/engine_timer.c)
 foreach(case threads_order threads_periodic threads_wait sim_exact sim_periodic sim_at sim_failed)
   add_test(NAME engine_timer_${case} COMMAND engine_timer ${case})
@@ -50,3 +50,13 @@ endforeach()
 add_test(NAME engine_link_netns1g COMMAND ${FOLD_TEST_DIR}/netns/netns_run.sh -k 3 -r 1gbit -t 60 --
          $<TARGET_FILE:engine_link> mp 1e9)
 set_tests_properties(engine_link_netns1g PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE LABELS nosan)
+
+# Tasks and watchers: watchers once per pass after the tasks (stop/start from callbacks, none once failed), a task
+# taken off the engine's list, stepped by hand and handed back; the progress thread drives a lone watcher.
+fold_add_test_exe(engine_watch engine/engine_watch.c)
+foreach(case order task)
+  add_test(NAME engine_watch_${case} COMMAND engine_watch ${case})
+  set_tests_properties(engine_watch_${case} PROPERTIES TIMEOUT 30)
+endforeach()
+add_test(NAME engine_watch_pthread COMMAND engine_watch pthread)
+set_tests_properties(engine_watch_pthread PROPERTIES TIMEOUT 30 ENVIRONMENT "FOLD_PROGRESS_THREAD=1")

@@ -24,56 +24,7 @@ typedef struct ar_hdr {
   uint32_t pad;
 } ar_hdr;
 
-/* A send in flight (its buffer lives until it completes) or a posted
- * receive of a rendezvous message (processed when it completes). */
-typedef struct ar_pend {
-  fold_request *r;
-  void *buf;
-  int recv;
-} ar_pend;
-
-/* Per communicator (an extension slot): the live reductions, for the
- * handler to find a message's reduction by its tag. */
-typedef struct ar_reg {
-  fold_comm *c;
-  uint32_t next_id;
-  fold_areduce *live;
-  /* a check started by a rank that passed a bad argument, on the
-   * simulator (it completes after create returned): its buffers */
-  int64_t sink_mine[14], sink_sig[14];
-} ar_reg;
 static const char ar_key; /* the slot's key */
-
-struct fold_areduce {
-  fold__task task; /* first: the engine steps it while the reduction runs */
-  fold_comm *c;
-  ar_reg *reg;
-  fold_areduce *next; /* reg->live */
-  uint32_t id;
-  size_t count, bytes; /* bytes: of the local result (FOLD_SUM_EXACT: accumulators, op/exact.c) */
-  void *exact_tmp;     /* FOLD_SUM_EXACT: a fragment converted to accumulators before it combines */
-  fold_dtype dtype;
-  fold_op op;
-  int target, degree, mode;
-  int64_t t_wait_ns;
-  int parent, nchildren;
-  int *children;
-  uint8_t *child_done;
-  void *local;     /* the local result, nfrag fragments in it */
-  uint64_t nfrag;
-  uint64_t handed; /* fragments sent to the parent so far */
-  int ndone;       /* dones seen: this rank's and its children's */
-  int my_done, sent_final, final;
-  int npend_recv;
-  ar_pend *pend;
-  int npend, cap_pend;
-  fold__timer timer;
-  fold__timer kick;     /* the simulator: step the task after a call from a callback */
-  fold_request *check;  /* the create-time agreement allreduce, while unchecked (simulator) */
-  int64_t sig[14];      /* its result */
-  int64_t mine[14];
-  int status;           /* sticky failure of this reduction (a mismatch found late) */
-};
 
 /* ---- combining and sending ---------------------------------------------- */
 
@@ -95,13 +46,13 @@ static void combine(fold_areduce *ar, const void *data, uint64_t n) {
 static int pend_push(fold_areduce *ar, fold_request *r, void *buf, int recv) {
   if (ar->npend == ar->cap_pend) {
     int cap = ar->cap_pend ? 2 * ar->cap_pend : 4;
-    ar_pend *p = realloc(ar->pend, (size_t)cap * sizeof *p);
+    fold__ar_pend *p = realloc(ar->pend, (size_t)cap * sizeof *p);
     if (p == NULL)
       return FOLD_ENOMEM;
     ar->pend = p;
     ar->cap_pend = cap;
   }
-  ar->pend[ar->npend++] = (ar_pend){r, buf, recv};
+  ar->pend[ar->npend++] = (fold__ar_pend){r, buf, recv};
   return FOLD_OK;
 }
 
@@ -184,32 +135,11 @@ static void on_timer(fold_comm *c, fold__timer *t, void *arg) {
 /* The simulator's nudge (see pass): firing is all it does. */
 static void on_kick(fold_comm *c, fold__timer *t, void *arg) { (void)c, (void)t, (void)arg; }
 
-/* ---- the agreement check of create ------------------------------------- */
-
-enum { F_BAD, F_COUNT, F_DTYPE, F_OP, F_TARGET, F_DEGREE, F_MODE, F_N };
-static const char *const field_name[F_N] = {"", "count", "dtype", "op", "target", "degree", "mode"};
-
-/* The check's result: FOLD_EINVAL if a rank passed a bad argument,
- * FOLD_EMISMATCH if ranks disagree, else FOLD_OK. */
-static int check_verdict(fold_comm *c, const int64_t *sig, int bad_here) {
-  if (sig[2 * F_BAD] > 0) {
-    if (bad_here)
-      return FOLD_EINVAL; /* the message naming the argument is set already */
-    return fold__error(c, FOLD_EINVAL, "fold_areduce_create: rank %d: rank %lld passed an invalid argument", c->rank,
-                       (long long)(INT64_MAX - sig[2 * F_BAD]));
-  }
-  for (int f = 1; f < F_N; f++)
-    if (sig[2 * f] != -sig[2 * f + 1])
-      return fold__error(c, FOLD_EMISMATCH, "fold_areduce_create: rank %d: ranks disagree on %s (from %lld to %lld)",
-                         c->rank, field_name[f], (long long)-sig[2 * f + 1], (long long)sig[2 * f]);
-  return FOLD_OK;
-}
-
 /* ---- the engine's side: task, handler, teardown ------------------------- */
 
 static int reap(fold_areduce *ar) {
   for (int i = 0; i < ar->npend;) {
-    ar_pend p = ar->pend[i];
+    fold__ar_pend p = ar->pend[i];
     if (!fold__req_done(p.r)) {
       i++;
       continue;
@@ -239,13 +169,10 @@ static int ar_step(fold__task *t) {
     if (!fold__req_done(ar->check)) {
       /* the check's task is ours to step (see create): so the verdict is
        * seen in the same pass as the check completes */
-      fold__task *ct = ar->check->task;
-      int crc = ct->step(ct);
-      if (crc == 0 || fold__comm_failed(c))
+      if (fold__task_step(c, ar->check->task) == 0 || fold__comm_failed(c))
         return fold__comm_failed(c);
-      fold__req_complete(ar->check, crc > 0 ? FOLD_OK : crc);
     }
-    int st = ar->check->status ? ar->check->status : check_verdict(c, ar->sig, 0);
+    int st = ar->check->status ? ar->check->status : fold__ar_check_verdict(c, ar->sig, 0);
     if (st) {
       ar->status = st;
       fold__timer_cancel(c, &ar->timer);
@@ -294,7 +221,7 @@ static int ar_describe(fold__task *t, char *buf, size_t cap) {
 static void ar_release(fold__task *t) { (void)t; /* the reduction owns its memory */ }
 
 static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
-  ar_reg *reg = arg;
+  fold__ar_reg *reg = arg;
   fold_areduce *ar = reg->live;
   while (ar && ar->id != (uint32_t)tag)
     ar = ar->next;
@@ -326,18 +253,7 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   ar->npend_recv++;
 }
 
-static void unlink_task(fold_areduce *ar) {
-  for (fold__task **pp = &ar->c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == &ar->task) {
-      *pp = ar->task.next;
-      break;
-    }
-  ar->task.next = NULL;
-}
-
-/* Free what the reduction holds. The pending requests are complete (or
- * the communicator is going: the transports will not touch them again). */
-static void ar_free(fold_areduce *ar) {
+void fold__ar_free(fold_areduce *ar) {
   for (int i = 0; i < ar->npend; i++) {
     fold__req_unref(ar->pend[i].r);
     free(ar->pend[i].buf);
@@ -354,21 +270,21 @@ static void ar_free(fold_areduce *ar) {
 
 /* fold_comm_destroy: the reductions the user left (must not communicate). */
 static void reg_teardown(void *p) {
-  ar_reg *reg = p;
+  fold__ar_reg *reg = p;
   while (reg->live) {
     fold_areduce *ar = reg->live;
     reg->live = ar->next;
     fold__timer_cancel(reg->c, &ar->timer);
     fold__timer_cancel(reg->c, &ar->kick);
-    unlink_task(ar);
+    fold__task_cancel(reg->c, &ar->task);
     ar->check = NULL; /* a user request: fold_comm_destroy dropped it */
-    ar_free(ar);
+    fold__ar_free(ar);
   }
   free(reg);
 }
 
-static ar_reg *reg_get(fold_comm *c) {
-  ar_reg *reg = fold__ext_get(c, &ar_key);
+fold__ar_reg *fold__ar_reg_get(fold_comm *c) {
+  fold__ar_reg *reg = fold__ext_get(c, &ar_key);
   if (reg)
     return reg;
   if ((reg = calloc(1, sizeof *reg)) == NULL)
@@ -387,151 +303,16 @@ static ar_reg *reg_get(fold_comm *c) {
 
 /* ---- the public calls ----------------------------------------------------- */
 
-static int check_args(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
-                      fold_areduce_mode mode, double t_wait, fold_areduce **ar) {
-  const char *fn = "fold_areduce_create";
-  if (ar == NULL)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: ar is NULL", fn, c->rank);
-  if (fold_dtype_size(dtype) == 0)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: dtype %d is not a valid type", fn, c->rank, (int)dtype);
-  if (count > SIZE_MAX / 2 / fold_dtype_size(dtype))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large", fn, c->rank, count);
-  int rc = fold__op_check(c, fn, op, dtype);
-  if (rc)
-    return rc;
-  if (op == FOLD_SUM_EXACT && count > SIZE_MAX / 2 / fold__exact_acc_size(dtype))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large for sum_exact's accumulators", fn, c->rank,
-                       count);
-  if (!fold__op_commutative(c, op))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: the op is not commutative (fragments combine in arrival order)",
-                       fn, c->rank);
-  if (target < 0 || target >= c->size)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: target %d is not a rank of %d", fn, c->rank, target, c->size);
-  if (degree < 1)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: degree is %d (at least 1)", fn, c->rank, degree);
-  if (mode != FOLD_AREDUCE_FULL && mode != FOLD_AREDUCE_PARTIAL)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: mode %d is neither FOLD_AREDUCE_FULL nor FOLD_AREDUCE_PARTIAL",
-                       fn, c->rank, (int)mode);
-  if (mode == FOLD_AREDUCE_PARTIAL && !(isfinite(t_wait) && t_wait > 0 && t_wait < 9e9))
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: t_wait %g s is not a positive number of seconds (partial mode)",
-                       fn, c->rank, t_wait);
-  return FOLD_OK;
-}
-
-static fold_areduce *ar_new(fold_comm *c, ar_reg *reg, size_t count, fold_dtype dtype, fold_op op, int target,
-                            int degree, fold_areduce_mode mode, double t_wait) {
-  fold_areduce *ar = calloc(1, sizeof *ar);
-  if (ar == NULL)
-    return NULL;
-  ar->c = c;
-  ar->reg = reg;
-  ar->count = count;
-  ar->dtype = dtype;
-  ar->op = op;
-  /* FOLD_SUM_EXACT: the local result, and what travels, are accumulators;
-   * each fragment converts on contribute, the target rounds on reading */
-  ar->bytes = count * (op == FOLD_SUM_EXACT ? fold__exact_acc_size(dtype) : fold_dtype_size(dtype));
-  ar->target = target;
-  ar->degree = degree;
-  ar->mode = mode;
-  ar->t_wait_ns = mode == FOLD_AREDUCE_PARTIAL ? (int64_t)(t_wait * 1e9 + 0.5) : 0;
-  if (ar->t_wait_ns < 1 && mode == FOLD_AREDUCE_PARTIAL)
-    ar->t_wait_ns = 1;
-  int maxch = degree < c->size - 1 ? degree : c->size - 1;
-  ar->children = malloc((size_t)(maxch > 0 ? maxch : 1) * sizeof *ar->children);
-  ar->child_done = calloc((size_t)(maxch > 0 ? maxch : 1), 1);
-  ar->local = malloc(ar->bytes ? ar->bytes : 1);
-  if (op == FOLD_SUM_EXACT) ar->exact_tmp = malloc(ar->bytes ? ar->bytes : 1);
-  ar->task.req = fold__req_new(c, FOLD__REQ_TASK);
-  if (!ar->children || !ar->child_done || !ar->local || !ar->task.req || (op == FOLD_SUM_EXACT && !ar->exact_tmp)) {
-    ar_free(ar);
-    return NULL;
-  }
-  fold__areduce_tree(c->size, target, degree, c->rank, &ar->parent, ar->children, &ar->nchildren);
+void fold__ar_hook(fold_areduce *ar) {
   ar->task.step = ar_step;
   ar->task.release = ar_release;
   ar->task.describe = ar_describe;
   ar->task.req->task = &ar->task;
   fold__timer_init(&ar->timer, on_timer, ar);
   fold__timer_init(&ar->kick, on_kick, ar);
-  return ar;
 }
 
-static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
-                  fold_areduce_mode mode, double t_wait, fold_areduce **out) {
-  int bad = check_args(c, count, dtype, op, target, degree, mode, t_wait, out) != FOLD_OK;
-  if (out) *out = NULL;
-  ar_reg *reg = reg_get(c);
-  if (reg == NULL)
-    return fold__error(c, FOLD_ENOMEM, "fold_areduce_create: rank %d: out of memory", c->rank);
-  uint32_t id = reg->next_id++ & 0x3fffffff; /* every rank counts every call alike */
-  fold_areduce *ar = NULL;
-  if (!bad) {
-    if ((ar = ar_new(c, reg, count, dtype, op, target, degree, mode, t_wait)) == NULL)
-      return fold__error(c, FOLD_ENOMEM, "fold_areduce_create: rank %d: out of memory", c->rank);
-    ar->id = id;
-    /* live before the check: a child that passed it may send at once */
-    ar->next = reg->live;
-    reg->live = ar;
-  }
-  int64_t *mine = ar ? ar->mine : reg->sink_mine;
-  int64_t v[F_N] = {bad ? INT64_MAX - c->rank : 0, (int64_t)count, (int64_t)dtype, (int64_t)op, target, degree, mode};
-  for (int f = 0; f < F_N; f++) {
-    mine[2 * f] = v[f];
-    mine[2 * f + 1] = -v[f];
-  }
-  int64_t *sig = ar ? ar->sig : reg->sink_sig;
-  fold_request *chk = NULL;
-  int rc = fold_iallreduce(mine, sig, 14, FOLD_INT64, FOLD_MAX, c, &chk);
-  if (rc == FOLD_OK && bad && c->sim_drive)
-    return FOLD_EINVAL; /* the others learn it from the check; its request goes with the communicator */
-  if (rc == FOLD_OK && c->sim_drive == NULL) {
-    /* real transports (or a bad argument here): the answer now */
-    rc = fold_wait(chk);
-    chk = NULL;
-    if (rc == FOLD_OK)
-      rc = check_verdict(c, sig, bad);
-  }
-  if (rc != FOLD_OK) {
-    if (chk) fold_wait(chk);
-    if (ar) {
-      reg->live = ar->next;
-      ar_free(ar);
-    }
-    return rc;
-  }
-  /* the simulator: ranks live in one thread, so the check completes
-   * later; the task gives its verdict (fold_areduce_wait returns it) */
-  ar->check = chk;
-  /* Step the check from this task instead of the engine's list: in the
-   * simulator nothing would step this task again after the check
-   * completes in a pass that stepped this task first. */
-  for (fold__task **pp = &c->tasks; chk && *pp; pp = &(*pp)->next)
-    if (*pp == chk->task) {
-      *pp = chk->task->next;
-      chk->task->next = NULL;
-      break;
-    }
-  if (mode == FOLD_AREDUCE_PARTIAL && ar->parent >= 0)
-    fold__timer_arm_in(c, &ar->timer, ar->t_wait_ns);
-  fold__task_start(c, &ar->task);
-  *out = ar;
-  return FOLD_OK;
-}
-
-int fold_areduce_create(fold_comm *comm, size_t count, fold_dtype dtype, fold_op op, int target, int degree,
-                        fold_areduce_mode mode, double t_wait, fold_areduce **ar) {
-  if (ar) *ar = NULL;
-  int rc = fold__check_comm(comm);
-  if (rc)
-    return rc;
-  if ((rc = fold__comm_failed(comm)))
-    return rc;
-  fold__enter(comm);
-  rc = create(comm, count, dtype, op, target, degree, mode, t_wait, ar);
-  fold__leave(comm);
-  return rc;
-}
+/* ---- the public calls (fold_areduce_create: areduce_create.c) -------------- */
 
 /* The reduction's status: its own failure, the communicator's, or 0. */
 static int ar_status(const fold_areduce *ar) {
@@ -654,13 +435,11 @@ int fold_areduce_destroy(fold_areduce *ar) {
     }
   fold__timer_cancel(c, &ar->timer);
   fold__timer_cancel(c, &ar->kick);
-  unlink_task(ar);
+  fold__task_cancel(c, &ar->task);
   int rc = FOLD_OK;
   if (ar->check) {
-    if (!fold__req_done(ar->check)) { /* back to the engine, which finishes it */
-      ar->check->task->next = c->tasks;
-      c->tasks = ar->check->task;
-    }
+    if (!fold__req_done(ar->check)) /* back to the engine, which finishes it */
+      fold__task_resume(c, ar->check->task);
     fold_wait(ar->check); /* it frees it */
   }
   for (int i = 0; i < ar->npend; i++) {
@@ -670,7 +449,7 @@ int fold_areduce_destroy(fold_areduce *ar) {
     int st = fold__wait_req(c, r, "fold_areduce_destroy");
     if (st && !rc) rc = st;
   }
-  ar_free(ar);
+  fold__ar_free(ar);
   fold__leave(c);
   return rc;
 }

@@ -180,8 +180,6 @@ struct fold_comm {
   signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
   struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
-  int coll_told;             /* 1 + a peer whose report fails collectives from coll_told_from on (fail.c) */
-  uint32_t coll_told_from;
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
   /* algorithm knobs, read once when the communicator is made (0: unset,

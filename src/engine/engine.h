@@ -111,6 +111,44 @@ int fold__wait_req(fold_comm *c, fold_request *r, const char *op);
 int fold__wait_req_for(fold_comm *c, fold_request *r, const char *op, int64_t ns);
 /* Register a running task: its request completes when step() returns != 0. */
 void fold__task_start(fold_comm *c, fold__task *t);
+/* Take t off c's active tasks without completing its request: its owner
+ * ends it (a service closing, a wait that gave up) or steps it itself
+ * (fold__task_step). Returns 1 if t was listed, 0 if not (it had
+ * finished, or a failure had completed it). Owner thread. */
+int fold__task_cancel(fold_comm *c, fold__task *t);
+/* Step t, which its owner took off the list (fold__task_cancel), once, as
+ * the engine would: returns 0 while it runs; else completes its request
+ * (with c's failure status once c failed) and returns 1. */
+int fold__task_step(fold_comm *c, fold__task *t);
+/* Put t, taken off by fold__task_cancel and not finished, back on c's
+ * active tasks (stepped from the next progress pass on). */
+void fold__task_resume(fold_comm *c, fold__task *t);
+
+/* ---- watchers (engine/progress.c) ------------------------------------------
+ * A long-lived service of a layer (a store's watchdog) that must look at
+ * the communicator once per progress pass, without a request anyone waits
+ * for: fold__progress runs each started watcher once per pass, after the
+ * tasks stepped and inside the same send batch (so a watcher's sends leave
+ * with the tasks'), as libuv runs its check handles. Caller-owned memory:
+ * start and stop never allocate or fail. A failed communicator runs none.
+ * A callback may start and stop watchers (itself included); one started
+ * during a pass runs from the next. A communicator with a watcher keeps
+ * the progress thread busy (it drives the pass); the simulator does not
+ * count watchers as pending work. */
+typedef struct fold__watch fold__watch;
+typedef void (*fold__watch_fn)(fold_comm *c, fold__watch *w, void *arg);
+struct fold__watch {
+  fold__watch_fn fn;
+  void *arg;
+  fold__watch *next; /* the communicator's list */
+  int on;
+};
+/* Prepare w (once, before the first start). */
+void fold__watch_init(fold__watch *w, fold__watch_fn fn, void *arg);
+/* Run w at every progress pass from the next on (started already: nothing). */
+void fold__watch_start(fold_comm *c, fold__watch *w);
+/* Run w no more; safe on a stopped watcher and from any callback. */
+void fold__watch_stop(fold_comm *c, fold__watch *w);
 /* One sleep over every transport of c (and extra_fd): a new epoll fd
  * watching each transport's wait_fd and extra_fd (unless -1), or -1 when
  * some transport has no wait_fd (or epoll fails). */
@@ -166,9 +204,7 @@ int fold__report_culprit(const fold_comm *c, int p, int *status, const char **ca
  * every step (the engine runs the reports' handler after each poll and
  * before the tasks step, so a report that arrived behind a call's data
  * is seen before the call completes). */
-static inline int fold__coll_told(const fold_comm *c, uint32_t seq) {
-  return c->coll_told && (int32_t)(seq - c->coll_told_from) >= 0;
-}
+static inline int fold__coll_told(const fold_comm *c, uint32_t seq);
 /* Fail comm for collective t (numbered seq), which failed on the peer that
  * reported it (fold__coll_told): naming that peer and its cause; for a
  * timeout, the rank the chain of waiting ranks ends at (see
@@ -454,10 +490,19 @@ struct fold__svc {
   /* the task whose first step fold__task_start runs (not yet listed in
    * c->tasks): a failure report counts it among the pending calls */
   fold__task *starting;
+  fold__watch *watchers;   /* started, newest first */
+  fold__watch *watch_next; /* the next one the running pass calls */
+  /* 1 + a peer whose failure report fails this rank's collectives from
+   * call number coll_told_from on (0: none; engine/fail.c) */
+  int coll_told;
+  uint32_t coll_told_from;
 };
 /* fold__recv_post took u off the unexpected queue: if a handler is being
  * called for it, the handler consumed it. */
 static inline int fold__engine_virtual(const fold_comm *c) { return c->svc->hooks != NULL; }
+static inline int fold__coll_told(const fold_comm *c, uint32_t seq) {
+  return c->svc->coll_told && (int32_t)(seq - c->svc->coll_told_from) >= 0;
+}
 static inline void fold__handler_note_taken(fold_comm *c, const fold__unexp *u) {
   if (c->svc->cur == u) c->svc->cur = NULL;
 }

@@ -236,7 +236,7 @@ void fold__comm_act_on_poison(fold_comm *c) {
 /* A peer's failure report on FOLD__CTX_SYS: [status][culprit][first failed
  * collective][text] (tell_all). Run by the engine outside the transports'
  * polls; acted on by fold__progress (c->poison), since failing shuts
- * transports down, or by the collectives' steps (c->coll_told). */
+ * transports down, or by the collectives' steps (fold__coll_told). */
 static void report_handler(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
   if (data == NULL || bytes <= 12) return; /* not a report we sent: dropped */
   int32_t st, culprit;
@@ -253,9 +253,9 @@ static void report_handler(fold_comm *c, void *arg, int src, int tag, const void
      * when the sender goes next; no reason to fail but for the
      * collectives that failed on the sender (numbered f and on) */
     fold__note_report(c, src, st, culprit, text);
-    if (!c->coll_told || (int32_t)(f - c->coll_told_from) < 0) {
-      c->coll_told = 1 + src;
-      c->coll_told_from = f;
+    if (!c->svc->coll_told || (int32_t)(f - c->svc->coll_told_from) < 0) {
+      c->svc->coll_told = 1 + src;
+      c->svc->coll_told_from = f;
     }
   } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
     memcpy(c->poison, &st, 4);
@@ -403,7 +403,7 @@ int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *sel
 
 int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq) {
   if (fold__comm_failed(c)) return c->fail_status;
-  int src = c->coll_told - 1;
+  int src = c->svc->coll_told - 1;
   const struct fold__lost_note *n = note_find(c, src);
   char self[FOLD__ERRLEN], wait[300], cause[300];
   if (n == NULL || n->culprit < 0) /* cannot be: the report made a note */

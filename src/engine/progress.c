@@ -90,6 +90,70 @@ void fold__task_start(fold_comm *c, fold__task *t) {
   c->tasks = t;
 }
 
+int fold__task_cancel(fold_comm *c, fold__task *t) {
+  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
+    if (*pp == t) {
+      *pp = t->next;
+      t->next = NULL;
+      return 1;
+    }
+  return 0;
+}
+
+int fold__task_step(fold_comm *c, fold__task *t) {
+  int rc = t->step(t);
+  int st = fold__comm_failed(c);
+  if (rc == 0 && st == 0)
+    return 0;
+  /* as step_tasks, and as fail_pending would have done had t been listed */
+  fold__req_complete(t->req, st ? st : rc > 0 ? FOLD_OK : rc);
+  return 1;
+}
+
+void fold__task_resume(fold_comm *c, fold__task *t) {
+  t->next = c->tasks;
+  c->tasks = t;
+}
+
+void fold__watch_init(fold__watch *w, fold__watch_fn fn, void *arg) {
+  memset(w, 0, sizeof *w);
+  w->fn = fn;
+  w->arg = arg;
+}
+
+void fold__watch_start(fold_comm *c, fold__watch *w) {
+  if (w->on)
+    return;
+  w->on = 1;
+  w->next = c->svc->watchers;
+  c->svc->watchers = w;
+}
+
+void fold__watch_stop(fold_comm *c, fold__watch *w) {
+  if (!w->on)
+    return;
+  w->on = 0;
+  if (c->svc->watch_next == w) /* the pass in progress skips it */
+    c->svc->watch_next = w->next;
+  for (fold__watch **pp = &c->svc->watchers; *pp; pp = &(*pp)->next)
+    if (*pp == w) {
+      *pp = w->next;
+      break;
+    }
+  w->next = NULL;
+}
+
+/* Run every watcher once (after the tasks stepped, in their send batch).
+ * A callback may stop any watcher (itself included) and start new ones,
+ * which run from the next pass on (they go to the head of the list). */
+static void run_watchers(fold_comm *c) {
+  for (fold__watch *w = c->svc->watchers; w && !fold__comm_failed(c); w = c->svc->watch_next) {
+    c->svc->watch_next = w->next;
+    w->fn(c, w, w->arg);
+  }
+  c->svc->watch_next = NULL;
+}
+
 void fold__tx_batch_begin(fold_comm *c) { c->tx_batch++; }
 
 int fold__tx_batch_end(fold_comm *c) {
@@ -142,10 +206,13 @@ int fold__progress_one(fold_comm *c, int poll) {
   /* before the tasks: a task waiting for a timer goes on in this pass */
   if (c->svc->timers && !fold__comm_failed(c))
     fold__timers_run(c);
-  if (c->tasks && !fold__comm_failed(c)) {
-    /* the rounds that complete now start their sends together */
+  if ((c->tasks || c->svc->watchers) && !fold__comm_failed(c)) {
+    /* the rounds that complete now start their sends together, and so
+     * do the watchers' (they run after the tasks, in the same batch) */
     fold__tx_batch_begin(c);
     step_tasks(c);
+    if (c->svc->watchers && !fold__comm_failed(c))
+      run_watchers(c);
     c->svc->flushed = fold__tx_batch_end(c); /* see wait_until */
   }
   return fold__comm_failed(c);

@@ -58,13 +58,13 @@ struct fold__pthread {
   int64_t passes, pass_max_ns, pass_sum_ns, sleeps;
 };
 
-/* Is there anything the helper could move? Tasks (nonblocking collectives)
- * and incomplete requests the user holds (isend, irecv); a blocking call
- * holds the lock for itself. Under mu. */
+/* Is there anything the helper could move? Tasks (nonblocking collectives),
+ * watchers (a store's services) and incomplete requests the user holds
+ * (isend, irecv); a blocking call holds the lock for itself. Under mu. */
 static int pending_one(const fold_comm *c) {
   if (fold__comm_failed(c))
     return 0; /* nothing moves on a failed communicator */
-  if (c->tasks)
+  if (c->tasks || c->svc->watchers)
     return 1;
   for (const fold_request *r = c->user_reqs; r; r = r->user_next)
     if (!fold__req_done(r))

@@ -666,11 +666,7 @@ void fold__kv_server_close(fold_kv *kv) {
   struct fold__kv_server *s = kv->s;
   if (s == NULL) return;
   fold_comm *c = kv->c;
-  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == &s->task) {
-      *pp = s->task.next;
-      break;
-    }
+  fold__task_cancel(c, &s->task);
   fold__timer_cancel(c, &s->stall);
   fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
   while (s->ihead) {

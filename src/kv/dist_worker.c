@@ -34,7 +34,7 @@ typedef struct kv_copy {
 } kv_copy;
 
 struct fold__kv_worker {
-  fold__task task; /* the watchdog: a worker or a server lost without a BYE fails the store */
+  fold__watch watchdog; /* a worker or a server lost without a BYE fails the store */
   fold_kv *kv;
   fold__kv_place place;
   kv_pend *pend;
@@ -188,12 +188,12 @@ static int msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int
  * naming it, so that no pull waits for it and the user learns who.
  * Workers do not watch each other (a worker that left and exited looks
  * lost too): the servers, which hear every worker's BYE, tell them. */
-static int watch(fold__task *t) {
-  struct fold__kv_worker *w = (struct fold__kv_worker *)t;
-  fold_kv *kv = w->kv;
-  fold_comm *c = kv->c;
+static void watch(fold_comm *c, fold__watch *wd, void *arg) {
+  (void)wd;
+  fold_kv *kv = arg;
+  struct fold__kv_worker *w = kv->w;
   fold__kv_forward_abort(kv);
-  if (w->leaving) return 0;
+  if (w->leaving) return;
   if (w->nheap) pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size && !w->fail_on; p++)
     if (c->lost[p]) {
@@ -203,18 +203,9 @@ static int watch(fold__task *t) {
   if (w->fail_on) {
     /* fold__fail_for_lost names the rank p blamed, if it failed on one */
     int p = w->fail_on - 1;
-    return fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
+    fold__fail_for_lost(c, p, p < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
   }
-  return 0;
 }
-
-static int watch_describe(fold__task *t, char *buf, size_t cap) {
-  (void)t;
-  snprintf(buf, cap, "the store's peers (watchdog)");
-  return -1;
-}
-
-static void watch_release(fold__task *t) { (void)t; }
 
 /* Unsolicited messages to a worker: a server's notice that a worker died
  * (the watchdog fails on it at once). */
@@ -272,16 +263,12 @@ int fold__kv_worker_open(fold_kv *kv) {
   w->next_tag = FOLD__KV_REPLY_TAG0;
   w->digest = 0xcbf29ce484222325ULL;
   kv->w = w;
-  w->task.step = watch;
-  w->task.describe = watch_describe;
-  w->task.release = watch_release;
-  w->task.req = fold__req_new(c, FOLD__REQ_TASK);
-  if (w->task.req == NULL || fold__handler_set(c, fold__kv_ctx(), on_message, kv) != FOLD_OK) {
+  fold__watch_init(&w->watchdog, watch, kv);
+  if (fold__handler_set(c, fold__kv_ctx(), on_message, kv) != FOLD_OK) {
     fold__kv_worker_close(kv);
     return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
   }
-  w->task.req->task = &w->task;
-  fold__task_start(c, &w->task);
+  fold__watch_start(c, &w->watchdog);
   return FOLD_OK;
 }
 
@@ -289,11 +276,7 @@ void fold__kv_worker_close(fold_kv *kv) {
   struct fold__kv_worker *w = kv->w;
   if (w == NULL) return;
   fold_comm *c = kv->c;
-  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == &w->task) {
-      *pp = w->task.next;
-      break;
-    }
+  fold__watch_stop(c, &w->watchdog);
   fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
   /* requests still pending belong to a failed store: the transports drop
    * theirs when the communicator goes; ours are released here */
@@ -303,7 +286,6 @@ void fold__kv_worker_close(fold_kv *kv) {
   }
   for (size_t i = 0; i < w->nheap; i++) free(w->heap[i].msg);
   free(w->heap);
-  if (w->task.req) fold__req_unref(w->task.req);
   free(w->pend);
   free(w->copies);
   fold__kv_place_free(&w->place);
@@ -621,11 +603,7 @@ static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
     kv->dead[x->blamed] = 1;
     kv->w->timed_out = 1;
   }
-  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next) /* it has, unless another comm's failure ended the wait */
-    if (*pp == &x->task) {
-      *pp = x->task.next;
-      break;
-    }
+  fold__task_cancel(c, &x->task); /* it left, unless another comm's failure ended the wait */
   fold__req_unref(r);
   fold__req_unref(tr); /* frees x */
   return rc;

@@ -346,7 +346,7 @@ static int comm_step(fold_iterq *q, int k, int *fail, char *text, size_t cap, in
     /* Alink's allreduce unless the user forced one (fold_comm_set_algo / FOLD_ALGO): the call's own option,
      * the communicator's choice untouched */
     fold_coll_opts o = FOLD_COLL_OPTS_INIT;
-    if (c->coll_algo[FOLD__COLL_ALLREDUCE] < 0) o.algo = "direct";
+    if (fold__select_forced(c, FOLD__COLL_ALLREDUCE) < 0) o.algo = "direct";
     rc = fold_allreduce_opts(b->data, b->data, b->count, b->dtype, s->op, c, &o);
   } else if (rc == FOLD_OK) {
     rc = fold_broadcast(b->data, b->count, b->dtype, s->root, c);

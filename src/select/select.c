@@ -301,6 +301,8 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
  * must keep one slot per collective. */
 _Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo[] has a slot per collective");
 
+int fold__select_forced(const fold_comm *c, fold__coll_kind kind) { return c->coll_algo[kind]; }
+
 int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
                       const fold__algo **out, const char *opname) {
   const char *by = "the call's options";

@@ -48,6 +48,11 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
 #define FOLD__SELECT_COMM (-2)
 int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
                       const fold__algo **out, const char *opname);
+/* The algorithm FOLD_ALGO or fold_comm_set_algo forces for kind on c (an
+ * index in the collective's algorithm table), or -1: automatic selection.
+ * For capabilities that pick their own algorithm unless the user forced
+ * one (the iterative queue's allreduce). */
+int fold__select_forced(const fold_comm *c, fold__coll_kind kind);
 
 /* Called when the communicator layer makes a communicator (comm/comm.c),
  * after the engine's services: FOLD_ALGO and FOLD_RULES apply (bad values
