@@ -70,12 +70,6 @@ typedef struct fold__shm_peer {
   int sq_hdr_done;               /* the head's frame header is in the ring */
   int64_t tx_t0;                 /* when the head's header went in, if it is large (LINK_MIN); else 0 */
   fold__meter tx_meter;          /* ns per byte of the large sends to this peer (the vtable's link) */
-  uint32_t tx_seq;               /* answered messages sent to this peer so far */
-  /* answered sends streamed whole, waiting for their receipt (a reference
-   * each; tp_data holds the message's number) */
-  fold_request *ack_head, *ack_tail;
-  rcpt_hdr *rc;                  /* receipts to write to this peer, oldest first */
-  int rc_n, rc_cap;
   /* the message being received from this peer */
   int rx_active;
   int rx_ctx, rx_tag;
@@ -83,6 +77,13 @@ typedef struct fold__shm_peer {
   uint64_t rx_bytes, rx_off;
   fold_request *rx_req;          /* matched receive (referenced), or */
   fold__unexp *rx_unexp;         /* buffer for an unmatched message; both NULL: discard */
+  /* receipts (rarely used: last, so that the fields above keep their cache lines) */
+  uint32_t tx_seq;               /* answered messages sent to this peer so far */
+  /* answered sends streamed whole, waiting for their receipt (a reference
+   * each; tp_data holds the message's number) */
+  fold_request *ack_head, *ack_tail;
+  rcpt_hdr *rc;                  /* receipts to write to this peer, oldest first */
+  int rc_n, rc_cap;
   int rx_answer;                 /* the message is answered: rx_seq is its number */
   uint32_t rx_seq, rx_seq_next;  /* answered messages received from this peer so far: rx_seq_next */
 } fold__shm_peer;
