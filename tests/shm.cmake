@@ -5,7 +5,7 @@ set_tests_properties(shm_ring PROPERTIES TIMEOUT 60)
 
 fold_add_test_exe(shm_mp_test shm/shm_mp_test.c shm/shm_harness.c check.c)
 # scenario:ranks
-foreach(s sizes:2 sizes:4 order:3 unexpected:2 mismatch:2 kill:4 earlykill:3 midkill:3 leave:3 pingpong:4)
+foreach(s sizes:2 sizes:4 order:3 unexpected:2 mismatch:2 kill:4 earlykill:3 midkill:3 rcptkill:2 leave:3 pingpong:4)
   string(REPLACE ":" ";" sn ${s})
   list(GET sn 0 scen)
   list(GET sn 1 nr)

@@ -318,6 +318,41 @@ static int kill_body(fold_comm *c, void *arg) {
   return atomic_load(&check_failures);
 }
 
+/* ---- rcptkill: a user message over 64 KiB is whole in the ring, and its
+ * receiver dies before posting a receive: the send, which waits for the
+ * receiver's receipt, fails naming it (never FOLD_OK, never a hang) ---- */
+
+static volatile int *rcpt_go; /* shared by the forked ranks: rank 0 has checked its send */
+
+static int rcptkill_body(fold_comm *c, void *arg) {
+  int me = fold_comm_rank(c), victim = 1;
+  size_t big = 100u << 10; /* over the 64 KiB that are answered, inside the 256 KiB ring */
+  char *buf = calloc(1, big);
+  CHECK_OK(shm_barrier(c), c);
+  if (me == victim) { /* no fold call from here: nothing is received or answered */
+    for (int i = 0; i < 30000 && !*rcpt_go; i++)
+      usleep(1000);
+    kill(getpid(), SIGKILL);
+  }
+  fold_request *r;
+  int done = 0;
+  CHECK_OK(fold_isend(buf, big, FOLD_UINT8, victim, 1, c, &r), c);
+  for (int i = 0; i < 16 && !done; i++)
+    CHECK_OK(fold_test(r, &done), c);
+  CHECK(!done, "a 100 KiB send completed before any receive was posted");
+  *rcpt_go = 1;
+  double t0 = shm_now();
+  int rc = done ? FOLD_OK : fold_wait(r);
+  CHECK(rc == FOLD_EPEER, "got %s, wanted FOLD_EPEER", fold_strerror(rc));
+  CHECK(shm_now() - t0 < 5.0, "loss noticed after %.2f s", shm_now() - t0);
+  const char *msg = fold_comm_last_error(c);
+  CHECK(strstr(msg, "peer rank 1") && strstr(msg, "lost"), "message does not name the lost rank: %s", msg);
+  printf("rank 0: %s after %.0f ms: %s\n", fold_strerror(rc), (shm_now() - t0) * 1e3, msg);
+  free(buf);
+  (void)arg;
+  return atomic_load(&check_failures);
+}
+
 /* ---- earlykill: a rank dies before connecting (midkill: in the middle of a
  * message nobody receives yet); the others' traffic goes on, a receive
  * from the dead rank fails, and its segment is cleaned up ---- */
@@ -541,7 +576,7 @@ static int huge_body(fold_comm *c, void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s sizes|order|unexpected|mismatch|kill|earlykill|midkill|leave|pingpong|bandwidth|corrupt|huge [N [how]]\n", argv[0]);
+    fprintf(stderr, "usage: %s sizes|order|unexpected|mismatch|kill|earlykill|midkill|rcptkill|leave|pingpong|bandwidth|corrupt|huge [N [how]]\n", argv[0]);
     return 2;
   }
   setenv("FOLD_TIMEOUT", "30", 0); /* a hang becomes an error well within the test timeout */
@@ -565,7 +600,12 @@ int main(int argc, char **argv) {
     run.expect_killed = 2;
   else if (!strcmp(s, "midkill"))
     run.fn = earlykill_body, run.n = 3, run.expect_killed = 2, run.arg = &how; /* any arg: midkill */
-  else if (!strcmp(s, "leave"))
+  else if (!strcmp(s, "rcptkill")) {
+    rcpt_go = mmap(NULL, sizeof *rcpt_go, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (rcpt_go == MAP_FAILED)
+      return 2;
+    run.fn = rcptkill_body, run.n = 2, run.expect_killed = 1;
+  } else if (!strcmp(s, "leave"))
     run.fn = leave_body, run.n = 3;
   else if (!strcmp(s, "pingpong"))
     run.fn = pingpong_body, run.arg = &iters;
