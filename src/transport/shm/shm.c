@@ -430,8 +430,36 @@ static void shm_shutdown(fold__tp *tp, int status) {
  * unlinking it now means nothing is left in /dev/shm however we exit. */
 static void shm_joined(fold__tp *tp) { fold__shm_map_unlink(&((fold__shm_tp *)tp)->own); }
 
+/* Receipts still queued when this rank leaves (our ring to their sender
+ * was full when the last of our receives matched): that sender's send
+ * waits for them, and would fail with this rank "lost" though its message
+ * was received. Write them while the sender lives and drains, for at most
+ * LEAVE_RECEIPTS_NS. */
+#define LEAVE_RECEIPTS_NS 2000000000LL
+static void leave_receipts(fold__shm_tp *t) {
+  fold_comm *c = t->base.comm;
+  int64_t end = fold__now(c) + LEAVE_RECEIPTS_NS;
+  for (;;) {
+    int left = 0;
+    for (int i = 0; i < t->nwatch; i++) {
+      fold__shm_peer *p = &t->peers[t->watch[i]];
+      if (!p->live || p->rc_n == 0 || atomic_load_explicit(&p->map.hdr->gone, memory_order_acquire))
+        continue;
+      int rc = fold__shm_push_receipts(t, p);
+      if (rc < 0)
+        return;
+      left |= rc;
+    }
+    if (!left || fold__now(c) > end)
+      return;
+    sched_yield();
+  }
+}
+
 static void shm_destroy(fold__tp *tp) {
   fold__shm_tp *t = (fold__shm_tp *)tp;
+  if (!t->down)
+    leave_receipts(t);
   shm_shutdown(tp, FOLD_EABORTED);
   /* Tell the peers we are gone, after everything we wrote (release), and
    * wake them: senders to us and receivers from us must not wait for us. */

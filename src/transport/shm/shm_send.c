@@ -112,6 +112,15 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
   return 0;
 }
 
+int fold__shm_push_receipts(fold__shm_tp *t, fold__shm_peer *p) {
+  if (p->sq_hdr_done)
+    return 1; /* a message is half written: receipts go after it */
+  int wrote = 0, rc = flush_receipts(t, p, &wrote);
+  if (wrote)
+    fold__shm_ring_bell(t, p);
+  return rc;
+}
+
 int fold__shm_answer(fold__shm_tp *t, fold__shm_peer *p, uint32_t seq, int status, uint64_t room) {
   fold_comm *c = t->base.comm;
   if (t->down || !p->live)

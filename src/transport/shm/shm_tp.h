@@ -130,6 +130,10 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p);
  * lost or the transport is down. Returns 0 or the communicator's failure
  * status. */
 int fold__shm_answer(fold__shm_tp *t, fold__shm_peer *p, uint32_t seq, int status, uint64_t room);
+/* Write the receipts queued for p, and nothing else (a rank leaving:
+ * shm.c): 0 all written, 1 some wait (p's ring is full, or a message to p
+ * is half written), <0 the ring is corrupt. */
+int fold__shm_push_receipts(fold__shm_tp *t, fold__shm_peer *p);
 /* A receipt arrived from p: complete the send it answers. Returns 0 or the
  * communicator's failure status. */
 int fold__shm_receipt(fold__shm_tp *t, fold__shm_peer *p, const rcpt_hdr *h);
