@@ -255,12 +255,7 @@ static int start_child(hier_call *h, const fold__hier_phase *p) {
     h->cur = NULL;
     return phase_failed(h, rc);
   }
-  for (fold__task **pp = &p->k->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == h->cur->task) {
-      *pp = h->cur->task->next;
-      h->cur->task->next = NULL;
-      break;
-    }
+  fold__task_cancel(p->k, h->cur->task);
   return FOLD_OK;
 }
 

@@ -346,12 +346,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
       if (newcomm) *newcomm = ps->k;
       /* take the exchange's task off the engine's list: the split task
        * steps it, then finishes at once */
-      for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
-        if (*pp == ps->ag->task) {
-          *pp = ps->ag->task->next;
-          ps->ag->task->next = NULL;
-          break;
-        }
+      fold__task_cancel(c, ps->ag->task);
       fold__task_start(c, &ps->task);
       r->next = f->done; /* unreferenced at the next split or with the family */
       f->done = r;
@@ -434,12 +429,7 @@ int fold__hier_split_start(fold_comm *c, fold__hier_split **out) {
   }
   /* off the engine's list: the caller's steps step it, so that the
    * collective goes on in the same pass as the exchange's last receive */
-  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == s->ag->task) {
-      *pp = s->ag->task->next;
-      s->ag->task->next = NULL;
-      break;
-    }
+  fold__task_cancel(c, s->ag->task);
   *out = s;
   return FOLD_OK;
 }
