@@ -2,287 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/kv.h"
-
-/* A message from a worker: received into buf (eager ones at once). */
-typedef struct kv_msg {
-  struct kv_msg *next;
-  fold_request *r;
-  char *buf;
-  size_t bytes;
-  int src, tag;
-  uint64_t round; /* a push: the sender's push number for its key */
-} kv_msg;
-
-/* A pull waiting until its worker's pushes are applied (and, dist_ssp,
- * until the slowest worker is close enough). */
-typedef struct kv_pull {
-  struct kv_pull *next;
-  int src;
-  int32_t reply;
-  uint64_t need; /* pushes of src to this key before the pull */
-  int64_t since; /* arrival (engine clock) */
-  int stalled;   /* the worker was told who it waits for */
-} kv_pull;
-
-/* One key's shard held here. */
-typedef struct skey {
-  int64_t key;
-  uint64_t total, off, n;
-  fold_dtype dtype;
-  size_t esize;
-  void *val;              /* NULL until worker 0's INIT came */
-  void *merged;           /* dist_sync: this round's sum so far */
-  int nmerged;
-  uint8_t *contrib;       /* per worker: pushed this round */
-  uint64_t *pushes;       /* per worker: pushes arrived */
-  uint64_t *applied;      /* per worker: pushes applied */
-  uint64_t rounds;        /* dist_sync: rounds applied */
-  kv_msg *dhead, *dtail;  /* pushes not applied yet, in arrival order */
-  kv_pull *pulls;
-  /* A worker sends a key in pieces (dist_worker.c: each fits an eager
-   * message), each with rounds of its own, so that a piece's pull is
-   * answered while the key's later pieces still stream in. The key table
-   * holds the first piece to arrive here; it lists them all, in INIT order. */
-  struct skey **part;
-  size_t npart, cappart;
-} skey;
-
-typedef struct kv_sent {
-  fold_request *r;
-  void *buf;
-} kv_sent;
-
-/* The order check (kv.h, FOLD__KV_INIT_ORDER): the first record of an
- * init number that came here. */
-typedef struct kv_order {
-  int64_t key;
-  uint64_t count;
-  fold_dtype dtype;
-  int worker;
-} kv_order;
-
-struct fold__kv_server {
-  fold__task task; /* takes the messages in order, watches the workers */
-  fold_kv *kv;
-  fold__kv_map keys;
-  fold__kv_map order; /* init number -> kv_order */
-  kv_msg *ihead, *itail; /* arrived, in arrival order */
-  kv_sent *sent;
-  size_t nsent, capsent;
-  uint8_t *bye;          /* the handler saw the worker's BYE (it may be queued behind others) */
-  int nleft;
-  /* barriers (server 0): who arrived, their reply tags and init digests */
-  uint8_t *bar_in;
-  int32_t *bar_reply;
-  uint64_t *bar_digest, *bar_ninit;
-  /* pulls waiting past a quarter of FOLD_TIMEOUT: their workers are told which
-   * worker holds them up, so that a timeout names it, not this server */
-  fold__timer stall;
-  int64_t stall_ns;
-  /* set by fold_kv_serve: messages are taken only from then on, so that an
-   * updater set before it sees every push, even with a progress thread that
-   * steps this task while the rank is still setting up */
-  int serving;
-  /* a lost peer + 1 (0: none): the server lingers until dying_until, see linger() */
-  int dying;
-  int64_t dying_until;
-};
-
-#define S_OF(kv) ((kv)->s)
-
-/* How long a server that lost a peer waits for the live workers to read its
- * DEAD notice and go (linger()); well inside the 5 s the store promises. */
-#define LINGER_NS 1000000000LL
-
-/* ---- replies -------------------------------------------------------------------- */
-
-static int send_owned(fold_kv *kv, int to, int tag, void *buf, size_t bytes) {
-  struct fold__kv_server *s = kv->s;
-  fold_comm *c = kv->c;
-  if (s->nsent == s->capsent) {
-    size_t cap = s->capsent ? s->capsent * 2 : 64;
-    kv_sent *p = realloc(s->sent, cap * sizeof *p);
-    if (p == NULL) {
-      free(buf);
-      return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
-    }
-    s->sent = p;
-    s->capsent = cap;
-  }
-  fold_request *r = NULL;
-  int rc = fold__isend_bytes(c, buf, bytes, to, fold__kv_ctx(), tag, &r);
-  if (rc != FOLD_OK) {
-    free(buf);
-    return rc;
-  }
-  s->sent[s->nsent++] = (kv_sent){r, buf};
-  return FOLD_OK;
-}
-
-static void reap_sent(struct fold__kv_server *s) {
-  size_t j = 0;
-  for (size_t i = 0; i < s->nsent; i++) {
-    if (fold__req_done(s->sent[i].r)) {
-      fold__req_unref(s->sent[i].r);
-      free(s->sent[i].buf);
-    } else {
-      s->sent[j++] = s->sent[i];
-    }
-  }
-  s->nsent = j;
-}
-
-/* A pull's answer: a snapshot of the value (it may change while the reply
- * is still being read by the transport). */
-static int answer(fold_kv *kv, skey *k, const kv_pull *p) {
-  size_t bytes = k->n * k->esize;
-  void *snap = malloc(bytes ? bytes : 1);
-  if (snap == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
-  memcpy(snap, k->val, bytes);
-  return send_owned(kv, p->src, p->reply, snap, bytes);
-}
-
-/* ---- a key's rounds -------------------------------------------------------------- */
-
-static void msg_free(kv_msg *m) {
-  if (m == NULL) return;
-  if (m->r) fold__req_unref(m->r);
-  free(m->buf);
-  free(m);
-}
-
-static int merge(fold_kv *kv, skey *k, const void *data) {
-  if (k->nmerged++ == 0) {
-    memcpy(k->merged, data, k->n * k->esize);
-    return FOLD_OK;
-  }
-  const void *srcs[2] = {k->merged, data};
-  return fold__kv_sum(kv->pool, k->merged, srcs, 2, k->n, k->dtype, kv->bound);
-}
-
-/* dist_sync: is the round complete? Every worker pushed it, or left
- * without a push for it (a worker that ran out of batches: apache/mxnet#7888). */
-static int round_done(const fold_kv *kv, const skey *k) {
-  if (k->nmerged == 0) return 0;
-  for (int w = 0; w < kv->nworkers; w++)
-    if (!k->contrib[w] && !(kv->left[w] && k->pushes[w] <= k->rounds)) return 0;
-  return 1;
-}
-
-/* dist_ssp: the slowest worker still in (its applied pushes). */
-static uint64_t slowest(const fold_kv *kv, const skey *k, int self) {
-  uint64_t m = UINT64_MAX;
-  for (int w = 0; w < kv->nworkers; w++)
-    if ((!kv->left[w] || w == self) && k->applied[w] < m) m = k->applied[w];
-  return m;
-}
-
-static int pull_ready(const fold_kv *kv, const skey *k, const kv_pull *p) {
-  if (k->val == NULL || k->applied[p->src] < p->need) return 0;
-  if (kv->type == FOLD__KV_SSP && p->need > slowest(kv, k, p->src) + (uint64_t)kv->staleness) return 0;
-  return 1;
-}
-
-/* Apply what can be applied, answer the pulls that can be answered. */
-static int key_go(fold_kv *kv, skey *k) {
-  int rc = FOLD_OK;
-  if (k->val == NULL) return FOLD_OK; /* worker 0's INIT is still on its way */
-  for (int again = 1; again && rc == FOLD_OK;) {
-    again = 0;
-    kv_msg *prev = NULL;
-    for (kv_msg *m = k->dhead, *next; m && rc == FOLD_OK; m = next) {
-      next = m->next;
-      const char *data = m->buf + sizeof(fold__kv_hdr);
-      if (kv->type == FOLD__KV_SYNC) {
-        if (m->round != k->rounds || k->contrib[m->src]) { /* a later round's */
-          prev = m;
-          continue;
-        }
-        rc = merge(kv, k, data);
-        k->contrib[m->src] = 1;
-      } else {
-        fold__kv_apply(kv, k->key, k->off, data, k->val, k->n, k->dtype);
-        k->applied[m->src]++;
-      }
-      if (prev) prev->next = next;
-      else k->dhead = next;
-      if (k->dtail == m) k->dtail = prev;
-      msg_free(m);
-    }
-    if (kv->type == FOLD__KV_SYNC && rc == FOLD_OK && round_done(kv, k)) {
-      fold__kv_apply(kv, k->key, k->off, k->merged, k->val, k->n, k->dtype);
-      for (int w = 0; w < kv->nworkers; w++)
-        if (k->contrib[w]) k->applied[w]++;
-      memset(k->contrib, 0, (size_t)kv->nworkers);
-      k->nmerged = 0;
-      k->rounds++;
-      again = 1; /* the next round's pushes may be here already */
-    }
-  }
-  for (kv_pull **pp = &k->pulls; *pp && rc == FOLD_OK;) {
-    kv_pull *p = *pp;
-    if (!pull_ready(kv, k, p)) {
-      pp = &p->next;
-      continue;
-    }
-    rc = answer(kv, k, p);
-    *pp = p->next;
-    free(p);
-  }
-  return rc;
-}
-
-static void piece_free(skey *k) {
-  while (k->dhead) {
-    kv_msg *m = k->dhead;
-    k->dhead = m->next;
-    msg_free(m);
-  }
-  while (k->pulls) {
-    kv_pull *q = k->pulls;
-    k->pulls = q->next;
-    free(q);
-  }
-  free(k->val);
-  free(k->merged);
-  free(k->contrib);
-  free(k->pushes);
-  free(k->applied);
-  free(k->part);
-  free(k);
-}
-
-/* The table's value: the key's first piece, which owns the others. */
-static void key_free(void *p) {
-  skey *head = p;
-  for (size_t i = 1; i < head->npart; i++) piece_free(head->part[i]);
-  piece_free(head);
-}
-
-/* The piece of key starting at off (NULL: none). Pieces have the same
- * length but the last of a shard, so the index is a guess that is checked. */
-static skey *piece_get(const struct fold__kv_server *s, int64_t key, uint64_t off) {
-  skey *head = fold__kv_map_get(&s->keys, key);
-  if (head == NULL) return NULL;
-  skey *k0 = head->part[0];
-  size_t i = off >= k0->off ? (size_t)((off - k0->off) / k0->n) : 0;
-  if (i < head->npart && head->part[i]->off == off) return head->part[i];
-  for (i = 0; i < head->npart; i++)
-    if (head->part[i]->off == off) return head->part[i];
-  return NULL;
-}
-
-/* Call fn on every piece of every key (until it fails). */
-static int each_piece(fold_kv *kv, int (*fn)(fold_kv *, skey *)) {
-  struct fold__kv_server *s = kv->s;
-  int rc = FOLD_OK;
-  for (size_t i = 0; i < s->keys.cap && rc == FOLD_OK; i++) {
-    skey *head = s->keys.vals[i];
-    for (size_t j = 0; head && j < head->npart && rc == FOLD_OK; j++) rc = fn(kv, head->part[j]);
-  }
-  return rc;
-}
+#include "kv/dist_srv.h"
 
 /* ---- the messages ------------------------------------------------------------------ */
 
@@ -306,7 +26,7 @@ static skey *piece_new(fold_kv *kv, const fold__kv_hdr *h, size_t esize) {
   if (k == NULL || (k->merged = malloc(h->n * esize)) == NULL || (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
       (k->pushes = calloc((size_t)kv->nworkers, sizeof *k->pushes)) == NULL ||
       (k->applied = calloc((size_t)kv->nworkers, sizeof *k->applied)) == NULL) {
-    if (k) piece_free(k);
+    if (k) fold__kvs_piece_free(k);
     return NULL;
   }
   k->key = h->key;
@@ -361,7 +81,7 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   fold_comm *c = kv->c;
   struct fold__kv_server *s = kv->s;
   skey *head = fold__kv_map_get(&s->keys, h->key);
-  skey *k = piece_get(s, h->key, h->off);
+  skey *k = fold__kvs_piece_get(s, h->key, h->off);
   size_t esize = fold_dtype_size((fold_dtype)h->dtype);
   size_t vbytes = (h->flags & FOLD__KV_INIT_VALUE) ? h->n * esize : 0;
   int alone = h->n == 0 && (h->flags & FOLD__KV_INIT_ORDER) && !(h->flags & FOLD__KV_INIT_VALUE); /* the record only */
@@ -388,7 +108,7 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   if (k == NULL) {
     if ((k = piece_new(kv, h, esize)) == NULL || piece_add(head ? head : k, k) != FOLD_OK ||
         (head == NULL && fold__kv_map_put(&s->keys, h->key, k) != FOLD_OK)) {
-      if (k) piece_free(k); /* not in head's list: piece_add failed, or head is k */
+      if (k) fold__kvs_piece_free(k); /* not in head's list: piece_add failed, or head is k */
       return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
     }
   }
@@ -397,11 +117,11 @@ static int on_init(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
       return fold__comm_fail(c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", c->rank);
     memcpy(k->val, m->buf + sizeof *h, k->n * esize);
   }
-  return key_go(kv, k);
+  return fold__kvs_key_go(kv, k);
 }
 
 static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
-  skey *k = piece_get(kv->s, h->key, h->off);
+  skey *k = fold__kvs_piece_get(kv->s, h->key, h->off);
   /* the sender's INIT came first on the same channel */
   if (k == NULL || h->n != k->n || m->bytes != sizeof *h + k->n * k->esize) return protocol_error(kv, m->src, "PUSH");
   m->round = k->pushes[m->src]++;
@@ -410,11 +130,11 @@ static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
   else k->dhead = m;
   k->dtail = m;
   *kept = 1;
-  return key_go(kv, k);
+  return fold__kvs_key_go(kv, k);
 }
 
 static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
-  skey *k = piece_get(kv->s, h->key, h->off);
+  skey *k = fold__kvs_piece_get(kv->s, h->key, h->off);
   if (k == NULL || h->n != k->n || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "PULL");
   kv_pull *p = malloc(sizeof *p);
   if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
@@ -422,7 +142,7 @@ static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   kv_pull **pp = &k->pulls; /* in arrival order */
   while (*pp) pp = &(*pp)->next;
   *pp = p;
-  return key_go(kv, k);
+  return fold__kvs_key_go(kv, k);
 }
 
 /* Server 0: every worker still in is at the barrier: answer them all. */
@@ -449,7 +169,7 @@ static int barrier_go(fold_kv *kv) {
         a->total = s->bar_ninit[first];
         break;
       }
-    rc = send_owned(kv, w, s->bar_reply[w], a, sizeof *a);
+    rc = fold__kvs_send_owned(kv, w, s->bar_reply[w], a, sizeof *a);
   }
   memset(s->bar_in, 0, (size_t)kv->nworkers);
   return rc;
@@ -471,7 +191,7 @@ static int on_bye(fold_kv *kv, kv_msg *m) {
   kv->left[m->src] = 1;
   s->nleft++;
   /* rounds and barriers stop waiting for it */
-  int rc = each_piece(kv, key_go);
+  int rc = fold__kvs_each_piece(kv, fold__kvs_key_go);
   if (rc == FOLD_OK && kv->c->rank == kv->nworkers) rc = barrier_go(kv);
   return rc;
 }
@@ -564,7 +284,7 @@ static void peer_died(fold_kv *kv, int w) {
       h->n = (uint64_t)-(int64_t)st;
       memcpy(h + 1, cause, clen);
     }
-    send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h + clen);
+    fold__kvs_send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h + clen);
   }
   /* out now, before the failure that linger() ends with */
   fold__tx_batch_end(c);
@@ -604,10 +324,10 @@ static int serve_step(fold__task *t) {
     if (m->r->status != FOLD_OK) rc = m->r->status;
     int kept = 0;
     if (rc == FOLD_OK) rc = dispatch(kv, m, &kept);
-    if (!kept) msg_free(m);
+    if (!kept) fold__kvs_msg_free(m);
   }
   if (rc != FOLD_OK) return rc;
-  reap_sent(s);
+  fold__kvs_reap_sent(s);
   for (int w = 0; w < kv->nworkers; w++)
     if (c->lost[w] && !s->bye[w]) {
       peer_died(kv, w);
@@ -672,14 +392,14 @@ void fold__kv_server_close(fold_kv *kv) {
   while (s->ihead) {
     kv_msg *m = s->ihead;
     s->ihead = m->next;
-    msg_free(m);
+    fold__kvs_msg_free(m);
   }
   for (size_t i = 0; i < s->nsent; i++) {
     fold__req_unref(s->sent[i].r);
     free(s->sent[i].buf);
   }
   free(s->sent);
-  fold__kv_map_free(&s->keys, key_free);
+  fold__kv_map_free(&s->keys, fold__kvs_key_free);
   fold__kv_map_free(&s->order, free);
   if (s->task.req) fold__req_unref(s->task.req);
   free(s->bye);
@@ -723,7 +443,7 @@ static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
       h->key = b;
       h->total = (uint64_t)k->key;
       h->n = (uint64_t)((now - p->since) / 1000000); /* ms */
-      send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
+      fold__kvs_send_owned(kv, p->src, FOLD__KV_MSG_STALL, h, sizeof *h);
     }
     }
   }
@@ -752,7 +472,7 @@ int fold__kv_server_serve(fold_kv *kv) {
   for (int p = kv->nworkers; p < c->size; p++) {
     if (p == c->rank || c->lost[p]) continue;
     fold__kv_hdr *h = calloc(1, sizeof *h);
-    if (h) send_owned(kv, p, FOLD__KV_MSG_SDONE, h, sizeof *h); /* it frees h on failure */
+    if (h) fold__kvs_send_owned(kv, p, FOLD__KV_MSG_SDONE, h, sizeof *h); /* it frees h on failure */
   }
   fold__tx_batch_end(c);
   /* a peer server may be gone already: its failure is not ours */
