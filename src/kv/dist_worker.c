@@ -3,183 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/kv.h"
-
-/* A request in flight and the buffer to free with it (NULL: the user's). */
-typedef struct kv_pend {
-  fold_request *r;
-  void *buf;
-  size_t bytes; /* a send's: counted in flight until it completes */
-} kv_pend;
-/* A message not sent yet (the outbox: a heap, highest priority first). */
-typedef struct kv_out {
-  char *msg;
-  size_t bytes;
-  int to, type;
-  int prio;          /* effective: never above an earlier queued message of the same key */
-  uint64_t seq;      /* queueing order: ties, and a key's messages, keep it */
-  fold__kv_ent *ent; /* its key (NULL: no key) */
-} kv_out;
-/* Bytes in flight before the outbox holds messages back (16 MiB: 61% of
- * the 1 Gbit/s link bound against 52-58% with 1-8 MiB, docs/kvstore.md): enough to keep
- * the links busy, small enough that a high-priority message issued later
- * (the first layers' weights, needed first in the next forward pass) does
- * not queue behind a whole model. */
-#define KV_WINDOW ((size_t)16 << 20)
-/* A pull's extra outputs of one key: copied from its first after the wait. */
-typedef struct kv_copy {
-  void *dst;
-  const void *src;
-  size_t bytes;
-} kv_copy;
-
-struct fold__kv_worker {
-  fold__watch watchdog; /* a worker or a server lost without a BYE fails the store */
-  fold_kv *kv;
-  fold__kv_place place;
-  kv_pend *pend;
-  size_t npend, cappend;
-  kv_copy *copies;
-  size_t ncopy, capcopy;
-  int32_t next_tag;   /* replies' tags: FOLD__KV_REPLY_TAG0 .. INT32_MAX, wrapping */
-  uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
-  uint64_t ninit;
-  uint64_t barriers;
-  kv_out *heap;
-  size_t nheap, capheap;
-  uint64_t seq;
-  size_t inflight;
-  int leaving;        /* BYE sent: the servers may go, that is no loss */
-  int stall_worker;   /* a server's STALL: the worker a pull waits for (-1: none) */
-  int64_t stall_key;
-  uint64_t stall_ms;   /* ms into the pull's wait */
-  int stall_server;   /* the server that sent it */
-  int fail_on;        /* a lost peer + 1 (0: none): the watchdog fails the store naming it */
-  int timed_out;      /* a wait of ours timed out (not a peer's report of its timeout) */
-};
-
-static int32_t reply_tag(struct fold__kv_worker *w) {
-  int32_t t = w->next_tag;
-  w->next_tag = t == INT32_MAX ? FOLD__KV_REPLY_TAG0 : t + 1;
-  return t;
-}
-
-static int pend_add(fold_kv *kv, fold_request *r, void *buf, size_t bytes) {
-  struct fold__kv_worker *w = kv->w;
-  if (w->npend == w->cappend) {
-    size_t cap = w->cappend ? w->cappend * 2 : 64;
-    kv_pend *p = realloc(w->pend, cap * sizeof *p);
-    if (p == NULL) {
-      fold__req_unref(r);
-      free(buf);
-      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
-    }
-    w->pend = p;
-    w->cappend = cap;
-  }
-  w->pend[w->npend++] = (kv_pend){r, buf, bytes};
-  w->inflight += bytes;
-  return FOLD_OK;
-}
-
-/* Drop the requests that completed (called by every push and pull, so a
- * worker that rarely waits does not pile them up). */
-static void reap(struct fold__kv_worker *w) {
-  size_t j = 0;
-  for (size_t i = 0; i < w->npend; i++) {
-    if (fold__req_done(w->pend[i].r)) {
-      w->inflight -= w->pend[i].bytes;
-      fold__req_unref(w->pend[i].r);
-      free(w->pend[i].buf);
-    } else {
-      w->pend[j++] = w->pend[i];
-    }
-  }
-  w->npend = j;
-}
-
-/* A request's message: the header, then room for `bytes` of payload. */
-static char *msg_new(fold_kv *kv, const fold__kv_hdr *hdr, size_t bytes) {
-  char *buf = malloc(sizeof *hdr + bytes);
-  if (buf == NULL) {
-    fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory for a %zu-byte message", kv->c->rank,
-                    sizeof *hdr + bytes);
-    return NULL;
-  }
-  memcpy(buf, hdr, sizeof *hdr);
-  return buf;
-}
-
-/* Send msg (from msg_new, freed once sent) to rank `to` now. */
-static int msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes) {
-  fold_request *r = NULL;
-  size_t len = sizeof(fold__kv_hdr) + bytes;
-  int rc = fold__isend_bytes(kv->c, msg, len, to, fold__kv_ctx(), type, &r);
-  if (rc != FOLD_OK) {
-    free(msg);
-    return rc;
-  }
-  return pend_add(kv, r, msg, len);
-}
-
-static int out_before(const kv_out *a, const kv_out *b) { return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq); }
-
-/* Send queued messages, highest priority first, while the bytes in flight
- * are under the window (one message at least, however big). */
-static int pump(fold_kv *kv) {
-  struct fold__kv_worker *w = kv->w;
-  int rc = fold__comm_failed(kv->c);
-  reap(w);
-  while (rc == FOLD_OK && w->nheap > 0 && (w->inflight < KV_WINDOW || w->inflight == 0)) {
-    kv_out top = w->heap[0];
-    /* pop: the last element sifts down from the root */
-    kv_out last = w->heap[--w->nheap];
-    size_t i = 0;
-    for (;;) {
-      size_t l = 2 * i + 1, r = l + 1, m = i;
-      const kv_out *best = &last;
-      if (l < w->nheap && out_before(&w->heap[l], best)) best = &w->heap[m = l];
-      if (r < w->nheap && out_before(&w->heap[r], best)) best = &w->heap[m = r];
-      if (m == i) break;
-      w->heap[i] = w->heap[m];
-      i = m;
-    }
-    if (w->nheap > 0) w->heap[i] = last;
-    if (top.ent) top.ent->queued--;
-    rc = msg_send(kv, top.to, top.type, top.msg, top.bytes);
-  }
-  return rc;
-}
-
-/* Queue msg for rank `to` with priority prio; a message of a key never
- * overtakes an earlier one of the same key (per-key order: a pull after a
- * push sees it), so its priority is capped by theirs. */
-static int msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e) {
-  struct fold__kv_worker *w = kv->w;
-  if (w->nheap == w->capheap) {
-    size_t cap = w->capheap ? w->capheap * 2 : 64;
-    kv_out *h = realloc(w->heap, cap * sizeof *h);
-    if (h == NULL) {
-      free(msg);
-      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
-    }
-    w->heap = h;
-    w->capheap = cap;
-  }
-  if (e) {
-    if (e->queued > 0 && e->qprio < prio) prio = e->qprio;
-    e->qprio = prio;
-    e->queued++;
-  }
-  kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
-  size_t i = w->nheap++;
-  while (i > 0 && out_before(&o, &w->heap[(i - 1) / 2])) {
-    w->heap[i] = w->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  w->heap[i] = o;
-  return FOLD_OK;
-}
+#include "kv/dist_wrk.h"
 
 /* ---- the watchdog and the handler ---------------------------------------------- */
 
@@ -194,7 +18,7 @@ static void watch(fold_comm *c, fold__watch *wd, void *arg) {
   struct fold__kv_worker *w = kv->w;
   fold__kv_forward_abort(kv);
   if (w->leaving) return;
-  if (w->nheap) pump(kv); /* sends completed: the window has room */
+  if (w->nheap) fold__kvw_pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size && !w->fail_on; p++)
     if (c->lost[p]) {
       kv->dead[fold__kv_blamed(kv, p)] = 1; /* a server that failed on another rank: that one */
@@ -380,12 +204,12 @@ static int init_msg(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, kv_in
                         (order ? FOLD__KV_INIT_ORDER : 0),
                     0,
                     in->idx};
-  char *msg = msg_new(kv, &h, vbytes + nbytes);
+  char *msg = fold__kvw_msg_new(kv, &h, vbytes + nbytes);
   if (msg == NULL) return fold__comm_failed(kv->c);
   if (with_value) memcpy(msg + sizeof h, (const char *)in->value + p->off * e->esize, vbytes);
   if (nm) memcpy(msg + sizeof h + vbytes, nm->name, nbytes);
   if (order) in->recorded = 1;
-  return msg_queue(kv, p ? p->server : in->order_to, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX,
+  return fold__kvw_msg_queue(kv, p ? p->server : in->order_to, FOLD__KV_MSG_INIT, msg, vbytes + nbytes, INT_MAX,
                    (fold__kv_ent *)e);
 }
 
@@ -404,7 +228,7 @@ int fold__kv_worker_init(fold_kv *kv, fold__kv_ent *e, const void *value) {
   fold__tx_batch_begin(kv->c);
   int rc = each_piece(kv, e, init_piece, &in);
   if (rc == FOLD_OK && !in.recorded) rc = init_msg(kv, e, NULL, &in);
-  if (rc == FOLD_OK) rc = pump(kv);
+  if (rc == FOLD_OK) rc = fold__kvw_pump(kv);
   fold__tx_batch_end(kv->c);
   return rc;
 }
@@ -438,7 +262,7 @@ static int ops_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void
   int rc = FOLD_OK;
   if (o->srcs) { /* the devices' values summed straight into the message */
     fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype, 0, 0, 0};
-    char *msg = msg_new(kv, &h, p->len * e->esize);
+    char *msg = fold__kvw_msg_new(kv, &h, p->len * e->esize);
     if (msg == NULL) return fold__comm_failed(c);
     const void *part[64] = {0};
     const void **ps = o->ns <= 64 ? part : malloc(sizeof *ps * (size_t)o->ns);
@@ -453,18 +277,18 @@ static int ops_piece(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void
       free(msg);
       return rc;
     }
-    rc = msg_queue(kv, p->server, FOLD__KV_MSG_PUSH, msg, p->len * e->esize, o->priority, (fold__kv_ent *)e);
+    rc = fold__kvw_msg_queue(kv, p->server, FOLD__KV_MSG_PUSH, msg, p->len * e->esize, o->priority, (fold__kv_ent *)e);
   }
   if (o->out && rc == FOLD_OK) {
     /* the reply lands in the output itself: post its receive first */
-    int32_t tag = reply_tag(w);
+    int32_t tag = fold__kvw_reply_tag(w);
     fold_request *r = NULL;
     rc = fold__irecv_bytes(c, (char *)o->out + p->off * e->esize, p->len * e->esize, p->server, fold__kv_ctx(), tag, &r);
-    if (rc == FOLD_OK) rc = pend_add(kv, r, NULL, 0);
+    if (rc == FOLD_OK) rc = fold__kvw_pend_add(kv, r, NULL, 0);
     if (rc != FOLD_OK) return rc;
     fold__kv_hdr h = {e->key, e->count, p->off, p->len, (uint32_t)e->dtype, 0, tag, 0};
-    char *msg = msg_new(kv, &h, 0);
-    rc = msg ? msg_queue(kv, p->server, FOLD__KV_MSG_PULL, msg, 0, o->priority, (fold__kv_ent *)e) : fold__comm_failed(c);
+    char *msg = fold__kvw_msg_new(kv, &h, 0);
+    rc = msg ? fold__kvw_msg_queue(kv, p->server, FOLD__KV_MSG_PULL, msg, 0, o->priority, (fold__kv_ent *)e) : fold__comm_failed(c);
   }
   return rc;
 }
@@ -487,7 +311,7 @@ static int run_cmp(const void *x, const void *y) {
 static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
                     int priority) {
   struct fold__kv_worker *w = kv->w;
-  reap(w);
+  fold__kvw_reap(w);
   size_t cap = (size_t)(n ? n : 1);
   int *order = fold__kv_group(n, keys);
   kv_run *runs = malloc(sizeof *runs * cap);
@@ -518,7 +342,7 @@ static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *
     kv_ops o = {values ? srcs : NULL, ns, outs ? outs[runs[r].first] : NULL, priority};
     if (rc == FOLD_OK) rc = each_piece(kv, e, ops_piece, &o);
   }
-  if (rc == FOLD_OK) rc = pump(kv);
+  if (rc == FOLD_OK) rc = fold__kvw_pump(kv);
   fold__tx_batch_end(kv->c);
   if (rc == FOLD_OK) fold__progress(kv->c); /* move what is sent along */
 out:
@@ -576,7 +400,7 @@ static int waiter_describe(fold__task *t, char *buf, size_t cap) {
 
 static void waiter_release(fold__task *t) { free(t); }
 
-/* Wait for r, holding a reference of our own: the watchdog's pump reaps
+/* Wait for r, holding a reference of our own: the watchdog's fold__kvw_pump reaps
  * (and drops) completed requests while we wait. */
 static int wait_one(fold_kv *kv, fold_request *r, const char *op) {
   fold_comm *c = kv->c;
@@ -614,18 +438,18 @@ int fold__kv_worker_wait(fold_kv *kv, const char *op) {
   int rc = fold__comm_failed(kv->c);
   /* until the outbox is empty and nothing is in flight; the outbox empties
    * as sends complete (the watchdog pumps it every pass) */
-  while (rc == FOLD_OK && (rc = pump(kv)) == FOLD_OK) {
+  while (rc == FOLD_OK && (rc = fold__kvw_pump(kv)) == FOLD_OK) {
     size_t i = 0;
     while (i < w->npend && fold__req_done(w->pend[i].r)) i++;
     if (i == w->npend) {
       if (w->nheap == 0) break;
-      continue; /* nothing in flight: pump sends at once */
+      continue; /* nothing in flight: fold__kvw_pump sends at once */
     }
     rc = wait_one(kv, w->pend[i].r, op);
   }
   if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
   if (rc != FOLD_OK) return rc;
-  reap(w);
+  fold__kvw_reap(w);
   for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
   w->ncopy = 0;
   w->stall_worker = -1; /* the pulls it was about are answered */
@@ -639,12 +463,12 @@ int fold__kv_worker_send_opt(fold_kv *kv, const char *spec) {
   int rc = fold__comm_failed(kv->c);
   fold__kv_hdr h = {0, 0, 0, len, 0, 0, 0, 0};
   for (int s = 0; s < kv->nservers && rc == FOLD_OK; s++) {
-    char *msg = msg_new(kv, &h, len);
+    char *msg = fold__kvw_msg_new(kv, &h, len);
     if (msg == NULL) return fold__comm_failed(kv->c);
     memcpy(msg + sizeof h, spec, len);
-    rc = msg_queue(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len, INT_MAX, NULL);
+    rc = fold__kvw_msg_queue(kv, kv->nworkers + s, FOLD__KV_MSG_OPT, msg, len, INT_MAX, NULL);
   }
-  if (rc == FOLD_OK) rc = pump(kv);
+  if (rc == FOLD_OK) rc = fold__kvw_pump(kv);
   return rc ? rc : fold__kv_failed(kv);
 }
 
@@ -654,12 +478,12 @@ int fold__kv_worker_barrier(fold_kv *kv) {
   int rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
   if (rc != FOLD_OK) return rc;
   /* server 0 answers once every worker still in arrived */
-  fold__kv_hdr h = {0, w->digest, w->barriers++, w->ninit, 0, 0, reply_tag(w), 0}, ans;
+  fold__kv_hdr h = {0, w->digest, w->barriers++, w->ninit, 0, 0, fold__kvw_reply_tag(w), 0}, ans;
   fold_request *r = NULL;
   rc = fold__irecv_bytes(c, &ans, sizeof ans, kv->nworkers, fold__kv_ctx(), h.reply, &r);
   if (rc != FOLD_OK) return rc;
-  char *msg = msg_new(kv, &h, 0);
-  rc = msg ? msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
+  char *msg = fold__kvw_msg_new(kv, &h, 0);
+  rc = msg ? fold__kvw_msg_send(kv, kv->nworkers, FOLD__KV_MSG_BARRIER, msg, 0) : fold__comm_failed(c);
   if (rc == FOLD_OK) rc = wait_one(kv, r, "fold_kv_barrier");
   fold__req_unref(r);
   if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_barrier");
@@ -681,8 +505,8 @@ int fold__kv_worker_leave(fold_kv *kv) {
   kv->w->leaving = 1;
   fold__tx_batch_begin(c);
   for (int p = kv->nworkers; p < c->size && rc == FOLD_OK; p++) {
-    char *msg = msg_new(kv, &h, 0);
-    rc = msg ? msg_send(kv, p, FOLD__KV_MSG_BYE, msg, 0) : fold__comm_failed(c);
+    char *msg = fold__kvw_msg_new(kv, &h, 0);
+    rc = msg ? fold__kvw_msg_send(kv, p, FOLD__KV_MSG_BYE, msg, 0) : fold__comm_failed(c);
   }
   fold__tx_batch_end(c);
   if (rc == FOLD_OK) rc = fold__kv_worker_wait(kv, "fold_kv_destroy");

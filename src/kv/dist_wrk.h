@@ -1,0 +1,81 @@
+/* dist_wrk.h — the state of a distributed store's worker, shared by its files (private to src/kv/). */
+#ifndef FOLD_KV_DIST_WRK_H
+#define FOLD_KV_DIST_WRK_H
+
+#include "kv/kv.h"
+
+/* A request in flight and the buffer to free with it (NULL: the user's). */
+typedef struct kv_pend {
+  fold_request *r;
+  void *buf;
+  size_t bytes; /* a send's: counted in flight until it completes */
+} kv_pend;
+/* A message not sent yet (the outbox: a heap, highest priority first). */
+typedef struct kv_out {
+  char *msg;
+  size_t bytes;
+  int to, type;
+  int prio;          /* effective: never above an earlier queued message of the same key */
+  uint64_t seq;      /* queueing order: ties, and a key's messages, keep it */
+  fold__kv_ent *ent; /* its key (NULL: no key) */
+} kv_out;
+/* Bytes in flight before the outbox holds messages back (16 MiB: 61% of
+ * the 1 Gbit/s link bound against 52-58% with 1-8 MiB, docs/kvstore.md): enough to keep
+ * the links busy, small enough that a high-priority message issued later
+ * (the first layers' weights, needed first in the next forward pass) does
+ * not queue behind a whole model. */
+#define KV_WINDOW ((size_t)16 << 20)
+/* A pull's extra outputs of one key: copied from its first after the wait. */
+typedef struct kv_copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} kv_copy;
+
+struct fold__kv_worker {
+  fold__watch watchdog; /* a worker or a server lost without a BYE fails the store */
+  fold_kv *kv;
+  fold__kv_place place;
+  kv_pend *pend;
+  size_t npend, cappend;
+  kv_copy *copies;
+  size_t ncopy, capcopy;
+  int32_t next_tag;   /* replies' tags: FOLD__KV_REPLY_TAG0 .. INT32_MAX, wrapping */
+  uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
+  uint64_t ninit;
+  uint64_t barriers;
+  kv_out *heap;
+  size_t nheap, capheap;
+  uint64_t seq;
+  size_t inflight;
+  int leaving;        /* BYE sent: the servers may go, that is no loss */
+  int stall_worker;   /* a server's STALL: the worker a pull waits for (-1: none) */
+  int64_t stall_key;
+  uint64_t stall_ms;   /* ms into the pull's wait */
+  int stall_server;   /* the server that sent it */
+  int fail_on;        /* a lost peer + 1 (0: none): the watchdog fails the store naming it */
+  int timed_out;      /* a wait of ours timed out (not a peer's report of its timeout) */
+};
+
+/* ---- dist_worker_out.c: reply tags, requests in flight, the outbox ---- */
+/* The next reply tag (FOLD__KV_REPLY_TAG0 .. INT32_MAX, wrapping). */
+int32_t fold__kvw_reply_tag(struct fold__kv_worker *w);
+/* Keep request r (and buf, freed with it; bytes: a send's, counted in
+ * flight until it completes). FOLD_OK, or out of memory: r and buf released, the communicator failed. */
+int fold__kvw_pend_add(fold_kv *kv, fold_request *r, void *buf, size_t bytes);
+/* Drop the requests that completed (called by every push and pull, so a
+ * worker that rarely waits does not pile them up). */
+void fold__kvw_reap(struct fold__kv_worker *w);
+/* A request's message: the header, then room for `bytes` of payload. */
+char *fold__kvw_msg_new(fold_kv *kv, const fold__kv_hdr *hdr, size_t bytes);
+/* Send msg (from fold__kvw_msg_new, freed once sent) to rank `to` now. */
+int fold__kvw_msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes);
+/* Send queued messages, highest priority first, while the bytes in flight
+ * are under the window (one message at least, however big). */
+int fold__kvw_pump(fold_kv *kv);
+/* Queue msg for rank `to` with priority prio; a message of a key never
+ * overtakes an earlier one of the same key (per-key order: a pull after a
+ * push sees it), so its priority is capped by theirs. */
+int fold__kvw_msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e);
+
+#endif /* FOLD_KV_DIST_WRK_H */
