@@ -300,6 +300,38 @@ static void bench(fold_comm *c, int reps) {
   }
 }
 
+/* The slow rank's repetitions: one shows whether the result waits for the
+ * slow rank only if the others' last fragment came before it woke. On a
+ * loaded machine the others' 1 ms of fragments can take longer than its
+ * T (seen: 580 ms), and the result then comes after its waking whatever
+ * the slow rank does. So repeat (at most 20 times) until 5 repetitions had
+ * the scenario; rank 0 gets the median latency of all and the median
+ * "final - waking" of those 5 (nvalid of them, if fewer). */
+typedef struct slowrun {
+  double lat, wake;
+  int nrep, nvalid;
+} slowrun;
+
+static slowrun measure_slow(fold_comm *c, const scen *s) {
+  double lat[20], vwake[20], tres, wake;
+  slowrun out = {0, NAN, 0, 0};
+  int more = 1;
+  while (more) {
+    one_rep(c, s, &lat[out.nrep], &tres, &wake);
+    if (fold_comm_rank(c) == 0) {
+      if (wake < lat[out.nrep]) /* the last fragment came before the slow rank woke */
+        vwake[out.nvalid++] = wake * 1e6;
+      lat[out.nrep] *= 1e6;
+      more = out.nvalid < 5 && out.nrep + 1 < 20;
+    }
+    out.nrep++;
+    CHECK_OK(fold_broadcast(&more, 1, FOLD_INT32, 0, c), c);
+  }
+  out.lat = median(lat, out.nrep);
+  if (out.nvalid) out.wake = median(vwake, out.nvalid);
+  return out;
+}
+
 /* ---- foldrun -n 4 ... areduce_real slow: the test --------------------------
  * n = 4, degree 2: 0 <- {1, 2}, 1 <- {3}. A leaf (3) or an inner node (1)
  * makes one fragment, calls done and computes T = 200 ms without calling
@@ -322,17 +354,24 @@ static void slow_test(fold_comm *c) {
   if (n != 4)
     return;
   scen sl = {2, 0, leaf, T, -1}, si = {2, 0, inner, T, -1};
-  stats l = measure(c, &sl, 5), i = measure(c, &si, 5);
+  slowrun l = measure_slow(c, &sl), i = measure_slow(c, &si);
   if (r == 0) {
-    printf("slow: rank computing %.0f ms: leaf %d: last fragment -> final %.1f us, final - its waking %.1f us; "
-           "inner node %d: last fragment -> final %.1f us, final - its waking %.1f us (medians)\n",
-           T * 1e3, leaf, l.med, l.wake, inner, i.med, i.wake);
-    CHECK(l.med < T * 1e6 / 10, "a slow leaf delayed the final result by %.1f us (median), want < %.0f us", l.med,
+    printf("slow: rank computing %.0f ms: leaf %d: last fragment -> final %.1f us (%d repetitions), final - its "
+           "waking %.1f us (%d repetitions had the scenario); inner node %d: last fragment -> final %.1f us (%d), "
+           "final - its waking %.1f us (%d) (medians)\n",
+           T * 1e3, leaf, l.lat, l.nrep, l.wake, l.nvalid, inner, i.lat, i.nrep, i.wake, i.nvalid);
+    CHECK(l.lat < T * 1e6 / 10, "a slow leaf delayed the final result by %.1f us (median), want < %.0f us", l.lat,
           T * 1e6 / 10);
-    CHECK(l.wake < 0, "the result was final %.1f us after the slow leaf woke (median), want before", l.wake);
-    CHECK(i.wake >= 0 && i.wake < T * 1e6 / 2,
-          "the result was final %.1f us after the slow inner node woke (median), want after, within %.0f us", i.wake,
-          T * 1e6 / 2);
+    if (l.nvalid >= 3)
+      CHECK(l.wake < 0, "the result was final %.1f us after the slow leaf woke (median), want before", l.wake);
+    if (i.nvalid >= 3)
+      CHECK(i.wake >= 0 && i.wake < T * 1e6 / 2,
+            "the result was final %.1f us after the slow inner node woke (median), want after, within %.0f us", i.wake,
+            T * 1e6 / 2);
+    if (l.nvalid < 3 || i.nvalid < 3)
+      printf("slow: the others made their fragments within the slow rank's %.0f ms in only %d of %d (leaf) and %d "
+             "of %d (inner node) repetitions (a loaded machine): whether the result waits for it is not judged "
+             "where fewer than 3 did\n", T * 1e3, l.nvalid, l.nrep, i.nvalid, i.nrep);
   }
 }
 
