@@ -32,11 +32,10 @@ static int64_t val(int r, size_t i, int call) {
   return (int64_t)((uint64_t)(r + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 2654435761u + (size_t)call));
 }
 
-static const fold_coll_opts *ring_opts(void) {
-  static fold_coll_opts o = FOLD_COLL_OPTS_INIT;
-  o.algo = "ring";
-  return &o;
-}
+/* The options of a ring call: one constant every thread reads (writing a
+ * shared one from each rank thread was a data race, TSan). */
+static const fold_coll_opts ring_o = {.size = sizeof(fold_coll_opts), .algo = "ring"};
+static const fold_coll_opts *ring_opts(void) { return &ring_o; }
 
 /* One rank's checks on communicator c (every rank of c runs it). */
 static void body(fold_comm *c, int expect_local) {
