@@ -28,6 +28,9 @@ void fold__req_unref(fold_request *r);
 /* Complete r with status (release store; idempotent: the first call wins).
  * Transports call this from any thread. */
 void fold__req_complete(fold_request *r, int status);
+/* Complete every request of a list linked through ->next with status and
+ * drop the reference its holder kept (a transport shutting down). */
+void fold__req_drop_list(fold_request *r, int status);
 static inline int fold__req_done(const fold_request *r) {
   /* 2 means "being completed": the status is not written yet */
   return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire) == 1;

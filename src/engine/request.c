@@ -61,6 +61,16 @@ void fold__req_unref(fold_request *r) {
   free(r);
 }
 
+void fold__req_drop_list(fold_request *r, int status) {
+  while (r) {
+    fold_request *next = r->next;
+    r->next = NULL;
+    fold__req_complete(r, status);
+    fold__req_unref(r);
+    r = next;
+  }
+}
+
 /* done: 0 pending, 2 being completed (status being written), 1 complete.
  * The 0 -> 2 claim makes completion idempotent across threads. */
 void fold__req_complete(fold_request *r, int status) {

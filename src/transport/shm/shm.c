@@ -402,16 +402,8 @@ static void shm_shutdown(fold__tp *tp, int status) {
   t->down_status = status;
   for (int i = 0; i < t->nwatch; i++) {
     fold__shm_peer *p = &t->peers[t->watch[i]];
-    for (int q = 0; q < 2; q++) { /* sends queued, then those waiting for a receipt */
-      fold_request *r = q ? p->ack_head : p->sq_head;
-      while (r) {
-        fold_request *next = r->next;
-        r->next = NULL;
-        fold__req_complete(r, status);
-        fold__req_unref(r);
-        r = next;
-      }
-    }
+    fold__req_drop_list(p->sq_head, status);  /* sends queued */
+    fold__req_drop_list(p->ack_head, status); /* sends waiting for a receipt */
     p->sq_head = p->sq_tail = p->ack_head = p->ack_tail = NULL;
     p->sq_hdr_done = 0;
     p->rc_n = 0;

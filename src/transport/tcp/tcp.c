@@ -192,17 +192,6 @@ static int tcp_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   return rc < 0 ? rc : fold__comm_failed(c);
 }
 
-/* Complete every request on a list with status and drop our reference. */
-static void drop_list(fold_request *r, int status) {
-  while (r) {
-    fold_request *next = r->next;
-    r->next = NULL;
-    fold__req_complete(r, status);
-    fold__req_unref(r);
-    r = next;
-  }
-}
-
 static void tcp_shutdown(fold__tp *tp, int status) {
   fold__tcp_tp *t = (fold__tcp_tp *)tp;
   if (t->down)
@@ -214,9 +203,9 @@ static void tcp_shutdown(fold__tp *tp, int status) {
       close(p->fd);
       p->fd = -1;
     }
-    drop_list(p->txq_head, status);
-    drop_list(p->cts_wait, status);
-    drop_list(p->rdata_wait, status);
+    fold__req_drop_list(p->txq_head, status);
+    fold__req_drop_list(p->cts_wait, status);
+    fold__req_drop_list(p->rdata_wait, status);
     p->txq_head = p->txq_tail = p->cts_wait = p->rdata_wait = NULL;
     if (p->rx_req) {
       fold__req_complete(p->rx_req, status);
