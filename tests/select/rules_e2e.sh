@@ -97,6 +97,7 @@ tune)
     run 3 "$tp" -- --tune "$f" -b 64 -e 64K -f 32 -n 3 -w 1 || fail "--tune over $tp failed"
     grep -q "^\[0\] # written to $f" "$tmp/out" || fail "$tp: no 'written to' line"
     grep -q WARN "$tmp/err" && fail "$tp: warnings"
+    cp "$tmp/out" "$tmp/out.$tp"
   done
   cp "$f" "$tmp/first.rules"
   # A second shm run replaces the shm rules instead of adding to them.
@@ -111,8 +112,13 @@ tune)
     # every size is covered: the first range starts at 0 (or is *), the last is open
     awk -v t="$tp" '$2 == t && $3 == "3" && $4 !~ /^(\*|0-|[0-9]+-$|[0-9]+-[0-9]+$)/' "$f" | grep -q . && fail "odd range"
   done
-  [ "$(awk '$1 == "barrier" && $2 == "tcp" {print $3, $4, $5}' "$f")" = "3 * dissemination" ] ||
-    fail "tcp barrier: want the one algorithm that runs over tcp"
+  # tcp barrier: shm cannot run (N/A), and the one rule names the winner of the measured row
+  bar=$(awk '/# tune barrier: 3 ranks, tcp/ {on = 1; next} on && /^\[0\] # *bytes/ {for (i = 4; i < NF; i++) h[i] = $i; next}
+             on && /^\[0\] +0 / {for (i = 3; i < NF; i++) if ($i == "N/A") na = na " " h[i + 1]; print $NF, na; exit}' "$tmp/out.tcp")
+  [ -n "$bar" ] || fail "no tcp barrier row in the --tune table"
+  case " $bar " in *" shm "*) ;; *) fail "tcp barrier: shm was timed over tcp ($bar)" ;; esac
+  [ "$(awk '$1 == "barrier" && $2 == "tcp" {print $3, $4, $5}' "$f")" = "3 * ${bar%% *}" ] ||
+    fail "tcp barrier: want one rule for every size naming the winner ${bar%% *}"
   [ "$(awk '$1 == "allreduce" && $2 == "shm"' "$f" | wc -l)" -le 3 ] || fail "shm rules were added, not replaced"
   ls "$tmp" | grep -q '\.tmp\.' && fail "a temp file was left"
   # FOLD_RULES accepts the file and its rules choose
