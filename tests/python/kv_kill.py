@@ -56,7 +56,12 @@ else:
     kv.init("w", x)
     kv.pushpull("w", x)
     kv.wait()
+    # every worker has its first round: a round the victim took part in can no longer end in PeerLost
+    open(os.path.join(tmp, f"round1.{r}"), "w").close()
     if r == victim:
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not all(os.path.exists(os.path.join(tmp, f"round1.{w}")) for w in range(victim)):
+            time.sleep(0.01)
         with open(os.path.join(tmp, "killed.tmp"), "w") as f:
             f.write(repr(time.monotonic()))
         os.rename(os.path.join(tmp, "killed.tmp"), os.path.join(tmp, "killed"))
