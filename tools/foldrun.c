@@ -21,19 +21,12 @@
 #include "net/auth.h"
 #include "bootstrap/store.h"
 #include "core/internal.h"
+#include "foldrun.h"
 
-#define LINE_MAX_BYTES 65536     /* a longer line is split */
 #define KILL_GRACE_NS (3LL * 1000000000)
 #define DRAIN_NS (1LL * 1000000000) /* after the last rank exits, wait this long for grandchildren's output */
 
 extern char **environ;
-
-typedef struct stream {
-  int fd;      /* read end, -1 once closed */
-  int out;     /* 1 or 2 */
-  char *buf;
-  size_t len;
-} stream;
 
 typedef struct rank_proc {
   pid_t pid;
@@ -68,97 +61,6 @@ static int64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return; /* our stdout is gone: nothing sensible left to do with the text */
-    p += w, n -= (size_t)w;
-  }
-}
-
-/* Emit one line (without its newline) of rank r with the prefix, as one write. */
-static void emit(int out, int r, const char *line, size_t n) {
-  char head[32];
-  int hn = snprintf(head, sizeof head, "[%d] ", r);
-  char *tmp = malloc((size_t)hn + n + 1);
-  if (tmp == NULL) {
-    write_all(out, head, (size_t)hn);
-    write_all(out, line, n);
-    write_all(out, "\n", 1);
-    return;
-  }
-  memcpy(tmp, head, (size_t)hn);
-  memcpy(tmp + hn, line, n);
-  tmp[(size_t)hn + n] = '\n';
-  write_all(out, tmp, (size_t)hn + n + 1);
-  free(tmp);
-}
-
-/* Emit every whole line of buf[0, n) with the prefix, in one write: a rank
- * printing many short lines (`yes`) must not cost a write per line, which
- * on a loaded host delays noticing failures and signals by seconds.
- * Returns the length of the whole lines (the rest is a partial line). */
-static size_t emit_lines(int out, int r, const char *buf, size_t n) {
-  char head[32];
-  int hn = snprintf(head, sizeof head, "[%d] ", r);
-  size_t lines = 0, whole = 0;
-  for (size_t i = 0; i < n; i++)
-    if (buf[i] == '\n')
-      lines++, whole = i + 1;
-  if (lines == 0)
-    return 0;
-  char *tmp = malloc(lines * (size_t)hn + whole), *o = tmp;
-  if (tmp == NULL) { /* line by line, then */
-    for (size_t start = 0, i = 0; i < whole; i++)
-      if (buf[i] == '\n') {
-        emit(out, r, buf + start, i - start);
-        start = i + 1;
-      }
-    return whole;
-  }
-  for (size_t start = 0, i = 0; i < whole; i++)
-    if (buf[i] == '\n') {
-      memcpy(o, head, (size_t)hn);
-      memcpy(o + hn, buf + start, i + 1 - start);
-      o += (size_t)hn + (i + 1 - start);
-      start = i + 1;
-    }
-  write_all(out, tmp, (size_t)(o - tmp));
-  free(tmp);
-  return whole;
-}
-
-/* Do one read (at most LINE_MAX_BYTES, and a pipe holds 64 KiB); emit whole
- * lines; at EOF flush the partial line. One read, not "until EAGAIN": a rank
- * that writes faster than we re-emit would keep the pipe full and starve the
- * signalfd, waitpid and the kill timer in the poll loop. */
-static void pump(stream *s, int r) {
-  if (s->len == LINE_MAX_BYTES) {
-    emit(s->out, r, s->buf, s->len);
-    s->len = 0;
-  }
-  ssize_t n;
-  do
-    n = read(s->fd, s->buf + s->len, LINE_MAX_BYTES - s->len);
-  while (n < 0 && errno == EINTR);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-    return;
-  if (n <= 0) {
-    if (s->len)
-      emit(s->out, r, s->buf, s->len);
-    s->len = 0;
-    close(s->fd);
-    s->fd = -1;
-    return;
-  }
-  size_t end = s->len + (size_t)n, start = emit_lines(s->out, r, s->buf, end);
-  memmove(s->buf, s->buf + start, end - start);
-  s->len = end - start;
 }
 
 /* Full path of prog (searched in PATH if it has no '/'), or NULL. */
@@ -590,7 +492,7 @@ int main(int argc, char **argv) {
     event_seq++; /* streams that close in one wake-up count as one moment */
     for (int i = 1; ready > 0 && i < np; i++)
       if (pfd[i].revents) {
-        pump(pst[i], pr[i]);
+        foldrun_pump(pst[i], pr[i]);
         rank_proc *p = &rp[pr[i]];
         if (p->s[0].fd < 0 && p->s[1].fd < 0 && p->eof_seq == 0) {
           p->eof_seq = event_seq;
@@ -637,7 +539,7 @@ int main(int argc, char **argv) {
   for (long r = 0; r < n; r++)
     for (int k = 0; k < 2; k++) {
       if (rp[r].s[k].fd >= 0 && rp[r].s[k].len)
-        emit(rp[r].s[k].out, (int)r, rp[r].s[k].buf, rp[r].s[k].len);
+        foldrun_emit(rp[r].s[k].out, (int)r, rp[r].s[k].buf, rp[r].s[k].len);
       if (rp[r].s[k].fd >= 0)
         close(rp[r].s[k].fd);
       free(rp[r].s[k].buf);
@@ -652,7 +554,7 @@ int main(int argc, char **argv) {
   if (failure[0]) {
     char line[192];
     int ln = snprintf(line, sizeof line, "%s\n", failure);
-    write_all(2, line, (size_t)ln);
+    foldrun_write_all(2, line, (size_t)ln);
   }
   fold__store_srv_stop(srv);
   free(rp);
