@@ -1,33 +1,14 @@
 /* kv.c — fold.KVStore: the parameter-server key-value store (fold_kv_*, include/fold_kv.h) with Python updaters. */
-#include "fold_py.h"
+#include "kv.h"
 
 #include <string.h>
-
-typedef struct {
-  PyObject_HEAD
-  fold_kv *kv;
-  fpy_comm *comm;     /* kept alive (NULL: a local store made without one) */
-  int role;
-  int dist;           /* a distributed store (comm is set): its calls may block */
-  int busy;           /* a thread is inside a call with the GIL released */
-  int in_updater;     /* the Python updater is running ... */
-  unsigned long updater_thread; /* ... on this thread (PyThread_get_thread_ident) */
-  PyObject *meta;     /* dict: key -> (count, dtype), what init recorded: push and pull
-                         check their buffers against it (fold_kv_push trusts the sizes it is given) */
-  PyObject *names;    /* dict: key -> the string it came from, for messages and the updater */
-  PyObject *updater;  /* the Python updater (NULL: none) */
-  PyObject *pending;  /* the first exception the updater raised, for the next call to raise */
-  PyObject *frombuffer; /* numpy.frombuffer, once an updater is set */
-  fpy_buf *outs;      /* pulls' outputs, kept alive until wait/barrier/destroy */
-  size_t nouts, capouts;
-} fpy_kv;
 
 static PyTypeObject kv_type;
 
 /* fold's message for rc. fold_comm_last_error takes the family's lock,
  * which the progress thread may hold while it waits for the GIL to run a
  * server's Python updater: read it with the GIL released. */
-static PyObject *raise_rc(fpy_kv *self, int rc) {
+PyObject *fpy_kv_raise_rc(fpy_kv *self, int rc) {
   char msg[1024];
   fold_comm *c = self->comm ? self->comm->c : NULL;
   Py_BEGIN_ALLOW_THREADS
@@ -80,165 +61,6 @@ static void release_outs(fpy_kv *self) {
   self->nouts = 0;
 }
 
-/* ---- keys ---------------------------------------------------------------- */
-
-/* An int key, or a str through fold_kv_key (remembered for messages). */
-static int key_of(fpy_kv *self, PyObject *o, int64_t *key) {
-  if (PyLong_Check(o)) {
-    long long v = PyLong_AsLongLong(o);
-    if (v == -1 && PyErr_Occurred()) return -1;
-    *key = (int64_t)v;
-    return 0;
-  }
-  if (!PyUnicode_Check(o)) {
-    fpy_invalid("KVStore: a key must be an int or a str, not %s", Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  const char *name = PyUnicode_AsUTF8(o);
-  if (!name) return -1;
-  int rc = fold_kv_key(self->kv, name, key);
-  if (rc) {
-    raise_rc(self, rc);
-    return -1;
-  }
-  PyObject *k = PyLong_FromLongLong(*key);
-  int r = k ? PyDict_SetItem(self->names, k, o) : -1;
-  Py_XDECREF(k);
-  return r;
-}
-
-/* The key as a user knows it: its string, else the integer (new reference). */
-static PyObject *key_obj(fpy_kv *self, int64_t key) {
-  PyObject *k = PyLong_FromLongLong(key);
-  if (!k) return NULL;
-  PyObject *n = PyDict_GetItemWithError(self->names, k);
-  if (n) {
-    Py_DECREF(k);
-    Py_INCREF(n);
-    return n;
-  }
-  return PyErr_Occurred() ? (Py_DECREF(k), NULL) : k;
-}
-
-/* ---- arguments: keys and values flattened to one (key, buffer) per value -- */
-
-typedef struct {
-  Py_ssize_t n;
-  int64_t *keys;
-  fpy_buf *bufs;
-  const void **ptrs;
-} kv_args;
-
-static void args_free(kv_args *a, int release) {
-  if (release)
-    for (Py_ssize_t i = 0; i < a->n; i++) fpy_buf_release(&a->bufs[i]);
-  PyMem_Free(a->keys);
-  PyMem_Free(a->bufs);
-  PyMem_Free(a->ptrs);
-  memset(a, 0, sizeof *a);
-}
-
-static int is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
-
-/* Check one buffer against what init recorded for key. */
-static int check_buf(fpy_kv *self, const char *op, int64_t key, const fpy_buf *b) {
-  PyObject *k = PyLong_FromLongLong(key);
-  if (!k) return -1;
-  PyObject *m = PyDict_GetItemWithError(self->meta, k);
-  Py_DECREF(k);
-  if (!m) return PyErr_Occurred() ? -1 : 0; /* never initialised: fold says so, naming the key */
-  size_t cnt = (size_t)PyLong_AsSize_t(PyTuple_GET_ITEM(m, 0));
-  fold_dtype dt = (fold_dtype)PyLong_AsLong(PyTuple_GET_ITEM(m, 1));
-  if (cnt == b->count && dt == b->dtype) return 0;
-  PyObject *ko = key_obj(self, key);
-  if (ko) fpy_invalid("%s: key %R holds %zu %s, a value given has %zu %s", op, ko, cnt, fold_dtype_name(dt),
-                      b->count, fold_dtype_name(b->dtype));
-  Py_XDECREF(ko);
-  return -1;
-}
-
-/* keys: one key or a list of them; vals: for one key a buffer or a list of
- * buffers (devices, summed), for a list of keys a list as long of those. */
-static int args_get(fpy_kv *self, const char *op, PyObject *keys, PyObject *vals, int writable, kv_args *a) {
-  memset(a, 0, sizeof *a);
-  PyObject *kl = is_seq(keys) ? PySequence_Fast(keys, "keys") : PyTuple_Pack(1, keys);
-  PyObject *vl = kl ? (is_seq(keys) ? PySequence_Fast(vals, "values") : PyTuple_Pack(1, vals)) : NULL;
-  int rc = -1;
-  if (!vl) {
-    if (kl && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear();
-      fpy_invalid("%s: keys is a list: the values must be a list as long", op);
-    }
-    goto out;
-  }
-  Py_ssize_t nk = PySequence_Fast_GET_SIZE(kl);
-  if (PySequence_Fast_GET_SIZE(vl) != nk) {
-    fpy_invalid("%s: %zd keys but %zd values", op, nk, PySequence_Fast_GET_SIZE(vl));
-    goto out;
-  }
-  Py_ssize_t total = 0;
-  for (Py_ssize_t i = 0; i < nk; i++) {
-    PyObject *v = PySequence_Fast_GET_ITEM(vl, i);
-    total += is_seq(v) ? PySequence_Size(v) : 1;
-  }
-  if (total > 0x7fffffff) {
-    fpy_invalid("%s: too many values", op);
-    goto out;
-  }
-  a->keys = PyMem_Calloc((size_t)total + 1, sizeof *a->keys);
-  a->bufs = PyMem_Calloc((size_t)total + 1, sizeof *a->bufs);
-  a->ptrs = PyMem_Calloc((size_t)total + 1, sizeof *a->ptrs);
-  if (!a->keys || !a->bufs || !a->ptrs) {
-    PyErr_NoMemory();
-    goto out;
-  }
-  for (Py_ssize_t i = 0; i < nk; i++) {
-    int64_t key;
-    if (key_of(self, PySequence_Fast_GET_ITEM(kl, i), &key) < 0) goto out;
-    PyObject *v = PySequence_Fast_GET_ITEM(vl, i);
-    Py_ssize_t nv = is_seq(v) ? PySequence_Size(v) : 1;
-    if (nv == 0) {
-      PyObject *ko = key_obj(self, key);
-      if (ko) fpy_invalid("%s: key %R: an empty list of values", op, ko);
-      Py_XDECREF(ko);
-      goto out;
-    }
-    for (Py_ssize_t j = 0; j < nv; j++) {
-      PyObject *item = is_seq(v) ? PySequence_GetItem(v, j) : (Py_INCREF(v), v);
-      if (!item) goto out;
-      int r = fpy_buf_get(item, writable, op, &a->bufs[a->n]);
-      Py_DECREF(item);
-      if (r < 0) goto out;
-      a->keys[a->n] = key;
-      a->ptrs[a->n] = a->bufs[a->n].ptr;
-      a->n++;
-      if (check_buf(self, op, key, &a->bufs[a->n - 1]) < 0) goto out;
-    }
-  }
-  rc = 0;
-out:
-  Py_XDECREF(kl);
-  Py_XDECREF(vl);
-  if (rc < 0) args_free(a, 1);
-  return rc;
-}
-
-/* Keep a pull's outputs alive until the next wait (moved out of a). */
-static int keep_outs(fpy_kv *self, kv_args *a) {
-  if (a->n == 0) return 0; /* a push: nothing to keep */
-  if (self->nouts + (size_t)a->n > self->capouts) {
-    size_t cap = (self->nouts + (size_t)a->n) * 2 + 8;
-    fpy_buf *o = PyMem_Realloc(self->outs, cap * sizeof *o);
-    if (!o) return PyErr_NoMemory(), -1;
-    self->outs = o;
-    self->capouts = cap;
-  }
-  memcpy(self->outs + self->nouts, a->bufs, (size_t)a->n * sizeof *a->bufs);
-  self->nouts += (size_t)a->n;
-  a->n = 0; /* moved */
-  return 0;
-}
-
 /* ---- the updater: a Python callable run from inside fold ------------------ */
 
 static void updater_tramp(int64_t key, const void *merged, void *stored, size_t count, fold_dtype dt, void *ctx) {
@@ -253,7 +75,7 @@ static void updater_tramp(int64_t key, const void *merged, void *stored, size_t 
     PyObject *sm = PyMemoryView_FromMemory(stored, (Py_ssize_t)bytes, PyBUF_WRITE);
     PyObject *ma = mm ? PyObject_CallFunction(self->frombuffer, "Os", mm, np) : NULL;
     PyObject *sa = sm && ma ? PyObject_CallFunction(self->frombuffer, "Os", sm, np) : NULL;
-    PyObject *ko = sa ? key_obj(self, key) : NULL;
+    PyObject *ko = sa ? fpy_kv_key_obj(self, key) : NULL;
     /* a call on this store from inside is refused as such (use()), not
      * as "another thread is inside a call" */
     int was = self->in_updater;
@@ -361,7 +183,7 @@ static void kvs_dealloc(fpy_kv *self) {
 static PyObject *kvs_key(fpy_kv *self, PyObject *name) {
   if (!PyUnicode_Check(name)) return fpy_invalid("KVStore.key: name must be a str, not %s", Py_TYPE(name)->tp_name);
   int64_t key;
-  if (!use(self) || key_of(self, name, &key) < 0) return NULL;
+  if (!use(self) || fpy_kv_key_of(self, name, &key) < 0) return NULL;
   return PyLong_FromLongLong(key);
 }
 
@@ -371,7 +193,7 @@ static PyObject *kvs_init(fpy_kv *self, PyObject *args) {
   fold_kv *kv = use(self);
   int64_t key;
   fpy_buf b;
-  if (!kv || key_of(self, ko, &key) < 0 || fpy_buf_get(vo, 0, "KVStore.init: value", &b) < 0) return NULL;
+  if (!kv || fpy_kv_key_of(self, ko, &key) < 0 || fpy_buf_get(vo, 0, "KVStore.init: value", &b) < 0) return NULL;
   int rc;
   enter(self);
   Py_BEGIN_ALLOW_THREADS
@@ -381,7 +203,7 @@ static PyObject *kvs_init(fpy_kv *self, PyObject *args) {
   size_t count = b.count;
   fold_dtype dt = b.dtype;
   fpy_buf_release(&b);
-  if (rc) return raise_rc(self, rc);
+  if (rc) return fpy_kv_raise_rc(self, rc);
   PyObject *k = PyLong_FromLongLong(key);
   PyObject *m = Py_BuildValue("(ni)", (Py_ssize_t)count, (int)dt);
   int r = k && m ? PyDict_SetItem(self->meta, k, m) : -1;
@@ -398,14 +220,14 @@ static PyObject *push_pull(fpy_kv *self, int op, PyObject *keys, PyObject *vals,
   fold_kv *kv = use(self);
   if (!kv) return NULL;
   kv_args in = {0}, out = {0};
-  if (op != OP_PULL && args_get(self, names[op], keys, vals, 0, &in) < 0) return NULL;
-  if (op != OP_PUSH && args_get(self, names[op], keys, outs, 1, &out) < 0) {
-    args_free(&in, 1);
+  if (op != OP_PULL && fpy_kv_args_get(self, names[op], keys, vals, 0, &in) < 0) return NULL;
+  if (op != OP_PUSH && fpy_kv_args_get(self, names[op], keys, outs, 1, &out) < 0) {
+    fpy_kv_args_free(&in, 1);
     return NULL;
   }
   if (op == OP_PUSHPULL && in.n != out.n) {
-    args_free(&in, 1);
-    args_free(&out, 1);
+    fpy_kv_args_free(&in, 1);
+    fpy_kv_args_free(&out, 1);
     return fpy_invalid("KVStore.pushpull: %zd values but %zd outputs: give each key as many", in.n, out.n);
   }
   int rc;
@@ -416,13 +238,13 @@ static PyObject *push_pull(fpy_kv *self, int op, PyObject *keys, PyObject *vals,
   else rc = fold_kv_pushpull(kv, (int)in.n, in.keys, in.ptrs, (void *const *)out.ptrs, priority);
   Py_END_ALLOW_THREADS
   leave(self);
-  args_free(&in, 1); /* push copied its values */
+  fpy_kv_args_free(&in, 1); /* push copied its values */
   if (rc) {
-    args_free(&out, 1);
-    return raise_rc(self, rc);
+    fpy_kv_args_free(&out, 1);
+    return fpy_kv_raise_rc(self, rc);
   }
-  int r = keep_outs(self, &out);
-  args_free(&out, 1);
+  int r = fpy_kv_keep_outs(self, &out);
+  fpy_kv_args_free(&out, 1);
   if (r < 0 || raise_pending(self) < 0) return NULL; /* a local store ran the updater inside push */
   Py_RETURN_NONE;
 }
@@ -470,7 +292,7 @@ static PyObject *blocking(fpy_kv *self, int (*fn)(fold_kv *)) {
   fpy_guard_end(&g);
   if (fn != fold_kv_serve) release_outs(self);
   if (raise_pending(self) < 0 || PyErr_CheckSignals() < 0) return NULL;
-  if (rc) return raise_rc(self, rc);
+  if (rc) return fpy_kv_raise_rc(self, rc);
   Py_RETURN_NONE;
 }
 static PyObject *kvs_wait(fpy_kv *self, PyObject *u) { return blocking(self, fold_kv_wait); }
@@ -483,7 +305,7 @@ static PyObject *kvs_destroy(fpy_kv *self, PyObject *u) {
   if (self->busy) return fpy_invalid("KVStore: another thread is inside a call on this store");
   int rc = do_destroy(self);
   if (raise_pending(self) < 0 || PyErr_CheckSignals() < 0) return NULL;
-  if (rc) return raise_rc(self, rc);
+  if (rc) return fpy_kv_raise_rc(self, rc);
   Py_RETURN_NONE;
 }
 
@@ -511,7 +333,7 @@ static PyObject *kvs_set_optimizer(fpy_kv *self, PyObject *arg) {
   rc = fold_kv_set_optimizer(kv, spec);
   Py_END_ALLOW_THREADS
   leave(self);
-  if (rc) return raise_rc(self, rc);
+  if (rc) return fpy_kv_raise_rc(self, rc);
   Py_CLEAR(self->updater); /* the optimizer replaced it */
   Py_RETURN_NONE;
 }
@@ -541,7 +363,7 @@ static PyObject *kvs_set_updater(fpy_kv *self, PyObject *fn) {
   leave(self);
   if (rc) {
     Py_XSETREF(self->updater, old);
-    return raise_rc(self, rc);
+    return fpy_kv_raise_rc(self, rc);
   }
   Py_XDECREF(old);
   Py_RETURN_NONE;
@@ -556,7 +378,7 @@ static PyObject *kvs_dead_nodes(fpy_kv *self, PyObject *u) {
   Py_BEGIN_ALLOW_THREADS
   n = fold_kv_dead_nodes(kv, ranks, 64);
   Py_END_ALLOW_THREADS
-  if (n < 0) return raise_rc(self, n);
+  if (n < 0) return fpy_kv_raise_rc(self, n);
   PyObject *l = PyList_New(0);
   for (int i = 0; l && i < n && i < 64; i++) {
     PyObject *r = PyLong_FromLong(ranks[i]);
