@@ -13,8 +13,9 @@
  * 1. Correctness: every algorithm of every collective at n in {64, 255,
  *    1024}, started nonblocking on every rank and completed by fold_sim_run,
  *    with int32 data checked exactly.
- * 2. Costs: allreduce of 1 MiB at n = 1024 per algorithm, virtual time next
- *    to the textbook alpha-beta cost (op_time 0), within 10%. */
+ * 2. Costs: allreduce per algorithm of 64 KiB at n = 1024 (latency-bound) and
+ *    of 4 MiB at n = 64 (bandwidth-bound), virtual time next to the textbook
+ *    alpha-beta cost (op_time 0), within 10%. */
 
 enum { BROADCAST, REDUCE, ALLREDUCE, REDUCE_SCATTER, ALLGATHER, GATHER, SCATTER, ALLTOALL, BARRIER, NCOLL };
 static const char *names[NCOLL] = {"broadcast", "reduce", "allreduce", "reduce_scatter", "allgather",
@@ -125,18 +126,23 @@ int main(int argc, char **argv) {
           fflush(stdout);
         }
   }
-  /* the cost table */
-  int n = 1024;
-  size_t S = 1 << 20;
-  printf("\nallreduce of %zu bytes at n = %d, alpha = %.1f us, beta = %.3g s/B (%.1f GB/s), gamma = 0\n", S, n,
-         prm.latency * 1e6, prm.byte_time, 1e-9 / prm.byte_time);
-  printf("%-20s %14s %14s %8s\n", "algorithm", "simulated (us)", "model (us)", "ratio");
-  for (int a = 0; algos[ALLREDUCE][a]; a++) {
-    double t = run(ALLREDUCE, algos[ALLREDUCE][a], n, S / 4, &prm);
-    double m = fold__model_time("allreduce", algos[ALLREDUCE][a], n, (double)S, &prm);
-    printf("%-20s %14.1f %14.1f %8.3f\n", algos[ALLREDUCE][a], t * 1e6, m * 1e6, t / m);
-    fflush(stdout);
-    CHECK(fabs(t / m - 1) <= 0.10, "allreduce %s: simulated %.1f us vs model %.1f us", algos[ALLREDUCE][a], t * 1e6, m * 1e6);
+  /* the cost tables: a latency-bound point (many ranks, small blocks) and a
+   * bandwidth-bound one (few ranks, large blocks), so both terms are checked */
+  const struct { int n; size_t bytes; } pts[] = {{1024, (size_t)64 << 10}, {64, (size_t)4 << 20}};
+  for (int p = 0; p < 2; p++) {
+    int n = pts[p].n;
+    size_t S = pts[p].bytes;
+    printf("\nallreduce of %zu bytes at n = %d, alpha = %.1f us, beta = %.3g s/B (%.1f GB/s), gamma = 0\n", S, n,
+           prm.latency * 1e6, prm.byte_time, 1e-9 / prm.byte_time);
+    printf("%-20s %14s %14s %8s\n", "algorithm", "simulated (us)", "model (us)", "ratio");
+    for (int a = 0; algos[ALLREDUCE][a]; a++) {
+      double t = run(ALLREDUCE, algos[ALLREDUCE][a], n, S / 4, &prm);
+      double m = fold__model_time("allreduce", algos[ALLREDUCE][a], n, (double)S, &prm);
+      printf("%-20s %14.1f %14.1f %8.3f\n", algos[ALLREDUCE][a], t * 1e6, m * 1e6, t / m);
+      fflush(stdout);
+      CHECK(fabs(t / m - 1) <= 0.10, "allreduce %s, n = %d, %zu B: simulated %.1f us vs model %.1f us",
+            algos[ALLREDUCE][a], n, S, t * 1e6, m * 1e6);
+    }
   }
   printf("wall time %.1f s\n", (double)(clock() - w0) / CLOCKS_PER_SEC);
   return check_report("sim_coll");
