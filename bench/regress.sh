@@ -131,7 +131,7 @@ for cell in "${cells[@]}"; do
     fi
     if [ -z "$a" ] || [ -z "$b" ]; then status=1; continue; fi
     ta+=("$a") tb+=("$b")
-    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a > 0 ? b / a : 0 }')")
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')")
   done
   if [ ${#ratios[@]} -eq 0 ]; then
     printf "%-24s %12s %12s %8s %17s\n" "$name" "failed" "failed" "-" "-"
@@ -149,7 +149,7 @@ for cell in "${cells[@]}"; do
     loops=1
     [ "$coll" = allreduce ] && loops=2
     per=$(((iters - half) * loops))
-    awk -v a="$ia" -v b="$ib" -v n="$per" 'BEGIN { printf " %12.0f %12.0f %8.3f", a / n, b / n, a > 0 ? b / a : 0 }'
+    awk -v a="$ia" -v b="$ib" -v n="$per" 'BEGIN { printf " %12.0f %12.0f %8.3f", a / n, b / n, (a > 0 ? b / a : 0) }'
   fi
   printf "\n"
 done
