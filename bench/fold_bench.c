@@ -81,6 +81,9 @@ static void usage(FILE *f) {
           "  --check    verify every result against a local reference; count wrong elements\n"
           "  --json F   rank 0 also writes every row to file F as JSON (-o sum_exact: with\n"
           "             the sum time and the sum_exact/sum ratio of each row)\n"
+          "  --user-loop  end each timed iteration with an 8 B MAX allreduce of its time\n"
+          "             (barrier, call, allreduce: a user's timing loop) instead of one\n"
+          "             allreduce of all the times after the loop\n"
           "  --tune F   time every algorithm per size and write the fastest as FOLD_RULES\n"
           "             rules for this rank count and transport into F (kept: F's other\n"
           "             rules); -c defaults to every collective with several algorithms\n"
@@ -161,7 +164,7 @@ static int parse_args(int argc, char **argv, options *o) {
                  .op = FOLD_SUM, .iters = 20, .warmup = 5};
   static const struct option longs[] = {
     {"check", no_argument, NULL, 'C'}, {"json", required_argument, NULL, 'J'}, {"help", no_argument, NULL, 'h'},
-    {"tune", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
+    {"tune", required_argument, NULL, 'T'}, {"user-loop", no_argument, NULL, 'U'}, {NULL, 0, NULL, 0}};
   int ch, f;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":c:b:e:f:d:o:a:n:w:r:h", longs, NULL)) != -1) {
@@ -203,6 +206,7 @@ static int parse_args(int argc, char **argv, options *o) {
       if (parse_int(optarg, 0, &o->root)) return bad("bad -r root \"%s\" (want >= 0)", optarg);
       break;
     case 'C': o->check = 1; break;
+    case 'U': fb_user_loop = 1; break;
     case 'J': o->json = optarg; break;
     case 'T':
       if (*optarg == '\0') return bad("--tune needs a file name%s", "");
@@ -287,8 +291,8 @@ static void print_header(const options *o, fb_coll c, const char *algo, int n) {
   printf("# ranks: %d\n# transport: %s\n", n, transport_name());
   printf("# dtype: %s\n# op: %s\n", c == FB_BARRIER ? "none" : dtype_names[o->dtype],
          fb_colls[c].reduces ? op_names[o->op] : "none");
-  printf("# iterations: %d, warm-up: %d, check: %s, root: %d\n", o->iters, o->warmup, o->check ? "on" : "off",
-         o->root);
+  printf("# iterations: %d, warm-up: %d, check: %s, root: %d%s\n", o->iters, o->warmup, o->check ? "on" : "off",
+         o->root, fb_user_loop ? ", user loop" : "");
   printf("#%66s%-42s%s\n", "", "out-of-place", "in-place");
   printf("#%11s  %12s  %8s  %6s  %6s  %10s  %8s  %8s  %6s  %10s  %8s  %8s  %6s  %10s  %s\n", "size", "count", "type",
          "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p99", "algorithm");
@@ -335,8 +339,8 @@ static int write_json(const options *o, int n, const row *rows, size_t nrows, do
   }
   fprintf(f, "{\n  \"tool\": \"fold-bench\", \"ranks\": %d, \"transport\": \"%s\", \"dtype\": \"%s\", \"op\": \"%s\",\n",
           n, transport_name(), dtype_names[o->dtype], op_names[o->op]);
-  fprintf(f, "  \"iterations\": %d, \"warmup\": %d, \"check\": %s, \"avg_busbw\": %.6f,\n  \"rows\": [", o->iters,
-          o->warmup, o->check ? "true" : "false", avg);
+  fprintf(f, "  \"iterations\": %d, \"warmup\": %d, \"check\": %s, \"user_loop\": %s, \"avg_busbw\": %.6f,\n  \"rows\": [",
+          o->iters, o->warmup, o->check ? "true" : "false", fb_user_loop ? "true" : "false", avg);
   for (size_t i = 0; i < nrows; i++) {
     const row *r = &rows[i];
     const fb_coll_info *ci = &fb_colls[r->coll];

@@ -82,7 +82,11 @@ _Noreturn void fb_die(fold_comm *comm, const char *what, int rc);
  * each after a barrier, forced (fb_force) and timed alone; this rank's
  * times of the last iters go to t. Then tmax[i] = the slowest rank's time
  * of iteration i, sorted ascending (the same on every rank). Returns the
- * median of tmax. A failing call exits through fb_die. */
+ * median of tmax. A failing call exits through fb_die. With fb_user_loop
+ * set (--user-loop), each iteration ends with an 8 B MAX allreduce of its
+ * time instead (barrier, call, allreduce of the time: a user's timing loop),
+ * and no allreduce follows the loop. */
+extern int fb_user_loop;
 double fb_time_calls(const fb_call *k, fold_comm *comm, int warm, int iters, double *t, double *tmax);
 
 /* --check: write this rank's exact inputs where the call reads them and a

@@ -25,8 +25,15 @@ add_test(NAME bench_reduce_tcp_json COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_D
 add_test(NAME bench_allreduce_sum_exact COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 3 shm 1
   -c allreduce -d float64 -o sum_exact -b 8 -e 4K -f 8 -n 2 -w 1 --check
   --json ${CMAKE_CURRENT_BINARY_DIR}/bench_sum_exact.json)
+# --user-loop: each timed call followed by an 8 B MAX allreduce of its time (a user's timing loop).
+add_test(NAME bench_allreduce_user_loop COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} run 2 shm 1
+  -c allreduce --user-loop ${FOLD_BENCH_SMALL})
 set_tests_properties(bench_allreduce bench_reduce_scatter bench_allgather bench_alltoall bench_all
-  bench_allreduce_algos bench_reduce_tcp_json bench_allreduce_sum_exact PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
+  bench_allreduce_algos bench_reduce_tcp_json bench_allreduce_sum_exact bench_allreduce_user_loop
+  PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
+# bench/regress.sh's command line (its runs build two trees: not a unit test).
+add_test(NAME bench_regress_usage COMMAND ${FOLD_TEST_DIR}/bench/regress_check.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(bench_regress_usage PROPERTIES TIMEOUT 60)
 
 # Bad command lines: usage on stderr, exit 2.
 add_test(NAME bench_badopt_unknown COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINARY_DIR} badopt --bogus)
