@@ -138,12 +138,6 @@ struct fold_comm {
   /* node-local view: this rank's index among the ranks of the comm on its
    * host (same host identity as the shm transport's choice), and how many */
   int local_rank, local_size;
-  /* the communicator's host layout, the same on every rank (selection's
-   * "multihost" rules): how many hosts its ranks are on and the most ranks
-   * one host holds; set once where the communicator is made (threads: one
-   * host, or FOLD_TEST_HOST_MAP's; fold_init: the cards; the simulator:
-   * fold_sim_set_hosts; children: the split's host ids) */
-  int nhosts, max_ppn;
   /* transports: tps[] are the instances this rank uses (at most one per
    * kind); peer_tp[p] is the one that reaches rank p (self included);
    * NULL: tps[0] reaches every peer (fold__peer_tp). */
@@ -216,6 +210,13 @@ struct fold_comm {
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
+  /* (last: read only by selection's multihost rules, off the hot fields)
+   * the communicator's host layout, the same on every rank (selection's
+   * "multihost" rules): how many hosts its ranks are on and the most ranks
+   * one host holds; set once where the communicator is made (threads: one
+   * host, or FOLD_TEST_HOST_MAP's; fold_init: the cards; the simulator:
+   * fold_sim_set_hosts; children: the split's host ids) */
+  int nhosts, max_ppn;
 };
 
 /* The transport that reaches rank p of c: peer_tp[p], or when peer_tp is

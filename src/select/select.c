@@ -258,28 +258,28 @@ static int algo_serves(const fold_comm *c, const fold__algo *a, fold__coll_kind 
   return commutative || a->noncommutative_ok;
 }
 
-static int rule_fits(const fold__rule *r, fold__coll_kind kind, int size, int tp, size_t bytes, int commutative,
-                     int multihost) {
-  return r->coll == kind && (r->transport == 0 || r->transport == tp) && size >= r->min_ranks &&
-         size <= r->max_ranks && bytes >= r->min_bytes && bytes <= r->max_bytes &&
-         (!r->commutative_only || commutative) && (!r->pof2_only || (size & (size - 1)) == 0) &&
-         (!r->multihost_only || multihost);
-}
-
 /* Whether c's ranks are on more than one host with some host holding more
  * than one: where a hierarchical algorithm has host phases to gain from
  * (one host, or a rank per host, leaves hier the flat call plus overhead). */
 static int multihost(const fold_comm *c) { return c->nhosts > 1 && c->max_ppn > 1; }
+
+static int rule_fits(const fold_comm *c, const fold__rule *r, fold__coll_kind kind, int tp, size_t bytes,
+                     int commutative) {
+  int size = c->size;
+  return r->coll == kind && (r->transport == 0 || r->transport == tp) && size >= r->min_ranks &&
+         size <= r->max_ranks && bytes >= r->min_bytes && bytes <= r->max_bytes &&
+         (!r->commutative_only || commutative) && (!r->pof2_only || (size & (size - 1)) == 0) &&
+         (!r->multihost_only || multihost(c));
+}
 
 /* The first rule of rules[0, n) that fits and whose algorithm serves the
  * call; *at is its index. */
 static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n, fold__coll_kind kind, int tp,
                               size_t bytes, size_t esize, int commutative, int *at) {
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
-  int mh = multihost(c);
   for (int i = 0; i < n; i++) {
     const fold__rule *r = &rules[i];
-    if (!rule_fits(r, kind, c->size, tp, bytes, commutative, mh)) continue;
+    if (!rule_fits(c, r, kind, tp, bytes, commutative)) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
     if (k >= 0 && algo_serves(c, algos[k], kind, esize, commutative)) {
       *at = i;
