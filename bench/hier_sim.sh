@@ -14,6 +14,7 @@
 #             allgather of 24 bytes per rank: 24 n^2 bytes in all) get the
 #             closed form only (defaults 4096, 8192)
 #   LAYOUT    contiguous (default) or roundrobin
+#   PLOT_ONLY non-empty: no runs; the table and PNG from the existing CSV
 # Writes OUT_DIR/hier_sim_HxP.csv (_rr added for roundrobin; every collective's rows; the columns of
 # fold-sim --csv, sim_s empty where not simulated) and hier_sim_HxP.png
 # (allreduce; broadcast in hier_sim_HxP_broadcast.png), and prints per size
@@ -51,7 +52,9 @@ for cfg in $CONFIGS; do
   [ "$LAYOUT" = contiguous ] || sfx=_rr
   csv="$OUT/hier_sim_${cfg}${sfx}.csv"
   : >"$tmp/all.csv"
+  [ -n "${PLOT_ONLY:-}" ] && cp "$csv" "$tmp/all.csv"
   for coll in $COLLS; do
+    [ -n "${PLOT_ONLY:-}" ] && break
     for a in $(algos_of "$coll"); do
       cap=$SIM_CAP
       case $a in ring | scatter_allgather) [ "$n" -le "$RING_MAX_N" ] || cap=1 ;; hier) [ "$n" -le "$HIER_MAX_N" ] || cap=1 ;; esac
@@ -92,7 +95,7 @@ for cfg in $CONFIGS; do
       plot="$plot${plot:+, }'$tmp/$coll.$a.dat' using 1:2 with points pt 7 lc $i title '$a (simulated)', '' using 1:3 with lines lc $i title '$a (closed form)'"
     done
     gnuplot <<EOF
-set terminal png size 1000,700
+set terminal png size 1000,700 noenhanced
 set output '$png'
 set title '$coll on $H hosts x $P ranks ($n ranks, $LAYOUT): simulated (points), closed form (lines)' noenhanced
 set logscale xy
