@@ -67,7 +67,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 void fold__comm_set_layout(fold_comm *c, const uint64_t *host, int n) {
-  int same = 1; /* the usual cases first: one host, or every rank its own */
+  int same = 1; /* the usual case first: one host */
   for (int i = 1; i < n && same; i++) same = host[i] == host[0];
   if (same) {
     c->nhosts = 1, c->max_ppn = n;

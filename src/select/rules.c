@@ -120,8 +120,9 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   }
   if (nf == 0) return 1;
   if (nf < 5) {
-    report(e, path, line, "%d field%s; a rule is: collective transport ranks bytes algorithm [commutative] [pof2] [multihost]",
-           nf, nf == 1 ? "" : "s");
+    report(e, path, line,
+           "%d field%s; a rule is: collective transport ranks bytes algorithm [commutative] [pof2] [multihost]", nf,
+           nf == 1 ? "" : "s");
     return -1;
   }
   *r = (fold__rule){.line = line};

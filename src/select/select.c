@@ -49,10 +49,10 @@ static const fold__rule default_rules[] = {
    * where both the simulator (fold-sim, bench/hier_sim.sh: against the
    * ring family the tcp rules pick from 128-256 KiB on) and processes on
    * 2 x 2 loopback test hosts (contiguous and round robin) found it
-   * faster. Above 4 MiB the simulator has the flat ring ahead (its NIC
-   * carries 2S either way, and hier adds two host phases) and nothing
-   * was measured. */
-  {FOLD__COLL_ALLREDUCE, TCP, 3, ANY_N, 262144, 4194304, 1, 0, "hier", 0, 1},
+   * faster. From about 3 MiB the simulator has the flat ring ahead at
+   * 64 x 8 contiguous (its NIC carries 2S either way, and hier adds two
+   * host phases and its leaders' 2(H-1) latencies). */
+  {FOLD__COLL_ALLREDUCE, TCP, 3, ANY_N, 262144, 2097152, 1, 0, "hier", 0, 1},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 0, 255, 0, 0, "pipeline", 0},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 256, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, SHM, 3, 3, 0, 511, 0, 0, "scatter_allgather", 0},

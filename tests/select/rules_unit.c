@@ -523,6 +523,7 @@ static void test_multihost(void) {
     const char *mid = pick(c, FOLD__COLL_ALLREDUCE, 256 << 10, 1);
     CHECK((strcmp(mid, "hier") == 0) == lay[l].hier, "map %s: 256 KiB allreduce over tcp picked %s", lay[l].map, mid);
     CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 8, 1), "hier") != 0, "map %s: hier at 8 B", lay[l].map);
+    CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 4 << 20, 1), "hier") != 0, "map %s: hier at 4 MiB", lay[l].map);
     CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 1 << 20, 0), "hier") != 0, "map %s: hier for a non-commutative op",
           lay[l].map);
     c->ntps--;
