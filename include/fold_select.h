@@ -20,14 +20,16 @@ extern "C" {
  *  3. the built-in rules (measured on the development machine,
  *     docs/tuning.md), always the fallback.
  * A rules file is text, one rule per line, '#' starts a comment:
- *     collective transport ranks bytes algorithm [commutative] [pof2]
+ *     collective transport ranks bytes algorithm [commutative] [pof2] [multihost]
  * e.g. "allreduce shm 2-4 64K-1M rabenseifner commutative". transport is
  * inproc, shm, tcp, sim or '*': the communicator's transport, the slowest
  * its peers use (tcp over shm over inproc; fold_comm_transport). ranks and
  * bytes are inclusive ranges: '*', N, N-, -M or N-M; bytes are those of the
  * call's count argument (per block for the block collectives) with optional
  * K, M, G suffixes (powers of 1024). The flags restrict a rule to
- * commutative ops or to power-of-two rank counts. The first rule that
+ * commutative ops, to power-of-two rank counts, or (multihost) to
+ * communicators whose ranks span more than one host with more than one
+ * rank on some host (the layout is computed once per communicator). The first rule that
  * matches and whose algorithm can serve the call wins; a rule whose
  * algorithm cannot (a non-commutative op on an order-breaking algorithm,
  * an algorithm not usable on this communicator) is passed over, never an
@@ -49,9 +51,11 @@ extern "C" {
  * network phase among the hosts' leaders (the lowest rank of each host)
  * and, where the result must spread, a host phase back. Any layout: hosts
  * of different sizes, a host of one rank, ranks numbered across hosts; on
- * one host it is the host phase alone. It is only used when forced
- * (fold_comm_set_algo, FOLD_ALGO, a call's opts->algo, or a FOLD_RULES
- * line): automatic selection does not pick it. The communicator's first
+ * one host it is the host phase alone. Forced (fold_comm_set_algo,
+ * FOLD_ALGO, a call's opts->algo, or a FOLD_RULES line), or picked by the
+ * built-in rules for a commutative allreduce of 256 KiB to 2 MiB over tcp
+ * on 3 or more ranks spanning several hosts with more than one rank on
+ * some host (never on one host or with a rank per host). The first
  * hier call makes the two internal children with one exchange of its own
  * (it does not block: it runs as part of that call, nonblocking calls
  * included); they are freed by fold_comm_destroy. It refuses

@@ -9,7 +9,8 @@ set(FOLD_RULES_E2E ${FOLD_TEST_DIR}/select/rules_e2e.sh)
 add_test(NAME rules_e2e_shm COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} select shm)
 add_test(NAME rules_e2e_tcp COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} select tcp)
 add_test(NAME rules_tune COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} tune)
-set_tests_properties(rules_e2e_shm rules_e2e_tcp rules_tune PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+add_test(NAME rules_e2e_hier COMMAND ${FOLD_RULES_E2E} ${CMAKE_BINARY_DIR} hier)
+set_tests_properties(rules_e2e_shm rules_e2e_tcp rules_tune rules_e2e_hier PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 
 # fold_comm_get_algo: the name of what a call runs (checked by the mismatch
 # detection on the simulator), forced, rules, sum_exact's accumulators, bad input.

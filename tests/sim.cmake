@@ -38,8 +38,9 @@ target_link_libraries(sim_coll PRIVATE m)
 add_test(NAME sim_coll COMMAND sim_coll)
 set_tests_properties(sim_coll PROPERTIES TIMEOUT 900 LABELS slow)
 
-# fold-sim: output format, sim/model ratios, CSV and PNG, --slow and --op-overhead, --hosts, bad arguments.
-foreach(case run csv slow hosts badargs)
+# fold-sim: output format, sim/model ratios, CSV and PNG, --slow and --op-overhead, --hosts, hier against its
+# closed form and bench/hier_sim.sh, bad arguments.
+foreach(case run csv slow hosts hier badargs)
   add_test(NAME fold_sim_${case} COMMAND ${FOLD_TEST_DIR}/sim/fold_sim_test.sh $<TARGET_FILE:fold-sim> ${case})
   set_tests_properties(fold_sim_${case} PROPERTIES TIMEOUT 180)
 endforeach()

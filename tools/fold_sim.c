@@ -21,7 +21,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: fold-sim [-c COLLECTIVE] [-a ALGORITHM] [-n RANKS] [-b BYTES] [--latency S]\n"
           "                [--bandwidth BYTES_PER_S] [--op-time S_PER_BYTE] [--op-overhead S]\n"
-          "                [--slow RANK:SECONDS[,RANK:SECONDS...]] [--csv FILE] [--png FILE]\n"
+          "                [--slow RANK:SECONDS[,RANK:SECONDS...]] [--warmup K] [--sim-cap X]\n"
+          "                [--csv FILE] [--png FILE]\n"
           "                [--hosts H --ppn P [--layout contiguous|roundrobin] [--host-latency S]\n"
           "                [--host-bandwidth BYTES_PER_S]]\n"
           "Runs one collective on N simulated ranks and prints its virtual time next to\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f) {
           "                      (rank r on host r %% H)\n"
           "  --host-latency S    latency inside a host (default 5e-7)\n"
           "  --host-bandwidth B  bytes per second inside a host (default 5e10)\n"
+          "  --warmup K          K untimed calls before the timed one (default 0; hier's\n"
+          "                      first call also makes its children)\n"
+          "  --sim-cap X         points where n * bytes > X (memory and copies grow with\n"
+          "                      it) are not simulated: the model only, sim_s '-'\n"
           "  --csv FILE          write every point as CSV; with a sweep also FILE's\n"
           "                      name with .png (gnuplot), unless --png names one\n"
           "  --png FILE          the plot's file\n"
@@ -130,6 +135,8 @@ typedef struct {
   fold_sim_params p;
   int ppn, roundrobin;       /* ppn > 0: hosts of ppn ranks (n = hosts * ppn) */
   fold_sim_params host;      /* the link inside a host */
+  int warmup;                /* untimed calls before the timed one */
+  double sim_cap;            /* > 0: points with n * bytes above it get the model only */
   int nslow, slow_rank[MAX_SLOW];
   double slow_s[MAX_SLOW];
 } config;
@@ -198,38 +205,73 @@ static int run_one(const config *cf, int n, double bytes, double *t, const char 
       rc = 1;
       goto done;
     }
-  for (int r = 0; r < n && rc == 0; r++) {
-    int x, root = 0;
-    switch (ci) {
-    case 0: x = fold_ibroadcast(out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
-    case 1: x = fold_ireduce(in, out, count, FOLD_FLOAT32, FOLD_SUM, root, c[r], &req[r]); break;
-    case 2: x = fold_iallreduce(in, out, count, FOLD_FLOAT32, FOLD_SUM, c[r], &req[r]); break;
-    case 3: x = fold_ireduce_scatter(in, out, count, FOLD_FLOAT32, FOLD_SUM, c[r], &req[r]); break;
-    case 4: x = fold_iallgather(in, out, count, FOLD_FLOAT32, c[r], &req[r]); break;
-    case 5: x = fold_igather(in, out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
-    case 6: x = fold_iscatter(in, out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
-    case 7: x = fold_ialltoall(in, out, count, FOLD_FLOAT32, c[r], &req[r]); break;
-    default: x = fold_ibarrier(c[r], &req[r]); break;
+  /* cf->warmup untimed calls first (hier's first call also makes its
+   * children), then the timed one: *t is its virtual time alone */
+  double t0 = 0;
+  for (int call = 0; call <= cf->warmup && rc == 0; call++) {
+    t0 = fold_sim_time(sim);
+    for (int r = 0; r < n && rc == 0; r++) {
+      int x, root = 0;
+      switch (ci) {
+      case 0: x = fold_ibroadcast(out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
+      case 1: x = fold_ireduce(in, out, count, FOLD_FLOAT32, FOLD_SUM, root, c[r], &req[r]); break;
+      case 2: x = fold_iallreduce(in, out, count, FOLD_FLOAT32, FOLD_SUM, c[r], &req[r]); break;
+      case 3: x = fold_ireduce_scatter(in, out, count, FOLD_FLOAT32, FOLD_SUM, c[r], &req[r]); break;
+      case 4: x = fold_iallgather(in, out, count, FOLD_FLOAT32, c[r], &req[r]); break;
+      case 5: x = fold_igather(in, out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
+      case 6: x = fold_iscatter(in, out, count, FOLD_FLOAT32, root, c[r], &req[r]); break;
+      case 7: x = fold_ialltoall(in, out, count, FOLD_FLOAT32, c[r], &req[r]); break;
+      default: x = fold_ibarrier(c[r], &req[r]); break;
+      }
+      if (x != FOLD_OK) {
+        fprintf(stderr, "fold-sim: %s %s n=%d rank %d: %s\n", cf->coll, cf->algo, n, r, fold_comm_last_error(c[r]));
+        rc = x == FOLD_EINVAL ? 2 : 1; /* EINVAL at start: an algorithm that cannot serve this call */
+      }
     }
-    if (x != FOLD_OK) {
-      fprintf(stderr, "fold-sim: %s %s n=%d rank %d: %s\n", cf->coll, cf->algo, n, r, fold_comm_last_error(c[r]));
-      rc = x == FOLD_EINVAL ? 2 : 1; /* EINVAL at start: an algorithm that cannot serve this call */
-    }
-  }
-  if (rc == 0 && fold_sim_run(sim) != FOLD_OK) {
-    fprintf(stderr, "fold-sim: fold_sim_run: %s\n", fold_comm_last_error(NULL));
-    rc = 1;
-  }
-  *t = fold_sim_time(sim);
-  for (int r = 0; r < n && rc == 0; r++)
-    if (req[r] && fold_wait(req[r]) != FOLD_OK) {
-      fprintf(stderr, "fold-sim: rank %d: %s\n", r, fold_comm_last_error(c[r]));
+    if (rc == 0 && fold_sim_run(sim) != FOLD_OK) {
+      fprintf(stderr, "fold-sim: fold_sim_run: %s\n", fold_comm_last_error(NULL));
       rc = 1;
     }
+    *t = fold_sim_time(sim) - t0;
+    for (int r = 0; r < n && rc == 0; r++)
+      if (req[r] && fold_wait(req[r]) != FOLD_OK) {
+        fprintf(stderr, "fold-sim: rank %d: %s\n", r, fold_comm_last_error(c[r]));
+        rc = 1;
+      }
+  }
 done:
   fold_sim_destroy(sim);
   free(in), free(out), free(c), free(req);
   return rc;
+}
+
+/* The algorithm automatic selection gives coll on a simulated world of n
+ * ranks without hosts, as hier's children choose (one host, or a rank per
+ * host; never hier): the name, or "-" if none. */
+static const char *child_algo(const config *cf, const char *coll, int n, size_t count) {
+  fold_sim *sim = NULL;
+  fold_comm **c = calloc((size_t)n, sizeof *c);
+  const char *a = NULL;
+  if (c && fold_sim_create(n, &cf->p, &sim, c) == FOLD_OK)
+    a = fold_comm_get_algo(c[0], coll, count, FOLD_FLOAT32, FOLD_SUM);
+  fold_sim_destroy(sim);
+  free(c);
+  return a ? a : "-";
+}
+
+/* The model of algorithm `picked` for one point (NAN: none). */
+static double model_of(const config *cf, const char *picked, int n, double bytes) {
+  if (cf->ppn <= 0)
+    return fold__model_time(cf->coll, picked, n, bytes, &cf->p);
+  int hosts = n / cf->ppn;
+  if (strcmp(picked, "hier") != 0)
+    return fold__model_time_hosts(cf->coll, picked, hosts, cf->ppn, cf->roundrobin, bytes, &cf->host, &cf->p);
+  size_t count = (size_t)(bytes / 4);
+  int ar = strcmp(cf->coll, "allreduce") == 0;
+  const char *first = child_algo(cf, ar ? "reduce" : cf->coll, cf->ppn, count);
+  const char *net = child_algo(cf, cf->coll, hosts, count);
+  const char *back = child_algo(cf, ar ? "broadcast" : cf->coll, cf->ppn, count);
+  return fold__model_time_hier(cf->coll, hosts, cf->ppn, bytes, first, net, back, &cf->host, &cf->p);
 }
 
 /* Search PATH for an executable gnuplot. */
@@ -311,7 +353,7 @@ static int plot(const char *png, const config *cf, const double *ns, int nn, con
 }
 
 static void fmt_ratio(char *buf, size_t cap, double s, double m) {
-  if (isnan(m) || m <= 0)
+  if (isnan(m) || m <= 0 || isnan(s))
     snprintf(buf, cap, "-");
   else
     snprintf(buf, cap, "%.3f", s / m);
@@ -415,6 +457,14 @@ int main(int argc, char **argv) {
       if (!(bw > 0))
         return bad("bad --host-bandwidth '%s'", v);
       cf.host.byte_time = 1 / bw;
+    } else if (!strcmp(o, "--warmup")) {
+      double x = parse_num(v);
+      if (!(x >= 0 && x <= 100 && x == floor(x)))
+        return bad("bad --warmup '%s' (untimed calls, 0 .. 100)", v);
+      cf.warmup = (int)x;
+    } else if (!strcmp(o, "--sim-cap")) {
+      if ((cf.sim_cap = parse_size(v)) < 0)
+        return bad("bad --sim-cap '%s' (bytes)", v);
     } else if (!strcmp(o, "--csv")) {
       csv = v;
     } else if (!strcmp(o, "--png")) {
@@ -481,9 +531,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nb && rc == 0; k++) {
       int n = (int)ns[j], i = j * nb + k;
       double bytes = strcmp(cf.coll, "barrier") ? bs[k] : 0;
-      const char *picked = NULL;
-      rc = run_one(&cf, n, bytes, &sim_t[i], &picked);
-      if (rc)
+      const char *picked = cf.algo;
+      if (cf.sim_cap > 0 && (double)n * bytes > cf.sim_cap)
+        sim_t[i] = NAN; /* too big to simulate here: the model alone */
+      else if ((rc = run_one(&cf, n, bytes, &sim_t[i], &picked)) != 0)
         break;
       /* "auto" shows what it picked for this point, and that algorithm's model */
       char algo[64];
@@ -491,23 +542,27 @@ int main(int argc, char **argv) {
         snprintf(algo, sizeof algo, "auto:%s", picked);
       else
         snprintf(algo, sizeof algo, "%s", cf.algo);
-      model_t[i] = cf.ppn > 0 ? fold__model_time_hosts(cf.coll, picked, n / cf.ppn, cf.ppn, cf.roundrobin, bytes, &cf.host, &cf.p)
-                              : fold__model_time(cf.coll, picked, n, bytes, &cf.p);
+      model_t[i] = model_of(&cf, picked, n, bytes);
       char ratio[32], model[32];
       fmt_ratio(ratio, sizeof ratio, sim_t[i], model_t[i]);
       if (isnan(model_t[i]))
         snprintf(model, sizeof model, "-");
       else
         snprintf(model, sizeof model, "%.6e", model_t[i]);
-      printf("%-15s %-24s %7d %12.0f %14.6e %14s %9s\n", cf.coll, algo, n, bytes, sim_t[i], model, ratio);
+      char simv[32] = "-";
+      if (!isnan(sim_t[i]))
+        snprintf(simv, sizeof simv, "%.6e", sim_t[i]);
+      printf("%-15s %-24s %7d %12.0f %14s %14s %9s\n", cf.coll, algo, n, bytes, simv, model, ratio);
       fflush(stdout);
       if (cf_out) {
-        char mcsv[40] = "", rcsv[40] = ""; /* empty where there is no model */
+        char mcsv[40] = "", rcsv[40] = "", scsv[40] = ""; /* empty where there is no model or no run */
         if (!isnan(model_t[i]))
           snprintf(mcsv, sizeof mcsv, "%.9e", model_t[i]);
-        if (!isnan(model_t[i]) && model_t[i] > 0)
+        if (!isnan(sim_t[i]))
+          snprintf(scsv, sizeof scsv, "%.9e", sim_t[i]);
+        if (!isnan(model_t[i]) && model_t[i] > 0 && !isnan(sim_t[i]))
           snprintf(rcsv, sizeof rcsv, "%.6f", sim_t[i] / model_t[i]);
-        fprintf(cf_out, "%s,%s,%d,%.0f,%.9e,%s,%s,%g,%g,%g,%g,%s,", cf.coll, algo, n, bytes, sim_t[i], mcsv, rcsv,
+        fprintf(cf_out, "%s,%s,%d,%.0f,%s,%s,%s,%g,%g,%g,%g,%s,", cf.coll, algo, n, bytes, scsv, mcsv, rcsv,
                 cf.p.latency, cf.p.byte_time, cf.p.op_time, cf.p.op_overhead, slow);
         if (cf.ppn > 0)
           fprintf(cf_out, "%d,%d,%s,%g,%g\n", n / cf.ppn, cf.ppn, cf.roundrobin ? "roundrobin" : "contiguous",

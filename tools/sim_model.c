@@ -120,3 +120,28 @@ double fold__model_time_hosts(const char *coll, const char *algo, int hosts, int
   }
   return NAN;
 }
+
+double fold__model_time_hier(const char *coll, int hosts, int ppn, double bytes, const char *host_first,
+                             const char *net_algo, const char *host_back, const fold_sim_params *host,
+                             const fold_sim_params *net) {
+  if (coll == NULL || host == NULL || net == NULL || hosts < 1 || ppn < 1)
+    return NAN;
+  /* The phases run one after the other, each a collective of its own
+   * child: the host phases on ppn ranks of one host (their own links:
+   * traffic inside a host leaves the NIC alone), the leaders' phase on one
+   * rank per host, so each leader has its host's NIC to itself. Reductions
+   * cost the ranks' op_time, which is the world's (net's) under hosts. */
+  fold_sim_params h = *host;
+  h.op_time = net->op_time;
+  const char *first = coll, *mid = coll, *back = coll; /* the phases' collectives */
+  if (is(coll, "allreduce"))
+    first = "reduce", back = "broadcast";
+  else if (!is(coll, "broadcast") && !is(coll, "reduce") && !is(coll, "barrier"))
+    return NAN;
+  double t = 0;
+  if (ppn > 1)
+    t += fold__model_time(first, host_first, ppn, bytes, &h) + fold__model_time(back, host_back, ppn, bytes, &h);
+  if (hosts > 1)
+    t += fold__model_time(mid, net_algo, hosts, bytes, net);
+  return t;
+}

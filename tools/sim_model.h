@@ -27,4 +27,15 @@ double fold__model_time(const char *coll, const char *algo, int n, double bytes,
 double fold__model_time_hosts(const char *coll, const char *algo, int hosts, int ppn, int roundrobin, double bytes,
                               const fold_sim_params *host, const fold_sim_params *net);
 
+/* hier (docs/hierarchy.md) on hosts x ppn ranks: the sum of its phases,
+ * each the model of its child's algorithm: for allreduce reduce
+ * (host_first) on ppn ranks over the host link, allreduce (net_algo) on
+ * the hosts' leaders over the network, one rank per NIC, and broadcast
+ * (host_back) on ppn ranks; broadcast, reduce and barrier their own
+ * collective in each phase. Any layout: a host's ranks share its host link
+ * model whether contiguous or round robin. NAN where a phase has no model. */
+double fold__model_time_hier(const char *coll, int hosts, int ppn, double bytes, const char *host_first,
+                             const char *net_algo, const char *host_back, const fold_sim_params *host,
+                             const fold_sim_params *net);
+
 #endif /* FOLD_SIM_MODEL_H */

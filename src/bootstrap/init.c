@@ -117,6 +117,15 @@ static int choose(fold__boot *b, int tpk) {
  * ordered by rank. */
 static void set_local(const fold__boot *b, fold_comm *c) {
   const char *mine = b->cards[b->rank].host;
+  /* the layout (hosts, most ranks on one) from the same host strings */
+  uint64_t *ids = malloc((size_t)b->size * sizeof *ids);
+  for (int p = 0; ids && p < b->size; p++) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *q = b->cards[p].host; *q; q++) h = (h ^ (uint8_t)*q) * 1099511628211ull;
+    ids[p] = h;
+  }
+  if (ids) fold__comm_set_layout(c, ids, b->size);
+  free(ids);
   c->local_rank = 0;
   c->local_size = 0;
   for (int p = 0; p < b->size; p++)

@@ -26,6 +26,8 @@ static int comm_alloc(int rank, int size, int peer_table, uint8_t *zero_lost, fo
    * set their own view. */
   c->local_rank = rank;
   c->local_size = size;
+  c->nhosts = 1;
+  c->max_ppn = size;
   c->peer_tp = peer_table ? calloc((size_t)size, sizeof *c->peer_tp) : NULL;
   c->lost = zero_lost ? zero_lost : calloc((size_t)size, 1);
   c->lost_shared = zero_lost != NULL;
@@ -57,6 +59,32 @@ int fold__comm_alloc(int rank, int size, fold_comm **out) { return comm_alloc(ra
 
 int fold__comm_alloc_one_tp(int rank, int size, uint8_t *zero_lost, fold_comm **out) {
   return comm_alloc(rank, size, 0, zero_lost, out);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void fold__comm_set_layout(fold_comm *c, const uint64_t *host, int n) {
+  int same = 1; /* the usual case first: one host */
+  for (int i = 1; i < n && same; i++) same = host[i] == host[0];
+  if (same) {
+    c->nhosts = 1, c->max_ppn = n;
+    return;
+  }
+  uint64_t *s = malloc((size_t)n * sizeof *s);
+  if (s == NULL) return;
+  memcpy(s, host, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, cmp_u64);
+  int hosts = 0, most = 0;
+  for (int i = 0, run = 0; i < n; i++) {
+    run = i > 0 && s[i] == s[i - 1] ? run + 1 : 1;
+    hosts += run == 1;
+    if (run > most) most = run;
+  }
+  free(s);
+  c->nhosts = hosts, c->max_ppn = most;
 }
 
 int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {

@@ -14,6 +14,11 @@ int fold__comm_alloc(int rank, int size, fold_comm **out);
  * (fold__lost_own). The simulator's worlds: n tables of n entries each are
  * O(n^2) memory. */
 int fold__comm_alloc_one_tp(int rank, int size, uint8_t *zero_lost, fold_comm **out);
+/* Set c->nhosts and c->max_ppn from the host ids of its n ranks (any
+ * numbering: equal ids are one host), in O(n log n) on a copy. Every rank
+ * passes the same ids, so every rank gets the same layout. Out of memory
+ * leaves the layout as it was (one host: selection stays flat). */
+void fold__comm_set_layout(fold_comm *c, const uint64_t *host, int n);
 /* Attach a transport instance; used by bootstrap code. */
 int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init

@@ -42,6 +42,12 @@ int fold_comm_init_threads(int n, fold_comm **comms) {
       comms[i]->peer_tp[p] = p == i ? NULL : tps[i];
   }
   free(tps);
+  /* One host, unless FOLD_TEST_HOST_MAP splits the threads into test hosts
+   * (as split_host and hier do, comm_split.c): selection sees that layout. */
+  uint64_t *host = fold__param_str(FOLD__P_TEST_HOST_MAP) ? malloc((size_t)n * sizeof *host) : NULL;
+  for (int i = 0; host && i < n; i++) host[i] = (uint64_t)(fold__test_host(i) + 1);
+  for (int i = 0; host && i < n; i++) fold__comm_set_layout(comms[i], host, n);
+  free(host);
   for (int i = 0; i < n; i++) /* FOLD_PROGRESS_THREAD: a failure leaves that rank without */
     fold__pthread_start(comms[i]);
   return FOLD_OK;

@@ -155,6 +155,11 @@ static int kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const member *mem,
     for (int j = 0; j < k->ntps && !seen; j++) seen = k->tps[j] == tp;
     if (!seen && k->ntps < FOLD__TP_MAX) k->tps[k->ntps++] = tp;
   }
+  /* the child's layout from its members' host ids (selection's rules) */
+  uint64_t *ids = malloc((size_t)n * sizeof *ids);
+  for (int i = 0; ids && i < n; i++) ids[i] = recs[mem[i].rank].host;
+  if (ids) fold__comm_set_layout(k, ids, n);
+  free(ids);
   k->cid = cid;
   if (f->nkids == f->capkids) {
     int cap = f->capkids ? 2 * f->capkids : 4;

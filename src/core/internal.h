@@ -210,6 +210,13 @@ struct fold_comm {
   /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
   void *boot;
   void (*boot_release)(void *boot);
+  /* (last: read only by selection's multihost rules, off the hot fields)
+   * the communicator's host layout, the same on every rank (selection's
+   * "multihost" rules): how many hosts its ranks are on and the most ranks
+   * one host holds; set once where the communicator is made (threads: one
+   * host, or FOLD_TEST_HOST_MAP's; fold_init: the cards; the simulator:
+   * fold_sim_set_hosts; children: the split's host ids) */
+  int nhosts, max_ppn;
 };
 
 /* The transport that reaches rank p of c: peer_tp[p], or when peer_tp is

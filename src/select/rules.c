@@ -19,7 +19,7 @@
  *   ranks     := range of integers >= 1
  *   bytes     := range of sizes: digits with an optional K, M or G (x1024^k)
  *   range     := '*' | V | V '-' | '-' V | V '-' V     (inclusive)
- *   flag      := commutative | pof2
+ *   flag      := commutative | pof2 | multihost
  * A file is all or nothing: one bad line rejects the file, so that a typo
  * never leaves a half-applied table that silently differs from the author's. */
 
@@ -113,15 +113,16 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   for (char *save = NULL, *t = strtok_r(text, " \t\r\n\v\f", &save); t; t = strtok_r(NULL, " \t\r\n\v\f", &save)) {
     if (nf == FIELDS_MAX) {
       report(e, path, line, "too many fields (a rule is: collective transport ranks bytes algorithm "
-                            "[commutative] [pof2])");
+                            "[commutative] [pof2] [multihost])");
       return -1;
     }
     f[nf++] = t;
   }
   if (nf == 0) return 1;
   if (nf < 5) {
-    report(e, path, line, "%d field%s; a rule is: collective transport ranks bytes algorithm [commutative] [pof2]",
-           nf, nf == 1 ? "" : "s");
+    report(e, path, line,
+           "%d field%s; a rule is: collective transport ranks bytes algorithm [commutative] [pof2] [multihost]", nf,
+           nf == 1 ? "" : "s");
     return -1;
   }
   *r = (fold__rule){.line = line};
@@ -162,8 +163,9 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   for (int i = 5; i < nf; i++) {
     if (strcmp(f[i], "commutative") == 0) r->commutative_only = 1;
     else if (strcmp(f[i], "pof2") == 0) r->pof2_only = 1;
+    else if (strcmp(f[i], "multihost") == 0) r->multihost_only = 1;
     else {
-      report(e, path, line, "unknown flag \"%s\" (known: commutative pof2)", f[i]);
+      report(e, path, line, "unknown flag \"%s\" (known: commutative pof2 multihost)", f[i]);
       return -1;
     }
   }

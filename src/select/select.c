@@ -43,6 +43,16 @@ static const fold__rule default_rules[] = {
   {FOLD__COLL_SCATTER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
   {FOLD__COLL_ALLTOALL, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
   {FOLD__COLL_BARRIER, 0, 1, ANY_N, 0, ANY_B, 0, 0, "shm", 0},
+  /* hier (docs/hierarchy.md) where the communicator spans hosts and some
+   * host holds more than one rank (multihost; one host or a rank per host
+   * leaves it the flat call plus its overhead), over tcp, in the sizes
+   * where both the simulator (fold-sim, bench/hier_sim.sh: against the
+   * ring family the tcp rules pick from 128-256 KiB on) and processes on
+   * 2 x 2 loopback test hosts (contiguous and round robin) found it
+   * faster. From about 3 MiB the simulator has the flat ring ahead at
+   * 64 x 8 contiguous (its NIC carries 2S either way, and hier adds two
+   * host phases and its leaders' 2(H-1) latencies). */
+  {FOLD__COLL_ALLREDUCE, TCP, 3, ANY_N, 262144, 2097152, 1, 0, "hier", 0, 1},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 0, 255, 0, 0, "pipeline", 0},
   {FOLD__COLL_BROADCAST, SHM, 1, 2, 256, ANY_B, 0, 0, "binomial", 0},
   {FOLD__COLL_BROADCAST, SHM, 3, 3, 0, 511, 0, 0, "scatter_allgather", 0},
@@ -248,10 +258,18 @@ static int algo_serves(const fold_comm *c, const fold__algo *a, fold__coll_kind 
   return commutative || a->noncommutative_ok;
 }
 
-static int rule_fits(const fold__rule *r, fold__coll_kind kind, int size, int tp, size_t bytes, int commutative) {
+/* Whether c's ranks are on more than one host with some host holding more
+ * than one: where a hierarchical algorithm has host phases to gain from
+ * (one host, or a rank per host, leaves hier the flat call plus overhead). */
+static int multihost(const fold_comm *c) { return c->nhosts > 1 && c->max_ppn > 1; }
+
+static int rule_fits(const fold_comm *c, const fold__rule *r, fold__coll_kind kind, int tp, size_t bytes,
+                     int commutative) {
+  int size = c->size;
   return r->coll == kind && (r->transport == 0 || r->transport == tp) && size >= r->min_ranks &&
          size <= r->max_ranks && bytes >= r->min_bytes && bytes <= r->max_bytes &&
-         (!r->commutative_only || commutative) && (!r->pof2_only || (size & (size - 1)) == 0);
+         (!r->commutative_only || commutative) && (!r->pof2_only || (size & (size - 1)) == 0) &&
+         (!r->multihost_only || multihost(c));
 }
 
 /* The first rule of rules[0, n) that fits and whose algorithm serves the
@@ -261,7 +279,7 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int i = 0; i < n; i++) {
     const fold__rule *r = &rules[i];
-    if (!rule_fits(r, kind, c->size, tp, bytes, commutative)) continue;
+    if (!rule_fits(c, r, kind, tp, bytes, commutative)) continue;
     int k = fold__algo_index(kind, r->algo, strlen(r->algo));
     if (k >= 0 && algo_serves(c, algos[k], kind, esize, commutative)) {
       *at = i;

@@ -24,6 +24,8 @@ typedef struct fold__rule {
   int pof2_only;               /* the rule applies to power-of-two rank counts only */
   const char *algo;
   int line;                    /* rules files: the line it came from; 0 for built-in rules */
+  int multihost_only;          /* the rule applies only where the communicator spans more than one host
+                                  and some host holds more than one rank (fold_comm.nhosts, max_ppn) */
 } fold__rule;
 
 /* The rules of one FOLD_RULES file, in file order. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rules_e2e.sh — FOLD_RULES end to end under foldrun (the algorithm that runs, bad files) and fold-bench --tune files.
 # Usage: rules_e2e.sh BUILD_DIR select TRANSPORT   rules pick the algorithm that runs; a bad file warns and falls back
+#        rules_e2e.sh BUILD_DIR hier               the multihost rule picks hier on 2 x 2 test hosts, not elsewhere
 #        rules_e2e.sh BUILD_DIR tune               --tune at n=3 over shm, then tcp, into one file that FOLD_RULES accepts
 set -uo pipefail
 B=$1 mode=$2
@@ -139,6 +140,33 @@ tune)
   run 3 shm -- --tune "$tmp/no/such/dir/x.rules" -c gather -b 64 -e 64 -n 1 -w 0 && fail "unwritable file: exit 0"
   grep -q "cannot write $tmp/no/such/dir/x.rules" "$tmp/err" || fail "no 'cannot write' message"
   echo "ok: --tune over shm and tcp into one file, accepted by FOLD_RULES"
+  ;;
+hier)
+  # The built-in multihost rule: 4 processes as 2 test hosts x 2 (shm
+  # inside, tcp between) pick hier for a 1 MiB allreduce on their own,
+  # and the results check; an 8-byte call, one host and a rank per host
+  # keep the flat choice.
+  # hrun MAP -- fold-bench args: 4 processes, transports as the map says
+  hrun() {
+    local map=$1
+    shift 2
+    FOLD_TEST_HOST_MAP=$map FOLD_DEBUG=TRACE timeout -k 5 120 "$B/foldrun" -n 4 --timeout 60 -- "$B/fold-bench" "$@" \
+      >"$tmp/out" 2>"$tmp/err"
+  }
+  hrun 0,0,1,1 -- -c allreduce -b 8 -e 1M -f 131072 -n 2 -w 1 --check || fail "2 x 2 run failed"
+  grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "2 x 2: wrong results"
+  for r in 0 1 2 3; do
+    want="\[$r\] fold\[rank $r\] TRACE: fold_allreduce"
+    grep -q "$want: 1048576 B, 4 ranks, tcp: hier (built-in rule [0-9]*)\$" "$tmp/err" || fail "rank $r: 1 MiB not hier"
+    grep -q "$want: 8 B, 4 ranks, tcp: hier" "$tmp/err" && fail "rank $r: hier at 8 B"
+  done
+  for map in 0 0,1,2,3; do
+    hrun $map -- -c allreduce -b 1M -e 1M -n 1 -w 0 --check || fail "map $map: run failed"
+    grep -q 'Wrong elements : 0 OK' "$tmp/out" || fail "map $map: wrong results"
+    grep -q "TRACE: fold_allreduce: 1048576 B, 4 ranks, [a-z]*: [a-z_]* (built-in rule" "$tmp/err" || fail "map $map: no trace"
+    grep -q "TRACE: fold_allreduce: 1048576 B, 4 ranks, [a-z]*: hier" "$tmp/err" && fail "map $map: hier picked"
+  done
+  echo "ok: hier picked on 2 x 2 test hosts for 1 MiB, not at 8 B, on one host or a rank per host"
   ;;
 *)
   echo "rules_e2e.sh: unknown mode $mode" >&2

@@ -97,7 +97,7 @@ static void test_valid(void) {
 }
 
 static void test_errors(void) {
-  const char *shape = "a rule is: collective transport ranks bytes algorithm [commutative] [pof2]";
+  const char *shape = "a rule is: collective transport ranks bytes algorithm [commutative] [pof2] [multihost]";
   char want[256];
   snprintf(want, sizeof want, "3 fields; %s", shape);
   expect_error("# ok\n\nallreduce shm 2\n", 3, want);
@@ -111,7 +111,7 @@ static void test_errors(void) {
                "allreduce has no algorithm \"rign\" (known: reduce_bcast recursive_doubling rabenseifner ring "
                "ring_segmented direct shm ring_skip hier)");
   expect_error("gather * * * ring\n", 1, "gather has no algorithm \"ring\" (known: binomial linear shm)");
-  expect_error("allreduce * * * ring sorted\n", 1, "unknown flag \"sorted\" (known: commutative pof2)");
+  expect_error("allreduce * * * ring sorted\n", 1, "unknown flag \"sorted\" (known: commutative pof2 multihost)");
   const char *rbad = "(want *, N, N-, -M or N-M with 1 <= N <= M)";
   const char *bbad = "(want *, N, N-, -M or N-M with N <= M; K, M, G suffixes)";
   const char *ranks[] = {"0", "0-4", "5-2", "-", "x", "2-x", "3K", "2--4", "99999999999"};
@@ -139,7 +139,7 @@ static void test_errors(void) {
                "allreduce has no algorithm \"nope\" (known: reduce_bcast recursive_doubling rabenseifner ring "
                "ring_segmented direct shm ring_skip hier) (and 2 more bad lines)");
   expect_error("allreduce * * * ring\nx\ny\n", 2, "1 field; a rule is: collective transport ranks bytes algorithm "
-                                                  "[commutative] [pof2] (and 1 more bad line)");
+                                                  "[commutative] [pof2] [multihost] (and 1 more bad line)");
   {
     fold__rules *rs = NULL;
     char err[512];
@@ -475,9 +475,10 @@ static void test_builtin_sane(void) {
           "rule %d: ranges", i + 1);
     CHECK(r[i].transport == 0 || r[i].transport == FOLD__TP_KIND_SHM || r[i].transport == FOLD__TP_KIND_TCP,
           "rule %d: transport %d", i + 1, r[i].transport);
-    int first = i == 0 || r[i - 1].coll != r[i].coll || r[i - 1].transport != r[i].transport ||
-                r[i - 1].min_ranks != r[i].min_ranks;
-    if (r[i].transport == 0) continue;
+    /* generic rules and the multihost (hier) ones are no measured block */
+    if (r[i].transport == 0 || r[i].multihost_only) continue;
+    int first = i == 0 || r[i - 1].multihost_only || r[i - 1].coll != r[i].coll ||
+                r[i - 1].transport != r[i].transport || r[i - 1].min_ranks != r[i].min_ranks;
     if (first) CHECK(r[i].min_bytes == 0, "rule %d: a measured block starts at %zu B", i + 1, r[i].min_bytes);
     else CHECK(r[i].min_bytes == r[i - 1].max_bytes + 1, "rule %d: gap or overlap after rule %d", i + 1, i);
     int last = i + 1 == n || r[i + 1].coll != r[i].coll || r[i + 1].transport != r[i].transport ||
@@ -485,6 +486,62 @@ static void test_builtin_sane(void) {
     if (last) CHECK(r[i].max_bytes == FOLD__RULE_ANY_BYTES, "rule %d: a measured block ends at %zu B", i + 1,
                     r[i].max_bytes);
   }
+}
+
+/* The multihost rules: a communicator over tcp spanning hosts with more
+ * than one rank on some host picks hier for a large allreduce; one host, a
+ * rank per host, or a small call keep the flat choice. The layout is what
+ * fold_comm_init_threads computed from FOLD_TEST_HOST_MAP; the transport
+ * kind is faked as tcp (threads talk inproc). */
+static void test_multihost(void) {
+  static const fold__tp_ops tcp_ops = {.name = "fake-tcp", .kind = FOLD__TP_KIND_TCP};
+  static fold__tp tcp = {.ops = &tcp_ops};
+  struct {
+    const char *map;
+    int n, hosts, ppn, hier;
+  } lay[] = {
+      {"0,0,1,1", 4, 2, 2, 1},         /* 2 hosts x 2 */
+      {"0,1", 5, 2, 3, 1},             /* round robin on 2 hosts: 3 + 2 */
+      {"0,0,0,1,2,2,3,3", 8, 4, 3, 1}, /* uneven */
+      {"0", 4, 1, 4, 0},               /* one host */
+      {"0,1,2,3", 4, 4, 1, 0},         /* a rank per host */
+  };
+  for (size_t l = 0; l < sizeof lay / sizeof *lay; l++) {
+    fold_comm *cs[16];
+    setenv("FOLD_TEST_HOST_MAP", lay[l].map, 1);
+    with_threads(lay[l].n, NULL, cs);
+    unsetenv("FOLD_TEST_HOST_MAP");
+    for (int r = 0; r < lay[l].n; r++)
+      CHECK(cs[r]->nhosts == lay[l].hosts && cs[r]->max_ppn == lay[l].ppn,
+            "map %s rank %d: %d hosts, at most %d per host; want %d, %d", lay[l].map, r, cs[r]->nhosts,
+            cs[r]->max_ppn, lay[l].hosts, lay[l].ppn);
+    fold_comm *c = cs[0];
+    CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 1 << 20, 1), "hier") != 0, "map %s: hier on inproc", lay[l].map);
+    c->tps[c->ntps++] = &tcp; /* the slowest kind decides: tcp */
+    const char *big = pick(c, FOLD__COLL_ALLREDUCE, 1 << 20, 1);
+    CHECK((strcmp(big, "hier") == 0) == lay[l].hier, "map %s: 1 MiB allreduce over tcp picked %s", lay[l].map, big);
+    const char *mid = pick(c, FOLD__COLL_ALLREDUCE, 256 << 10, 1);
+    CHECK((strcmp(mid, "hier") == 0) == lay[l].hier, "map %s: 256 KiB allreduce over tcp picked %s", lay[l].map, mid);
+    CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 8, 1), "hier") != 0, "map %s: hier at 8 B", lay[l].map);
+    CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 4 << 20, 1), "hier") != 0, "map %s: hier at 4 MiB", lay[l].map);
+    CHECK(strcmp(pick(c, FOLD__COLL_ALLREDUCE, 1 << 20, 0), "hier") != 0, "map %s: hier for a non-commutative op",
+          lay[l].map);
+    c->ntps--;
+    destroy(lay[l].n, cs);
+  }
+  /* FOLD_RULES files say it with the flag multihost */
+  const char *path = put("mh.rules", "barrier * * * hier multihost\nbarrier * * * dissemination\n");
+  fold_comm *cs[16];
+  setenv("FOLD_TEST_HOST_MAP", "0,0,1", 1);
+  with_threads(3, path, cs);
+  CHECK(cs[0]->rules && cs[0]->rules->rule[0].multihost_only == 1, "flag multihost not parsed");
+  CHECK_PICK(cs[0], FOLD__COLL_BARRIER, 0, 1, "hier");
+  destroy(3, cs);
+  setenv("FOLD_TEST_HOST_MAP", "0,1,2", 1);
+  with_threads(3, path, cs);
+  CHECK_PICK(cs[0], FOLD__COLL_BARRIER, 0, 1, "dissemination");
+  destroy(3, cs);
+  unsetenv("FOLD_TEST_HOST_MAP");
 }
 
 int main(void) {
@@ -503,6 +560,7 @@ int main(void) {
   test_specs();
   test_builtin_total();
   test_builtin_sane();
+  test_multihost();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

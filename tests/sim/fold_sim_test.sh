@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fold_sim_test.sh — fold-sim: output format, sim/model ratio, CSV columns and plot, --slow, bad arguments.
+# fold_sim_test.sh — fold-sim: output format, sim/model ratio, CSV columns and plot, --slow, hier, bad arguments.
 # Usage: fold_sim_test.sh FOLD_SIM CASE
 set -u
 F=$1 CASE=$2
@@ -96,6 +96,31 @@ hosts)
   timeout 60 "$F" -a recursive_doubling --hosts 16 --ppn 8 -b 64K --layout roundrobin > "$T/o" 2> "$T/e"
   check "recursive_doubling -> 0" test $? -eq 0
   check "recursive_doubling near its closed form" ratio_near "$T/o" recursive_doubling 128 0.95 1.05
+  ;;
+hier)
+  # hier on 8 hosts x 4 (contiguous and round robin), after one untimed
+  # call: within 10% of its closed form (the sum of its phases' models):
+  # allreduce at every size; broadcast where bytes count (at 8 B - 4 KiB
+  # the rooted calls' ceil(log2 n) signature rounds on the parent, not in
+  # the closed form, add 10-21%); and bench/hier_sim.sh's CSV and table
+  for layout in contiguous roundrobin; do
+    for c in allreduce broadcast; do
+      timeout 120 "$F" -c $c -a hier --hosts 8 --ppn 4 --layout $layout -b 8,4K,256K --warmup 1 > "$T/o" 2> "$T/e"
+      check "hier $c $layout -> 0" test $? -eq 0
+      want=3
+      [ $c = broadcast ] && want=1
+      check "hier $c $layout: $want row(s) within 10% of the closed form" \
+        test "$(awk '$2 == "hier" && $3 == 32 && $7 >= 0.9 && $7 <= 1.1' "$T/o" | wc -l)" -ge $want
+      check "hier $c $layout: 256 KiB within 10%" grep -Eq '^'$c' +hier +32 +262144 .* (0\.9[0-9]{2}|1\.0[0-9]{2}|1\.100)$' "$T/o"
+    done
+  done
+  timeout 60 "$F" -a hier --hosts 8 --ppn 4 -b 1M --sim-cap 1 > "$T/o" 2> "$T/e"
+  check "--sim-cap: the model only" grep -Eq '^allreduce +hier +32 +1048576 +- +[0-9.]+e-[0-9]+ +-$' "$T/o"
+  S=$(dirname "$0")/../../bench/hier_sim.sh
+  CONFIGS=4x2 COLLS=allreduce SIZES=8,64K timeout 120 "$S" "$(dirname "$F")" "$T" > "$T/o" 2> "$T/e"
+  check "hier_sim.sh -> 0" test $? -eq 0
+  check "hier_sim.sh: a CSV row per algorithm and size" test "$(grep -c '^allreduce,' "$T/hier_sim_4x2.csv")" -eq 10
+  check "hier_sim.sh: the table" grep -Eq '^65536 [a-z_]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.]+ 1\.0[0-9]{2}$' "$T/o"
   ;;
 badargs)
   for args in "" "--bogus 1" "-c nothing" "-n 0" "-n x" "-n 4:2:x2" "-n 2:8:x1" "-b 3" "-b 12Q" "--latency -1" \

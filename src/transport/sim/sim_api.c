@@ -354,9 +354,14 @@ int fold_sim_set_hosts(fold_sim *sim, int hosts, const int *host_of_rank, const 
       sim->comms[r]->local_rank = count[of[r]]++;
     else
       count[of[r]]++;
+  int most = 0; /* the world's layout, for selection (every rank the same) */
+  for (int h = 0; h < hosts; h++) most = count[h] > most ? count[h] : most;
   for (int r = 0; r < n; r++)
-    if (sim->comms[r])
+    if (sim->comms[r]) {
       sim->comms[r]->local_size = count[of[r]];
+      sim->comms[r]->nhosts = hosts;
+      sim->comms[r]->max_ppn = most;
+    }
   free(count);
   free(sim->host_of), free(sim->out_free), free(sim->in_free);
   sim->host_of = of;
@@ -425,6 +430,8 @@ void fold__sim_attach(struct fold_sim *sim, int i, fold_comm *c) {
   /* Every simulated rank has its own link to the switch: its own host. */
   c->local_rank = 0;
   c->local_size = 1;
+  c->nhosts = c->size;
+  c->max_ppn = 1;
 }
 
 void fold__sim_free(struct fold_sim *sim) {
