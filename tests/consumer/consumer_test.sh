@@ -29,14 +29,7 @@ case $how in
     libdir=$T/b/fold ;;
   fetch)
     # the repository: the tree as it is now (tracked files and new ones git does not ignore), one commit
-    mkdir "$T/repo"
-    if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-      (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done |
-        xargs -0 cp --parents -t "$T/repo")
-    else
-      tar -C "$src" --exclude='./build*' -cf - . | tar -C "$T/repo" -xf -
-    fi
+    "$here/copy_tree.sh" "$src" "$T/repo"
     g=(git -C "$T/repo" -c user.name=fold-test -c user.email=fold-test@localhost -c init.defaultBranch=main)
     step "$T/git.log" "${g[@]}" init -q
     step "$T/git.log" "${g[@]}" add -A
