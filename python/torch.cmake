@@ -46,5 +46,5 @@ target_compile_definitions(fold_torch PRIVATE _GLIBCXX_USE_CXX11_ABI=${_fold_tor
 target_compile_options(fold_torch PRIVATE -Wno-unused-parameter)
 target_link_libraries(fold_torch PRIVATE fold ${FOLD_LIBTORCH_PYTHON} ${FOLD_LIBTORCH} ${FOLD_LIBTORCH_CPU} ${FOLD_LIBC10})
 add_dependencies(fold_torch fold_python_files)
-set_target_properties(fold_torch PROPERTIES INSTALL_RPATH "$ORIGIN/${_fold_py_to_lib}")
+set_target_properties(fold_torch PROPERTIES INSTALL_RPATH "${_fold_py_rpath}" BUILD_WITH_INSTALL_RPATH ${FOLD_PYTHON_WHEEL})
 install(TARGETS fold_torch LIBRARY DESTINATION ${FOLD_PYTHON_INSTALL_DIR}/fold)
