@@ -153,6 +153,12 @@ foreach(map ${FOLD_HIER_MAPS})
   endforeach()
   math(EXPR i "${i} + 1")
 endforeach()
+# record types through every algorithm (hier included) with the threads
+# split into hosts: uneven 3+1+2+2, and round-robin on 2 hosts
+add_test(NAME hier_records_uneven COMMAND coll_records threads 8)
+add_test(NAME hier_records_rr COMMAND coll_records threads 5)
+set_tests_properties(hier_records_uneven PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,0,0,1,2,2,3,3;FOLD_TIMEOUT=60")
+set_tests_properties(hier_records_rr PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,1;FOLD_SEGMENT_BYTES=1000;FOLD_TIMEOUT=60")
 # processes: 8 ranks as 3+1+2+2 hosts, and 5 ranks round-robin on 2 hosts
 foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr")
   list(GET lay 0 np)
