@@ -353,8 +353,11 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
     fold__hier_phase p;
     memset(&p, 0, sizeof p);
     int pr = plan(co, hc->kids, h->phase, &p);
-    if (pr < 0) {
-      rc = pr;
+    if (pr < 0) { /* this rank cannot go on (out of memory): the others must not wait for it */
+      char msg[FOLD__ERRLEN];
+      snprintf(msg, sizeof msg, "collective #%d: rank %d: %s (hier) cannot go on: %.300s", co->tag, co->rank,
+               fold__coll_name(co->kind), co->comm->last_error);
+      rc = fold__comm_failed(co->comm) ? fold__comm_failed(co->comm) : fold__comm_fail_and_tell(co->comm, pr, msg);
       goto fail;
     }
     if (pr == 0) {
