@@ -289,6 +289,7 @@ static void run_sim(int n) {
         CHECK(0, "sim n=%d rank %d element %d wrong", n, r, i);
         break;
       }
+    }
   for (int r = 0; r < n; r++)
     for (int i = 0; i < n * BC; i++) {
       uint64_t s = 0;
@@ -297,7 +298,6 @@ static void run_sim(int n) {
         CHECK(0, "sim n=%d rank %d: allgather or reduce_scatter element %d wrong", n, r, i);
         break;
       }
-    }
     }
   CHECK_OK(fold_sim_destroy(sim), NULL);
   printf("sim n=%d: %s\n", n, atomic_load(&check_failures) ? "FAILED" : "ok");
