@@ -14,8 +14,8 @@ const fb_coll_info fb_colls[FB_NCOLL] = {
                      "hier"}},
   [FB_BROADCAST] = {"broadcast", 0, 1, 0, {"binomial", "scatter_allgather", "pipeline", "shm", "hier"}},
   [FB_REDUCE] = {"reduce", 1, 1, 1, {"binomial", "rabenseifner", "shm", "hier"}},
-  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm", "ring_skip"}},
-  [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring", "shm"}},
+  [FB_REDUCE_SCATTER] = {"reduce_scatter", 1, 0, 1, {"recursive_halving", "ring", "pairwise", "shm", "ring_skip", "hier"}},
+  [FB_ALLGATHER] = {"allgather", 0, 0, 1, {"recursive_doubling", "bruck", "ring", "shm", "hier"}},
   [FB_GATHER] = {"gather", 0, 1, 1, {"binomial", "linear", "shm"}},
   [FB_SCATTER] = {"scatter", 0, 1, 1, {"binomial", "linear", "shm"}},
   /* alltoall has no in-place form; broadcast has one buffer only, so its

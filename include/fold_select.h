@@ -45,8 +45,9 @@ extern "C" {
  * must see the same file (ranks that select differently fail with
  * FOLD_EMISMATCH naming both algorithms). Full grammar: docs/collectives.md. */
 
-/* The hierarchical algorithm "hier" (allreduce, broadcast, reduce and
- * barrier; docs/hierarchy.md) runs a call as a host phase over the ranks
+/* The hierarchical algorithm "hier" (allreduce, broadcast, reduce,
+ * barrier, allgather and reduce_scatter; docs/hierarchy.md) runs a call as
+ * a host phase over the ranks
  * of each host (the host's child, as fold_comm_split_host makes it), a
  * network phase among the hosts' leaders (the lowest rank of each host)
  * and, where the result must spread, a host phase back. Any layout: hosts

@@ -42,6 +42,9 @@ typedef struct hier_comm {
   uint32_t next_ticket, serving;
   hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
   fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
+  fold__hier_layout lay;   /* the hosts' shapes, once the children are made */
+  void *scratch;           /* the plans' scratch (fold__hier_scratch), kept across calls */
+  size_t scratch_cap;
 } hier_comm;
 
 struct hier_call {
@@ -84,6 +87,8 @@ static void hc_teardown(void *p) {
     f = hc->c->fam; /* the family may end with the last child */
   }
   fold__hier_split_free(hc->split);
+  free(hc->lay.local);
+  free(hc->scratch);
   free(hc);
 }
 
@@ -135,6 +140,49 @@ static int sync_user_ops(fold_comm *c, fold_comm *k) {
   k->user_ops = ops;
   k->nuser_ops = c->nuser_ops;
   return FOLD_OK;
+}
+
+/* The hosts' shapes from the children (every rank computes the same). */
+static int layout_make(hier_comm *hc, const fold__hier_kids *kids) {
+  fold_comm *c = hc->c;
+  int n = c->size, nh = kids->nhosts;
+  int *cnt = calloc((size_t)(nh > 0 ? nh : 1), sizeof *cnt);
+  hc->lay.local = malloc((size_t)(n > 0 ? n : 1) * sizeof *hc->lay.local);
+  if (cnt == NULL || hc->lay.local == NULL) {
+    free(cnt);
+    return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
+  }
+  hc->lay.maxh = 0;
+  for (int r = 0; r < n; r++) {
+    hc->lay.local[r] = cnt[kids->host_of[r]]++;
+    if (cnt[kids->host_of[r]] > hc->lay.maxh) hc->lay.maxh = cnt[kids->host_of[r]];
+  }
+  hc->lay.even = 1;
+  for (int r = 0; r < n; r++)
+    if (kids->host_of[r] != r / hc->lay.maxh || cnt[kids->host_of[r]] != hc->lay.maxh) hc->lay.even = 0;
+  free(cnt);
+  return FOLD_OK;
+}
+
+const fold__hier_layout *fold__hier_layout_get(const fold__coll *co) {
+  const hier_call *h = (const hier_call *)(uintptr_t)co->u[7];
+  return &h->hc->lay;
+}
+
+void *fold__hier_scratch(fold__coll *co, size_t bytes) {
+  hier_call *h = (hier_call *)(uintptr_t)co->u[7];
+  hier_comm *hc = h->hc;
+  if (bytes > hc->scratch_cap) {
+    void *p = realloc(hc->scratch, bytes);
+    if (p == NULL) {
+      fold__error(co->comm, FOLD_ENOMEM, "%s: rank %d: hier: out of memory for %zu bytes of scratch",
+                  fold__coll_name(co->kind), co->rank, bytes);
+      return NULL;
+    }
+    hc->scratch = p;
+    hc->scratch_cap = bytes;
+  }
+  return hc->scratch;
 }
 
 /* ---- a call ------------------------------------------------------------------------------ */
@@ -294,7 +342,7 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
       }
       fold__hier_kids *kids = NULL;
       if ((rc = fold__hier_split_step(hc->split, &kids)) == 0) return 0;
-      if (rc < 0 || (rc = kids_setup(kids)) < 0) {
+      if (rc < 0 || (rc = kids_setup(kids)) < 0 || (rc = layout_make(hc, kids)) < 0) {
         hc->split_rc = rc;
         goto fail;
       }
@@ -304,7 +352,15 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
     }
     fold__hier_phase p;
     memset(&p, 0, sizeof p);
-    if (!plan(co, hc->kids, h->phase, &p)) {
+    int pr = plan(co, hc->kids, h->phase, &p);
+    if (pr < 0) { /* this rank cannot go on (out of memory): the others must not wait for it */
+      char msg[FOLD__ERRLEN];
+      snprintf(msg, sizeof msg, "collective #%d: rank %d: %s (hier) cannot go on: %.300s", co->tag, co->rank,
+               fold__coll_name(co->kind), co->comm->last_error);
+      rc = fold__comm_failed(co->comm) ? fold__comm_failed(co->comm) : fold__comm_fail_and_tell(co->comm, pr, msg);
+      goto fail;
+    }
+    if (pr == 0) {
       h->phase = -1;
       serve_next(h);
       continue;
@@ -313,7 +369,8 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
     if (p.k && (rc = start_child(h, &p)) < 0) goto fail;
   }
   if (!h->sig_ok || (co->sig_send && !fold__req_done(co->sig_send))) return 0;
-  int outputs = co->kind == FOLD__COLL_ALLREDUCE || (co->kind == FOLD__COLL_REDUCE && co->rank == co->root);
+  int outputs = co->kind == FOLD__COLL_ALLREDUCE || co->kind == FOLD__COLL_REDUCE_SCATTER ||
+                (co->kind == FOLD__COLL_REDUCE && co->rank == co->root);
   if (co->op == FOLD_AVG && outputs) fold__op_finish(co->op, co->dtype, co->rbuf, co->count, co->size);
   call_end(h);
   return 1;

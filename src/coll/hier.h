@@ -17,7 +17,9 @@ typedef struct fold__hier_phase {
 /* A collective's plan: phase i of the call on this rank, given the
  * children (every rank of a host and every leader must plan the same
  * child calls in the same order). 1 with *p filled, 0 past the last
- * phase. It may do local work for a phase it skips (a copy). */
+ * phase, <0 on failure (the communicator's error set). It is called once
+ * per phase, after the previous phase's child call finished, and may do
+ * local work before the phase it plans (a copy, a permutation). */
 typedef int (*fold__hier_plan)(fold__coll *co, const fold__hier_kids *kids, int i, fold__hier_phase *p);
 
 /* The algorithm interface (registry.h) shared by every hier collective:
@@ -35,5 +37,21 @@ static inline fold_op fold__hier_op(const fold__coll *co) { return co->op == FOL
 /* This rank's rank in its host (the host child's numbering) and the
  * rank of `r` (of the parent) in its own host. */
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r);
+
+/* The hosts' shapes (the same on every rank), for plans that lay blocks
+ * out per host: maxh, the most ranks on one host; local[r], rank r's rank
+ * in its host; even, every host holds maxh consecutive ranks (host h the
+ * ranks h*maxh ...), so that the hosts' blocks in rank order are already
+ * grouped by host. */
+typedef struct fold__hier_layout {
+  int maxh;
+  int even;
+  int *local;
+} fold__hier_layout;
+const fold__hier_layout *fold__hier_layout_get(const fold__coll *co);
+/* Scratch of at least `bytes` for a plan, kept by the communicator across
+ * calls (one call plans at a time: a call's phases start only when the
+ * previous call's have finished); NULL (error set) when out of memory. */
+void *fold__hier_scratch(fold__coll *co, size_t bytes);
 
 #endif

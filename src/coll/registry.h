@@ -58,12 +58,14 @@
   X(reduce_scatter, ring)                   \
   X(reduce_scatter, pairwise)               \
   X(reduce_scatter, shm)                    \
-  X(reduce_scatter, ring_skip)
+  X(reduce_scatter, ring_skip)              \
+  X(reduce_scatter, hier)
 #define FOLD__ALGOS_allgather(X)   \
   X(allgather, recursive_doubling) \
   X(allgather, bruck)              \
   X(allgather, ring)               \
-  X(allgather, shm)
+  X(allgather, shm)                \
+  X(allgather, hier)
 #define FOLD__ALGOS_gather(X) \
   X(gather, binomial)         \
   X(gather, linear)           \

@@ -425,8 +425,12 @@ int fold__hier_split_start(fold_comm *c, fold__hier_split **out) {
   }
   s->c = c;
   s->mine = (split_rec){0, 0, f->next_cid, 0, f->host};
+  /* never hier's own allgather (forced, or from a FOLD_RULES line): that
+   * call would start this exchange again. bruck serves any rank count in
+   * ceil(log2 n) rounds, and the exchange runs once per communicator. */
+  static const fold_coll_opts not_hier = {.size = sizeof(fold_coll_opts), .algo = "bruck"};
   fold__coll_args a = {FOLD__COLL_ALLGATHER, &s->mine, s->recs, sizeof s->mine, FOLD_UINT8, FOLD_SUM, -1,
-                       FOLD__SIG_OP_HIER};
+                       FOLD__SIG_OP_HIER, &not_hier};
   int rc = fold__coll_start(c, "hier: the host split", &a, &s->ag);
   if (rc != FOLD_OK) {
     fold__hier_split_free(s);

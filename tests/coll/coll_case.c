@@ -16,8 +16,8 @@ const char *algos[NCOLL][10] = {
   {"auto", "binomial", "scatter_allgather", "pipeline", "hier"},
   {"auto", "binomial", "rabenseifner", "hier"},
   {"auto", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring", "ring_segmented", "direct", "ring_skip", "hier"},
-  {"auto", "recursive_halving", "ring", "pairwise", "ring_skip"},
-  {"auto", "recursive_doubling", "bruck", "ring"},
+  {"auto", "recursive_halving", "ring", "pairwise", "ring_skip", "hier"},
+  {"auto", "recursive_doubling", "bruck", "ring", "hier"},
   {"auto", "binomial", "linear"},
   {"auto", "binomial", "linear"},
   {"auto", "pairwise", "bruck"},
@@ -239,7 +239,7 @@ int run_case(fold_comm *c, const tcase *t, fold_op affine) {
   int expect_refusal = t->op == REF_OP_AFFINE && t->algo != 0 &&
                        ((t->coll == ALLREDUCE && (t->algo == 4 || t->algo == 5 || t->algo == 7 || t->algo == 8)) ||
                         (t->coll == REDUCE && t->algo == 3) ||
-                        (t->coll == REDUCE_SCATTER && (t->algo == 2 || t->algo == 4)));
+                        (t->coll == REDUCE_SCATTER && (t->algo == 2 || t->algo == 4 || t->algo == 5)));
   int rc;
   fold_request *req = NULL;
   if (t->coll == BARRIER) atomic_fetch_add(&barrier_count, 1);

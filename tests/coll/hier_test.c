@@ -20,11 +20,13 @@
  *                       the environment: shm within a host, tcp between)
  *   hier_test sim       simulated ranks (each its own host: the leaders'
  *                       phase alone), nonblocking calls run by fold_sim_run
- *   hier_test kill K    under foldrun: rank K exits before the call; every
- *                       survivor prints EPEER-naming-rank-K when its error
- *                       names it */
+ *   hier_test kill K [COLL]  under foldrun: rank K exits after the first
+ *                       call (allreduce, or COLL: allgather, reduce_scatter);
+ *                       every survivor prints EPEER-naming-rank-K when its
+ *                       error names it */
 
-static const char *ALL_HIER = "allreduce=hier,broadcast=hier,reduce=hier,barrier=hier";
+static const char *ALL_HIER =
+    "allreduce=hier,broadcast=hier,reduce=hier,barrier=hier,allgather=hier,reduce_scatter=hier";
 
 /* Values that overflow int64 sums and products (wrap-around is exact, so
  * every order gives the same bits). */
@@ -36,6 +38,47 @@ static int64_t val(int r, size_t i, int call) {
  * shared one from each rank thread was a data race, TSan). */
 static const fold_coll_opts ring_o = {.size = sizeof(fold_coll_opts), .algo = "ring"};
 static const fold_coll_opts *ring_opts(void) { return &ring_o; }
+
+/* allgather and reduce_scatter at cnt elements per rank: hier's results
+ * bit-identical to ring's (and allgather's to the inputs), in place too. */
+static void blocks(fold_comm *c, size_t cnt, int call) {
+  int n = fold_comm_size(c), me = fold_comm_rank(c);
+  size_t all = (size_t)n * cnt;
+  int64_t *in = malloc((all + 1) * sizeof *in), *a = malloc((all + 1) * sizeof *a), *b = malloc((all + 1) * sizeof *b);
+  for (size_t i = 0; i < all; i++) in[i] = val(me, i, call + 50);
+  /* allgather: rank r's block at block r, whatever host r is on */
+  memset(a, 0x5a, (all + 1) * sizeof *a);
+  CHECK_OK(fold_allgather(in, a, cnt, FOLD_INT64, c), c);
+  for (size_t i = 0; i < all; i++)
+    if (a[i] != val((int)(i / cnt), i % cnt, call + 50)) {
+      CHECK(0, "rank %d: allgather count %zu: element %zu (block %zu) wrong", me, cnt, i, i / cnt);
+      break;
+    }
+  CHECK(a[all] == (int64_t)0x5a5a5a5a5a5a5a5all, "rank %d: allgather count %zu wrote past recvbuf", me, cnt);
+  memcpy(b, a, all * sizeof *b);
+  memset(a, 0x5a, all * sizeof *a);
+  memcpy(a + (size_t)me * cnt, in, cnt * sizeof *a); /* in place */
+  CHECK_OK(fold_allgather(a + (size_t)me * cnt, a, cnt, FOLD_INT64, c), c);
+  CHECK(cnt == 0 || !memcmp(a, b, all * sizeof *a), "rank %d: in-place allgather count %zu wrong", me, cnt);
+  /* reduce_scatter: every op, against ring */
+  fold_op ops[] = {FOLD_SUM, FOLD_PROD, FOLD_MAX, FOLD_BXOR};
+  for (int k = 0; k < 4; k++) {
+    memset(a, 0x5a, (cnt + 1) * sizeof *a);
+    CHECK_OK(fold_reduce_scatter(in, a, cnt, FOLD_INT64, ops[k], c), c);
+    CHECK_OK(fold_reduce_scatter_opts(in, b, cnt, FOLD_INT64, ops[k], c, ring_opts()), c);
+    CHECK(cnt == 0 || !memcmp(a, b, cnt * sizeof *a), "rank %d: reduce_scatter count %zu op %d: hier differs from ring",
+          me, cnt, (int)ops[k]);
+    CHECK(a[cnt] == (int64_t)0x5a5a5a5a5a5a5a5all, "rank %d: reduce_scatter count %zu wrote past recvbuf", me, cnt);
+  }
+  /* in place: recvbuf is block `me` of sendbuf (b holds ring's bxor) */
+  memcpy(a, in, all * sizeof *a);
+  CHECK_OK(fold_reduce_scatter(a, a + (size_t)me * cnt, cnt, FOLD_INT64, FOLD_BXOR, c), c);
+  CHECK(cnt == 0 || !memcmp(a + (size_t)me * cnt, b, cnt * sizeof *a), "rank %d: in-place reduce_scatter count %zu wrong",
+        me, cnt);
+  free(in);
+  free(a);
+  free(b);
+}
 
 /* One rank's checks on communicator c (every rank of c runs it). */
 static void body(fold_comm *c, int expect_local) {
@@ -86,6 +129,7 @@ static void body(fold_comm *c, int expect_local) {
     free(in);
     free(a);
     free(b);
+    blocks(c, cnt, call);
   }
   /* nonblocking hier calls interleaved, waited in the reverse order */
   enum { K = 6 };
@@ -99,7 +143,30 @@ static void body(fold_comm *c, int expect_local) {
       CHECK_OK(fold_iallreduce(x[j], x[j], 33, FOLD_INT64, FOLD_SUM, c, &req[j]), c);
     }
   }
+  /* and an allgather and a reduce_scatter started among them */
+  int64_t *gin = malloc(3 * sizeof *gin), *gout = malloc((size_t)n * 3 * sizeof *gout);
+  int64_t *rin = malloc((size_t)n * 5 * sizeof *rin), rout[5];
+  for (int i = 0; i < 3; i++) gin[i] = val(me, (size_t)i, 200);
+  for (int i = 0; i < n * 5; i++) rin[i] = val(me, (size_t)i, 201);
+  fold_request *greq, *rreq;
+  CHECK_OK(fold_iallgather(gin, gout, 3, FOLD_INT64, c, &greq), c);
+  CHECK_OK(fold_ireduce_scatter(rin, rout, 5, FOLD_INT64, FOLD_SUM, c, &rreq), c);
+  CHECK_OK(fold_wait(rreq), c);
   for (int j = K - 1; j >= 0; j--) CHECK_OK(fold_wait(req[j]), c);
+  CHECK_OK(fold_wait(greq), c);
+  for (int i = 0; i < n * 3; i++)
+    if (gout[i] != val(i / 3, (size_t)(i % 3), 200)) {
+      CHECK(0, "rank %d: nonblocking allgather element %d wrong", me, i);
+      break;
+    }
+  for (int i = 0; i < 5; i++) {
+    uint64_t sum = 0;
+    for (int r = 0; r < n; r++) sum += (uint64_t)val(r, (size_t)(me * 5 + i), 201);
+    CHECK(rout[i] == (int64_t)sum, "rank %d: nonblocking reduce_scatter element %d wrong", me, i);
+  }
+  free(gin);
+  free(gout);
+  free(rin);
   for (int j = 0; j < K; j++) {
     for (int i = 0; i < 33; i++) {
       if (j % 3 == 2) {
@@ -116,6 +183,13 @@ static void body(fold_comm *c, int expect_local) {
   float f = (float)me, fa = 0;
   CHECK_OK(fold_allreduce(&f, &fa, 1, FOLD_FLOAT32, FOLD_AVG, c), c);
   CHECK(fa == (float)(n - 1) / 2.0f, "rank %d: avg %g, want %g", me, (double)fa, (n - 1) / 2.0);
+  /* reduce_scatter AVG: block r of rank q's input is q + r; the mean of block me is (n - 1) / 2 + me */
+  float *fin = malloc((size_t)n * 2 * sizeof *fin), fout[2] = {0, 0};
+  for (int i = 0; i < n * 2; i++) fin[i] = (float)(me + i / 2);
+  CHECK_OK(fold_reduce_scatter(fin, fout, 2, FOLD_FLOAT32, FOLD_AVG, c), c);
+  CHECK(fout[0] == (float)(n - 1) / 2.0f + (float)me && fout[1] == fout[0], "rank %d: reduce_scatter avg %g %g, want %g",
+        me, (double)fout[0], (double)fout[1], (n - 1) / 2.0 + me);
+  free(fin);
   for (int i = 0; i < 3; i++) CHECK_OK(fold_barrier(c), c);
 }
 
@@ -129,11 +203,15 @@ static void *thread_main(void *p) {
   targ *t = p;
   if (t->mode == 0) {
     body(t->c, t->local);
-  } else { /* mismatch: rank 3 forces ring */
-    int me = fold_comm_rank(t->c);
-    CHECK_OK(fold_comm_set_algo(t->c, me == 3 ? "allreduce=ring" : ALL_HIER), t->c);
-    int64_t v = me, s = 0;
-    int rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, t->c);
+  } else { /* mismatch: rank 3 forces ring (mode 1 allreduce, 2 allgather, 3 reduce_scatter) */
+    int me = fold_comm_rank(t->c), n = fold_comm_size(t->c);
+    static const char *ring[] = {"", "allreduce=ring", "allgather=ring", "reduce_scatter=ring"};
+    CHECK_OK(fold_comm_set_algo(t->c, me == 3 ? ring[t->mode] : ALL_HIER), t->c);
+    int64_t v[64] = {0}, s[64];
+    for (int i = 0; i < n; i++) v[i] = me + i;
+    int rc = t->mode == 1   ? fold_allreduce(v, s, 1, FOLD_INT64, FOLD_SUM, t->c)
+             : t->mode == 2 ? fold_allgather(v, s, 1, FOLD_INT64, t->c)
+                            : fold_reduce_scatter(v, s, 1, FOLD_INT64, FOLD_SUM, t->c);
     CHECK(rc == FOLD_EMISMATCH, "rank %d: wanted FOLD_EMISMATCH, got %s: %s", me, fold_strerror(rc),
           fold_comm_last_error(t->c));
   }
@@ -168,7 +246,8 @@ static void run_threads(int n, const char *map, int mode) {
   for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
   /* the world goes first here, its hier children with it */
   for (int r = 0; r < n; r++) CHECK_OK(fold_comm_destroy(comms[r]), NULL);
-  printf("%s n=%d FOLD_TEST_HOST_MAP=%s: %s\n", mode ? "mismatch" : "threads", n, map,
+  printf("%s%s n=%d FOLD_TEST_HOST_MAP=%s: %s\n", mode ? "mismatch " : "threads",
+         mode == 1 ? "allreduce" : mode == 2 ? "allgather" : mode == 3 ? "reduce_scatter" : "", n, map,
          atomic_load(&check_failures) ? "FAILED" : "ok");
   unsetenv("FOLD_TEST_HOST_MAP");
 }
@@ -185,17 +264,22 @@ static void run_sim(int n) {
   CHECK_OK(fold_sim_create(n, &prm, &sim, comms), NULL);
   enum { CNT = 1000 };
   static int64_t in[64][CNT], out[64][CNT], bc[64][CNT], red[64][CNT];
-  fold_request *req[64][3];
+  enum { BC = 10 }; /* allgather and reduce_scatter: BC elements per rank */
+  static int64_t ag_out[64][64 * BC], rs_in[64][64 * BC], rs_out[64][BC];
+  fold_request *req[64][5];
   for (int r = 0; r < n; r++) {
     CHECK_OK(fold_comm_set_algo(comms[r], ALL_HIER), comms[r]);
     for (int i = 0; i < CNT; i++) in[r][i] = val(r, (size_t)i, 7), bc[r][i] = r == 1 % n ? val(r, (size_t)i, 8) : 0;
     CHECK_OK(fold_iallreduce(in[r], out[r], CNT, FOLD_INT64, FOLD_SUM, comms[r], &req[r][0]), comms[r]);
     CHECK_OK(fold_ibroadcast(bc[r], CNT, FOLD_INT64, 1 % n, comms[r], &req[r][1]), comms[r]);
     CHECK_OK(fold_ireduce(in[r], red[r], CNT, FOLD_INT64, FOLD_MAX, n - 1, comms[r], &req[r][2]), comms[r]);
+    for (int i = 0; i < n * BC; i++) rs_in[r][i] = val(r, (size_t)i, 9);
+    CHECK_OK(fold_iallgather(in[r], ag_out[r], BC, FOLD_INT64, comms[r], &req[r][3]), comms[r]);
+    CHECK_OK(fold_ireduce_scatter(rs_in[r], rs_out[r], BC, FOLD_INT64, FOLD_SUM, comms[r], &req[r][4]), comms[r]);
   }
   CHECK_OK(fold_sim_run(sim), NULL);
   for (int r = 0; r < n; r++)
-    for (int j = 0; j < 3; j++) CHECK_OK(fold_wait(req[r][j]), comms[r]);
+    for (int j = 0; j < 5; j++) CHECK_OK(fold_wait(req[r][j]), comms[r]);
   for (int r = 0; r < n; r++)
     for (int i = 0; i < CNT; i++) {
       uint64_t s = 0;
@@ -203,6 +287,15 @@ static void run_sim(int n) {
       for (int q = 0; q < n; q++) s += (uint64_t)val(q, (size_t)i, 7), m = val(q, (size_t)i, 7) > m ? val(q, (size_t)i, 7) : m;
       if (out[r][i] != (int64_t)s || bc[r][i] != val(1 % n, (size_t)i, 8) || (r == n - 1 && red[r][i] != m)) {
         CHECK(0, "sim n=%d rank %d element %d wrong", n, r, i);
+        break;
+      }
+    }
+  for (int r = 0; r < n; r++)
+    for (int i = 0; i < n * BC; i++) {
+      uint64_t s = 0;
+      for (int q = 0; q < n; q++) s += (uint64_t)val(q, (size_t)(r * BC + i % BC), 9);
+      if (ag_out[r][i] != val(i / BC, (size_t)(i % BC), 7) || (i < BC && rs_out[r][i] != (int64_t)s)) {
+        CHECK(0, "sim n=%d rank %d: allgather or reduce_scatter element %d wrong", n, r, i);
         break;
       }
     }
@@ -228,8 +321,10 @@ int main(int argc, char **argv) {
     run_sim(5);
     run_sim(64);
   } else if (!strcmp(mode, "mismatch")) {
-    run_threads(6, "0,0,1,1,2,2", 1);
-    run_threads(5, "0,1", 1);
+    for (int mode = 1; mode <= 3; mode++) {
+      run_threads(6, "0,0,1,1,2,2", mode);
+      run_threads(5, "0,1", mode);
+    }
   } else if (!strcmp(mode, "procs")) {
     fold_comm *c;
     if (fold_init(&c) != FOLD_OK) {
@@ -254,11 +349,19 @@ int main(int argc, char **argv) {
     if (fold_init(&c) != FOLD_OK) return 2;
     int me = fold_comm_rank(c);
     CHECK_OK(fold_comm_set_algo(c, ALL_HIER), c);
-    int64_t v = me, s = 0;
-    CHECK_OK(fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, c), c); /* the children exist */
-    if (me == k) _exit(0);
+    /* the collective of the calls: allreduce, or argv[3] (allgather, reduce_scatter) */
+    const char *coll = argc > 3 ? argv[3] : "allreduce";
+    int n = fold_comm_size(c);
+    int64_t v[64] = {0}, s[64];
+    for (int i = 0; i < n && i < 64; i++) v[i] = me + i;
     int rc = FOLD_OK;
-    for (int i = 0; i < 20 && rc == FOLD_OK; i++) rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, c);
+    for (int i = 0; i < 21 && rc == FOLD_OK; i++) {
+      if (i == 1 && me == k) _exit(0); /* after the first call: the children exist */
+      rc = !strcmp(coll, "allgather")        ? fold_allgather(v, s, 1, FOLD_INT64, c)
+           : !strcmp(coll, "reduce_scatter") ? fold_reduce_scatter(v, s, 1, FOLD_INT64, FOLD_SUM, c)
+                                             : fold_allreduce(v, s, 1, FOLD_INT64, FOLD_SUM, c);
+      if (i == 0) CHECK_OK(rc, c);
+    }
     char name[32];
     snprintf(name, sizeof name, "rank %d", k);
     printf("rank %d: %s%s: %s\n", me, fold_strerror(rc), strstr(fold_comm_last_error(c), name) ? " EPEER-naming-rank-K" : "",
