@@ -418,7 +418,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
                       const struct fold__auth_key *key, int64_t deadline, fold__tp **out) {
   *out = NULL;
   tcp_boot *b = state;
-  if (fold__param_u64(FOLD__P_TCP_CONNECT) == 0 && b && b->lfd >= 0) { /* lazy (tcp_lazy.c) */
+  if (fold__param_u64(FOLD__P_TCP_CONNECT) == 0 && b && b->lfd >= 0) { /* lazy: index 0 (tcp_lazy.c) */
     int lfd = b->lfd;
     b->lfd = -1;
     fold__tcp_abandon(b);
