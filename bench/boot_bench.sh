@@ -30,22 +30,25 @@ tps=${BOOT_TPS:-shm tcp}
 reps=${BOOT_REPS:-3}
 out=${BOOT_OUT:-$repo/bench/results/boot-$(date +%Y%m%d-%H%M%S).csv}
 mkdir -p "$(dirname "$out")" || exit 2
-for b in "${builds[@]}"; do
+for b0 in "${builds[@]}"; do
+  b=${b0%%,*}
   for f in foldrun fold-boottime; do
     [ -x "$b/$f" ] || { echo "boot_bench: $b/$f missing (cmake --build $b --target $f)" >&2; exit 2; }
   done
 done
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
-echo "build,transport,ranks,rep,init_max_s,init_mean_s,requests,wall_s,served,rdv_s" >"$out"
+echo "build,transport,ranks,rep,init_max_s,init_mean_s,requests,wall_s,served,rdv_s,sock_init,sock_end" >"$out"
 fail=0
 for rep in $(seq 1 "$reps"); do
   for n in $sizes; do
     for tp in $tps; do
       for bi in "${!builds[@]}"; do
-        b=${builds[$bi]}
+        b=${builds[$bi]%%,*}
+        benv=()
+        [ "$b" != "${builds[$bi]}" ] && IFS=, read -r -a benv <<<"${builds[$bi]#*,}"
         t0=$(date +%s.%N)
-        FOLD_DEBUG=INFO timeout 300 "$b/foldrun" -n "$n" --transport "$tp" --timeout 120 -- "$b/fold-boottime" \
+        env "${benv[@]}" FOLD_DEBUG=INFO timeout 300 "$b/foldrun" -n "$n" --transport "$tp" --timeout 120 -- "$b/fold-boottime" \
           >"$tmp/out" 2>"$tmp/err"
         rc=$?
         t1=$(date +%s.%N)
@@ -67,7 +70,9 @@ for rep in $(seq 1 "$reps"); do
         max=$(sed -n 's/.*init_max_s=\([0-9.]*\).*/\1/p' <<<"$line")
         mean=$(sed -n 's/.*init_mean_s=\([0-9.]*\).*/\1/p' <<<"$line")
         wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
-        echo "$bi,$tp,$n,$rep,$max,$mean,$req,$wall,$served,$cards" >>"$out"
+        si=$(sed -n 's/.*sockets_init_mean=\([0-9.]*\).*/\1/p' <<<"$line")
+        se=$(sed -n 's/.*sockets_end_mean=\([0-9.]*\).*/\1/p' <<<"$line")
+        echo "$bi,$tp,$n,$rep,$max,$mean,$req,$wall,$served,$cards,$si,$se" >>"$out"
         echo "build $bi ($b) $tp n=$n rep $rep: init max ${max} s, ${req:-?} store requests, wall ${wall} s" >&2
       done
     done
@@ -75,19 +80,19 @@ for rep in $(seq 1 "$reps"); do
 done
 echo "$out"
 # median per (build, transport, ranks) (insertion sort: mawk has no asort)
-{ echo "build transport ranks init_max_s rdv_s requests requests/rank wall_s"
+{ echo "build transport ranks init_max_s rdv_s requests requests/rank wall_s sock_init sock_end"
 awk -F, 'function med(v, m,    i, j, x) {
     for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
     return v[int((m + 1) / 2)]
   }
-  NR > 1 {k = $1 "," $2 "," $3; n[k]++; t[k, n[k]] = $5 + 0; r[k, n[k]] = $7 + 0; w[k, n[k]] = $8 + 0; c[k, n[k]] = $10 + 0}
+  NR > 1 {k = $1 "," $2 "," $3; n[k]++; t[k, n[k]] = $5 + 0; r[k, n[k]] = $7 + 0; w[k, n[k]] = $8 + 0; c[k, n[k]] = $10 + 0; si[k, n[k]] = $11 + 0; se[k, n[k]] = $12 + 0}
   END {
     for (k in n) {
-      m = n[k]; split("", a); split("", q); split("", z); split("", y)
-      for (i = 1; i <= m; i++) { a[i] = t[k, i]; q[i] = r[k, i]; z[i] = w[k, i]; y[i] = c[k, i] }
+      m = n[k]; split("", a); split("", q); split("", z); split("", y); split("", u); split("", v)
+      for (i = 1; i <= m; i++) { a[i] = t[k, i]; q[i] = r[k, i]; z[i] = w[k, i]; y[i] = c[k, i]; u[i] = si[k, i]; v[i] = se[k, i] }
       split(k, f, ",");
-      ta = med(a, m); qa = med(q, m); za = med(z, m); ya = med(y, m)
-      printf "%s %s %s %.3f %.3f %d %.1f %.2f\n", f[1], f[2], f[3], ta, ya, qa, qa / f[3], za;
+      ta = med(a, m); qa = med(q, m); za = med(z, m); ya = med(y, m); ua = med(u, m); va = med(v, m)
+      printf "%s %s %s %.3f %.3f %d %.1f %.2f %.1f %.1f\n", f[1], f[2], f[3], ta, ya, qa, qa / f[3], za, ua, va;
     }
   }' "$out" | sort -k1,1n -k2,2 -k3,3n; } | column -t
 exit $fail

@@ -36,3 +36,15 @@ if(FOLD_HAVE_LIBFUZZER)
     -dict=${FOLD_TEST_DIR}/fuzz/tcp_frame.dict -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame- ${_fz_corpus})
   set_tests_properties(tcp_fuzz_frame PROPERTIES TIMEOUT 60 LABELS fuzz)
 endif()
+
+# Connections on first use (FOLD_TCP_CONNECT): a ring opens 2 connections
+# per rank (lazy) or n-1 (eager); all pairs dialing at once keep order; a
+# rank that no one talked to and that dies is named by every rank waiting
+# on it (tests/tcp/tcp_lazy.c).
+fold_add_test_exe(tcp_lazy tcp/tcp_lazy.c)
+foreach(m lazy eager)
+  foreach(c ring all kill)
+    add_test(NAME tcp_${m}_${c} COMMAND tcp_lazy ${c} 6 ${m})
+    set_tests_properties(tcp_${m}_${c} PROPERTIES TIMEOUT 120)
+  endforeach()
+endforeach()

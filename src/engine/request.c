@@ -200,6 +200,11 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
   FOLD__QUEUE_PUSH(c->posted_head, c->posted_tail, r);
   if (r->peer == FOLD_ANY_SOURCE ? fold__all_others_lost(c) : c->lost[r->peer])
     return fold__fail_for_lost(c, r->peer, "receive from");
+  if (r->peer != FOLD_ANY_SOURCE && r->peer != c->rank) { /* a transport that connects on first use: now */
+    fold__tp *tp = fold__peer_tp(c, r->peer);
+    if (tp && tp->ops->want)
+      tp->ops->want(tp, fold__root_rank(c, r->peer));
+  }
   return FOLD_OK;
 }
 

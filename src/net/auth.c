@@ -213,6 +213,110 @@ int fold__auth_srv_step(fold__auth_srv *a, int fd, const fold__auth_key *k, int6
 
 /* ---- client side ------------------------------------------------------- */
 
+enum { CLI_HELLO = 0, CLI_PROOF = 1, CLI_OK = 2, CLI_DONE = 3, CLI_FAILED = 4 };
+
+int fold__auth_cli_start(fold__auth_cli *a, const char *claim) {
+  memset(a, 0, sizeof *a);
+  size_t n = claim ? strlen(claim) : 0;
+  if (n > FOLD__AUTH_CLAIM_MAX || !claim_ok((const uint8_t *)claim, n)) {
+    a->state = CLI_FAILED;
+    return FOLD_EINVAL;
+  }
+  if (n)
+    memcpy(a->claim, claim, n);
+  a->claim_len = n;
+  a->state = CLI_HELLO;
+  return 0;
+}
+
+int fold__auth_cli_events(const fold__auth_cli *a) { return a->state == CLI_PROOF ? POLLOUT : POLLIN; }
+
+/* Read up to `want` bytes into a->buf: 1 when a->len == want, 0 on EAGAIN,
+ * <0 on a close (FOLD_EPEER) or an error. Never reads past want. */
+static int cli_fill(fold__auth_cli *a, int fd, size_t want) {
+  while (a->len < want) {
+    ssize_t r = recv(fd, a->buf + a->len, want - a->len, MSG_DONTWAIT);
+    if (r > 0) {
+      a->len += (size_t)r;
+      continue;
+    }
+    if (r == 0)
+      return FOLD_EPEER;
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return 0;
+    return errno == ECONNRESET ? FOLD_EPEER : FOLD_ESYS;
+  }
+  return 1;
+}
+
+static int cli_step(fold__auth_cli *a, int fd, const fold__auth_key *k) {
+  int rc;
+  if (a->state == CLI_HELLO) {
+    if ((rc = cli_fill(a, fd, FOLD__AUTH_HELLO_LEN)) <= 0)
+      return rc;
+    a->got_hello = 1;
+    if (memcmp(a->buf, AUTH_MAGIC, 8) != 0 || get_u32le(a->buf + 8) != AUTH_VERSION)
+      return FOLD_EAUTH;
+    memcpy(a->nonce_s, a->buf + 12, FOLD__AUTH_NONCE);
+    uint8_t *nonce_c = a->buf; /* PROOF replaces HELLO in buf */
+    if (RAND_bytes(nonce_c, FOLD__AUTH_NONCE) != 1)
+      return FOLD_ESYS;
+    a->buf[FOLD__AUTH_NONCE] = (uint8_t)a->claim_len;
+    a->buf[FOLD__AUTH_NONCE + 1] = (uint8_t)(a->claim_len >> 8);
+    memcpy(a->buf + PROOF_HEAD, a->claim, a->claim_len);
+    rc = auth_mac(k, "fold-c", a->nonce_s, nonce_c, a->claim, a->claim_len, a->buf + PROOF_HEAD + a->claim_len);
+    if (rc < 0)
+      return rc;
+    a->len = PROOF_HEAD + a->claim_len + FOLD__AUTH_MAC;
+    a->off = 0;
+    a->state = CLI_PROOF;
+  }
+  if (a->state == CLI_PROOF) {
+    while (a->off < a->len) {
+      ssize_t w = send(fd, a->buf + a->off, a->len - a->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) {
+        a->off += (size_t)w;
+        continue;
+      }
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+      return (w < 0 && (errno == EPIPE || errno == ECONNRESET)) ? FOLD_EPEER : FOLD_ESYS;
+    }
+    /* keep nonce_c (the first bytes of PROOF) for the server's MAC */
+    uint8_t nonce_c[FOLD__AUTH_NONCE];
+    memcpy(nonce_c, a->buf, sizeof nonce_c);
+    rc = auth_mac(k, "fold-s", nonce_c, a->nonce_s, a->claim, a->claim_len, a->buf + FOLD__AUTH_MAC);
+    if (rc < 0)
+      return rc;
+    a->len = 0;
+    a->state = CLI_OK;
+  }
+  if (a->state == CLI_OK) {
+    /* buf[0, 32): the server's answer; buf[32, 64): the MAC it must be */
+    if ((rc = cli_fill(a, fd, FOLD__AUTH_MAC)) <= 0)
+      return rc;
+    if (CRYPTO_memcmp(a->buf, a->buf + FOLD__AUTH_MAC, FOLD__AUTH_MAC) != 0)
+      return FOLD_EAUTH;
+    a->state = CLI_DONE;
+  }
+  return 1;
+}
+
+int fold__auth_cli_step(fold__auth_cli *a, int fd, const fold__auth_key *k) {
+  if (a->state == CLI_DONE)
+    return 1;
+  if (a->state == CLI_FAILED)
+    return FOLD_EAUTH;
+  int rc = cli_step(a, fd, k);
+  if (rc < 0)
+    a->state = CLI_FAILED;
+  return rc;
+}
+
 int fold__auth_client(int fd, const fold__auth_key *k, const char *claim, int64_t deadline_ns) {
   size_t claim_len = claim ? strlen(claim) : 0;
   if (claim_len > FOLD__AUTH_CLAIM_MAX || !claim_ok((const uint8_t *)claim, claim_len))

@@ -60,6 +60,31 @@ int fold__auth_srv_step(fold__auth_srv *a, int fd, const fold__auth_key *k, int6
 /* What the server should poll for next: POLLIN or POLLOUT. */
 int fold__auth_srv_events(const fold__auth_srv *a);
 
+/* Client side, non-blocking, one state per connection: the same protocol
+ * as fold__auth_client, driven by the caller's poll loop (no deadline of
+ * its own: the caller decides how long a connection may wait, e.g. for
+ * its turn in a flooded accept queue). */
+typedef struct fold__auth_cli {
+  int state;                                  /* internal */
+  uint8_t nonce_s[FOLD__AUTH_NONCE];
+  uint8_t buf[FOLD__AUTH_PROOF_MAX];          /* HELLO, then PROOF, then OK */
+  size_t len, off;
+  size_t claim_len;
+  char claim[FOLD__AUTH_CLAIM_MAX + 1];
+  int got_hello;                              /* the server greeted: it accepted us */
+} fold__auth_cli;
+
+/* Begin as `claim`. Returns 0 or FOLD_EINVAL (a claim too long or not
+ * printable: a caller bug). */
+int fold__auth_cli_start(fold__auth_cli *a, const char *claim);
+/* Advance on a non-blocking fd (call when it is ready or periodically).
+ * Returns 1 when both sides are proven (nothing past OK was read), 0 while
+ * pending, FOLD_EAUTH for a wrong hello or server proof, FOLD_EPEER when
+ * the server closed or reset before answering, FOLD_ESYS otherwise. */
+int fold__auth_cli_step(fold__auth_cli *a, int fd, const fold__auth_key *k);
+/* What the client should poll for next: POLLIN or POLLOUT. */
+int fold__auth_cli_events(const fold__auth_cli *a);
+
 /* Client side, blocking (poll) until deadline_ns (CLOCK_MONOTONIC) on fd
  * (blocking or not). Returns 0 when both sides are proven; FOLD_EAUTH,
  * FOLD_ETIMEDOUT, FOLD_EPEER or FOLD_ESYS otherwise. */

@@ -199,6 +199,11 @@ typedef struct fold__tp_ops {
    * code when it has measured nothing yet. Owner thread only. May be NULL:
    * the transport measures nothing. */
   int (*link)(fold__tp *tp, int tpeer, fold__link *out);
+  /* A receive from tpeer (a rank of tp's communicator, the family's root)
+   * was posted: a transport that connects on first use connects now, so
+   * that a receiver waiting on a peer it never talked to learns when that
+   * peer is gone (fold__peer_lost). Owner thread only. May be NULL. */
+  void (*want)(fold__tp *tp, int tpeer);
 } fold__tp_ops;
 
 /* Every transport instance starts with this header. */

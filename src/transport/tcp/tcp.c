@@ -15,7 +15,7 @@ static const fold__tp_ops tcp_ops;
 void fold__tcp_set_pollout(fold__tcp_tp *t, fold__tcp_peer *p, int on) {
   if (p->pollout == on || p->fd < 0)
     return;
-  struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u32 = (uint32_t)p->rank};
+  struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = (uint64_t)p->rank};
   if (epoll_ctl(t->epfd, EPOLL_CTL_MOD, p->fd, &ev) == 0)
     p->pollout = on;
 }
@@ -79,12 +79,13 @@ int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out) {
   for (int p = 0; rc == 0 && p < c->size; p++) {
     if (fds[p] < 0)
       continue;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)p};
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)p};
     if (fold__tcp_sock_tune(fds[p]) < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, fds[p], &ev) < 0) {
       rc = fold__error(c, FOLD_ESYS, "cannot set up the connection to rank %d: %s", p, strerror(errno));
       break;
     }
     t->peers[p].fd = fds[p];
+    t->peers[p].made = 1;
     fds[p] = -1;
   }
   for (int p = 0; p < c->size; p++)
@@ -125,12 +126,19 @@ static int tcp_poll(fold__tp *tp) {
     n = epoll_wait(t->epfd, t->ev, TCP_EVENTS, 0);
   for (int i = 0; i < n && !t->down; i++) {
     uint32_t e = t->ev[i].events;
-    fold__tcp_peer *p = &t->peers[t->ev[i].data.u32];
+    uint64_t d = t->ev[i].data.u64;
+    if (FOLD__TCP_EV_KIND(d)) { /* the listener, a handshake, an attempt (tcp_lazy.c) */
+      fold__tcp_lazy_event(t, d, e);
+      continue;
+    }
+    fold__tcp_peer *p = &t->peers[FOLD__TCP_EV_ID(d)];
     if (e & (EPOLLIN | EPOLLHUP | EPOLLERR))
       fold__tcp_rx_drain(t, p);
     if ((e & EPOLLOUT) && !t->down)
       fold__tcp_tx_flush(t, p);
   }
+  if (t->lazy_busy > 0 && !t->down)
+    fold__tcp_lazy_tick(t);
   fold__tcp_flush_dirty(t);
   if (t->rate_due > 0 && !t->down)
     fold__tcp_link_check(t);
@@ -197,6 +205,7 @@ static void tcp_shutdown(fold__tp *tp, int status) {
   if (t->down)
     return;
   t->down = 1;
+  fold__tcp_lazy_free(t); /* peers that dial us from now on are refused */
   for (int i = 0; i < tp->comm->size; i++) {
     fold__tcp_peer *p = &t->peers[i];
     if (p->fd >= 0) { /* peers see EOF and learn that this rank is gone */
@@ -321,6 +330,21 @@ static int tcp_link(fold__tp *tp, int tpeer, fold__link *out) {
   return 0;
 }
 
+/* A receive from tpeer was posted: connect to it if not yet (lazy). */
+static void tcp_want(fold__tp *tp, int tpeer) {
+  fold__tcp_tp *t = (fold__tcp_tp *)tp;
+  if (t->lazy && tpeer >= 0 && tpeer < tp->comm->size)
+    fold__tcp_lazy_want(t, &t->peers[tpeer]);
+}
+
+int fold__tcp_conn_count(const fold__tp *tp) {
+  const fold__tcp_tp *t = (const fold__tcp_tp *)tp;
+  int n = 0;
+  for (int i = 0; t->peers && i < tp->comm->size; i++)
+    n += t->peers[i].made;
+  return n;
+}
+
 static const fold__tp_ops tcp_ops = {
     .name = "tcp",
     .kind = FOLD__TP_KIND_TCP,
@@ -333,7 +357,8 @@ static const fold__tp_ops tcp_ops = {
     .pull = tcp_pull,
     .shutdown = tcp_shutdown,
     .flush = tcp_flush,
-    .joined = NULL, /* the listener is closed as soon as every peer connected */
+    .joined = NULL, /* eager: the listener is closed as soon as every peer connected; lazy: it stays */
     .destroy = tcp_destroy,
     .link = tcp_link,
+    .want = tcp_want,
 };

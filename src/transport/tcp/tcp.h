@@ -65,4 +65,15 @@ int fold__tcp_sockbuf_size(void);
  * fd, also on failure. Returns 0 or a negative code (message on c). */
 int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out);
 
+/* Connections on first use (FOLD_TCP_CONNECT=lazy, tcp_lazy.c): the
+ * transport over listener lfd (taken, also on failure), with no connection
+ * yet; each is made when a send to the peer or a receive from it needs it.
+ * Returns 0 or a negative code (message on c). */
+struct fold__auth_key;
+int fold__tcp_lazy_create(fold_comm *c, int lfd, const fold__card *cards, const uint8_t *use,
+                          const struct fold__auth_key *key, fold__tp **out);
+/* The peers tp (a tcp transport) made a data connection with (open now or
+ * closed since): for tests and the benchmarks' counts. */
+int fold__tcp_conn_count(const fold__tp *tp);
+
 #endif /* FOLD_TCP_H */

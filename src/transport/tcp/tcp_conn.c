@@ -28,7 +28,6 @@
  * rendezvous under tcp_flood's flood once took 15.6 s waiting on that
  * schedule (1.2-2.2 s otherwise). A fresh socket sends a fresh SYN now. */
 #define TCP_ATTEMPT_NS 250000000LL
-#define TCP_HANDSHAKE_MAX_NS 16000000000LL /* a client's handshake bound, doubled from TCP_HANDSHAKE_NS per one that ran out */
 #define TCP_ATTEMPT_MAX_NS 4000000000LL
 #define TCP_SOCKBUF (4 << 20)          /* socket buffers: a few round trips of a fast link */
 
@@ -202,13 +201,40 @@ static int connect_once(tcp_out *o, int p, int64_t limit, int *err) {
   return fd;
 }
 
+/* Prove ourselves on connected fd: 0, or FOLD_EAUTH, FOLD_EPEER (the
+ * server dropped us: retry), FOLD_ETIMEDOUT (deadline or stop), FOLD_ESYS.
+ * No bound of its own: until the server greets us, the connection waits
+ * in its accept queue, and a flood of strangers ahead of us drains at the
+ * server's pace (about 2 s on a loaded host). Giving up after a bound and
+ * connecting again would put us at the back of that queue each time
+ * (tcp_flood's rendezvous once took 16.8 s, and 19.6 s under ASan, with
+ * bounds of 2, 4, 8 s), so the connection keeps its place until the
+ * deadline; once greeted, the server's own 2 s handshake limit bounds the
+ * rest (it closes us: FOLD_EPEER). */
+static int handshake(tcp_out *o, int fd, const char *claim) {
+  fold__auth_cli a;
+  int rc = fold__auth_cli_start(&a, claim);
+  while (rc == 0) {
+    rc = fold__auth_cli_step(&a, fd, o->key);
+    if (rc != 0)
+      break;
+    int64_t now = fold__clock_mono(NULL);
+    if (now >= o->deadline || atomic_load(&o->stop))
+      return FOLD_ETIMEDOUT;
+    struct pollfd pf = {.fd = fd, .events = (short)fold__auth_cli_events(&a)};
+    if (poll(&pf, 1, ms_until(o->deadline, now)) < 0 && errno != EINTR)
+      return FOLD_ESYS;
+  }
+  return rc == 1 ? 0 : rc;
+}
+
 static void *out_main(void *arg) {
   tcp_out *o = arg;
   char claim[FOLD__AUTH_CLAIM_MAX + 1];
   snprintf(claim, sizeof claim, "data rank %d", o->c->rank);
   for (int i = 0; i < o->n && !o->err; i++) {
     int p = o->ranks[i];
-    int64_t pause = 1000000, attempt = TCP_ATTEMPT_NS, hs_ns = TCP_HANDSHAKE_NS;
+    int64_t pause = 1000000, attempt = TCP_ATTEMPT_NS;
     /* Retry until the deadline: the peer may not be listening yet
      * (ECONNREFUSED), or a handshake may have been cut short. */
     for (;;) {
@@ -220,24 +246,13 @@ static void *out_main(void *arg) {
       if (fd < 0 && err == ETIMEDOUT)
         attempt = attempt * 2 > TCP_ATTEMPT_MAX_NS ? TCP_ATTEMPT_MAX_NS : attempt * 2;
       if (fd >= 0) {
-        /* Bounded per attempt, so a stop request is seen within one
-         * handshake; the peer may have dropped us unproven (FOLD_EPEER,
-         * FOLD_ETIMEDOUT), which is retried. */
-        int64_t t = fold__clock_mono(NULL);
-        int rc = fold__auth_client(fd, o->key, claim, t + hs_ns < o->deadline ? t + hs_ns : o->deadline);
+        int rc = handshake(o, fd, claim);
         if (rc == 0) {
           o->fds[p] = fd;
           FOLD__TRACE(o->c, "tcp: connected to rank %d", p);
           break;
         }
         close(fd);
-        /* No hello within the bound: the peer may not have reached us in
-         * its accept queue (a flood of strangers ahead of us drains at the
-         * server's pace, which on a loaded host took about the 2 s bound:
-         * every attempt then ran out, and tcp_flood's rendezvous took
-         * 16.8 s). The next attempt waits twice as long. */
-        if (rc == FOLD_ETIMEDOUT)
-          hs_ns = hs_ns * 2 > TCP_HANDSHAKE_MAX_NS ? TCP_HANDSHAKE_MAX_NS : hs_ns * 2;
         if (rc == FOLD_EAUTH) {
           o->err = FOLD_EAUTH;
           snprintf(o->msg, sizeof o->msg,
@@ -403,6 +418,12 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
                       const struct fold__auth_key *key, int64_t deadline, fold__tp **out) {
   *out = NULL;
   tcp_boot *b = state;
+  if (fold__param_u64(FOLD__P_TCP_CONNECT) == 0 && b && b->lfd >= 0) { /* lazy: index 0 (tcp_lazy.c) */
+    int lfd = b->lfd;
+    b->lfd = -1;
+    fold__tcp_abandon(b);
+    return fold__tcp_lazy_create(c, lfd, cards, use, key, out);
+  }
   int size = c->size, rc = 0, n_in = 0, got_in = 0, nhs = 0, started = 0;
   pthread_t th;
   tcp_out o;

@@ -189,7 +189,8 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   fold_comm *c = tp->comm;
   if (t->down)
     return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
-  if (r->tpeer < 0 || r->tpeer >= c->size || (t->peers[r->tpeer].fd < 0 && !t->peers[r->tpeer].gone))
+  if (r->tpeer < 0 || r->tpeer >= c->size ||
+      (t->peers[r->tpeer].fd < 0 && !t->peers[r->tpeer].gone && t->lazy == NULL))
     return fold__error(c, FOLD_EINTERNAL, "tcp: rank %d: no connection to rank %d", c->rank, r->tpeer);
   fold__tcp_peer *p = &t->peers[r->tpeer];
   if (p->gone) /* the engine checks c->lost first; this is a second guard */
@@ -201,7 +202,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   int hold = c->tx_batch > 0 && !c->telling;
   if (r->bytes <= fold__tcp_eager_max((uint32_t)r->ctx)) {
     fold__tcp_set_tx_state(r, TX_EAGER);
-    if (!hold && p->txq_head == NULL && p->ctl_head == NULL) {
+    if (!hold && p->fd >= 0 && p->txq_head == NULL && p->ctl_head == NULL) {
       /* Fast path: an idle connection usually takes the whole frame now,
        * and then the request completes without being queued at all. */
       uint8_t hdr[FOLD__TCP_HDR];
@@ -236,6 +237,10 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   }
   fold__req_ref(r);
   FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
+  if (p->fd < 0) { /* lazy: queued until the connection is up (tcp_lazy.c) */
+    fold__tcp_lazy_want(t, p);
+    return fold__comm_failed(c);
+  }
   if (hold)
     fold__tcp_mark_dirty(t, p);
   else

@@ -2,7 +2,8 @@
  *
  * tcp.c holds the vtable, the lifecycle, waiting and peer loss; tcp_send.c
  * frames and writes sends (eager frames, RTS, control frames); tcp_recv.c
- * reads frames and delivers them (eager, rendezvous CTS/NACK/RDATA). */
+ * reads frames and delivers them (eager, rendezvous CTS/NACK/RDATA);
+ * tcp_lazy.c makes connections on first use (FOLD_TCP_CONNECT=lazy). */
 #ifndef FOLD_TCP_TP_H
 #define FOLD_TCP_TP_H
 
@@ -46,6 +47,7 @@ typedef struct fold__tcp_peer {
   int fd;   /* -1: no connection (self, other transport, gone, shut down) */
   int rank;
   int gone; /* the connection broke or the peer left */
+  int made; /* a connection to this peer was made (it may have closed since) */
   /* sending: data frames (requests, linked by ->next) and control frames;
    * frames go out back to back, so a partly written one is finished first */
   fold_request *txq_head, *txq_tail;
@@ -69,7 +71,13 @@ typedef struct fold__tcp_peer {
   int rate_due;                /* a large send was written: time its delivery (fold__tcp_link_check) */
   int64_t rate_t0;             /* ... from when it was written */
   long rate_bytes;             /* ... the bytes then still to deliver, plus large sends written since */
+  struct fold__tcp_dial *dial; /* lazy: our connection attempt to this peer, until it is up (tcp_lazy.c) */
 } fold__tcp_peer;
+
+/* epoll data: a peer's data socket is its rank; the lazy connection
+ * machinery's sockets carry a kind in the high word (tcp_lazy.c). */
+#define FOLD__TCP_EV_KIND(d) ((uint32_t)((d) >> 32))
+#define FOLD__TCP_EV_ID(d) ((uint32_t)(d))
 
 typedef struct fold__tcp_tp {
   fold__tp base;
@@ -83,6 +91,8 @@ typedef struct fold__tcp_tp {
   struct epoll_event ev[TCP_EVENTS]; /* events seen by wait(), used by the next poll() */
   int nev;
   int rate_due;        /* peers with rate_due set */
+  struct fold__tcp_lazy *lazy; /* connections on first use (tcp_lazy.c); NULL: all made at init */
+  int lazy_busy;       /* attempts and accepted handshakes pending: poll then runs fold__tcp_lazy_tick */
 } fold__tcp_tp;
 
 static inline int fold__tcp_tx_state(const fold_request *r) {
@@ -125,5 +135,17 @@ void fold__tcp_flush_dirty(fold__tcp_tp *t);
 int fold__tcp_rdv_accept(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r, uint64_t len, uint64_t cookie);
 /* Read and deliver what p's socket holds (a bounded number of reads). */
 void fold__tcp_rx_drain(fold__tcp_tp *t, fold__tcp_peer *p);
+
+/* ---- tcp_lazy.c ---- */
+/* Peer p is needed (a send queued, a receive posted): connect if no
+ * connection or attempt exists. No-op when the transport is not lazy. */
+void fold__tcp_lazy_want(fold__tcp_tp *t, fold__tcp_peer *p);
+/* An epoll event on one of the lazy machinery's sockets (kind != 0). */
+void fold__tcp_lazy_event(fold__tcp_tp *t, uint64_t data, uint32_t events);
+/* Deadlines and retry pauses of attempts and handshakes (every poll while
+ * any is pending: one counter test otherwise). */
+void fold__tcp_lazy_tick(fold__tcp_tp *t);
+/* Close the listener, the attempts and the handshakes; free the state. */
+void fold__tcp_lazy_free(fold__tcp_tp *t);
 
 #endif /* FOLD_TCP_TP_H */
