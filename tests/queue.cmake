@@ -1,7 +1,7 @@
 # tests/queue.cmake — the iterative queue (fold_iterq) under foldrun: supersteps, stop, bad input, failures, checkpoints.
 fold_add_test_exe(iterq_test queue/iterq_test.c check.c)
 set(FOLD_IQ_RUN $<TARGET_FILE:foldrun> -n 3 --timeout 20 $<TARGET_FILE:iterq_test>)
-foreach(mode basic bad fail stopfail positive mismatch-count mismatch-dtype mismatch-later missing)
+foreach(mode basic bad fail stopfail positive mismatch-count mismatch-dtype mismatch-later mismatch-told missing)
   add_test(NAME iterq_${mode} COMMAND ${FOLD_IQ_RUN} ${mode})
   set_tests_properties(iterq_${mode} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
 endforeach()

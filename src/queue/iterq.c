@@ -402,9 +402,24 @@ static int run_steps(fold_iterq *q, int *fail, char *text, size_t cap, int *skip
       fold__iq_text(text, cap, "fold_iterq_run: rank %d failed in superstep %d, step %d (compute): %s", q->rank, q->iter,
                k + 1, why);
     }
-    if (q->comm->failed) /* the step broke the communicator itself (e.g. a collective of its own) */
+    if (q->comm->failed) {
+      /* The communicator failed during the step. If the step succeeded,
+       * the failure is news from a peer (say, a mismatch it found in the
+       * next collective, told while this rank computed): the next
+       * communication step, run at once, meets it and names itself
+       * (computations before it are skipped). Otherwise the step
+       * broke it (e.g. a collective of its own): name the step. */
+      int next = k + 1;
+      while (next < q->nsteps && q->steps[next].kind == FOLD__IQ_COMPUTE) next++;
+      if (rc == FOLD_OK && next < q->nsteps) { /* straight to it: no computing on a failed communicator */
+        k = next - 1;
+        continue;
+      }
+      char cause[FOLD__ERRLEN]; /* the message is rewritten from itself: copy it first */
+      snprintf(cause, sizeof cause, "%s", fold_comm_last_error(q->comm));
       return fold__error(q->comm, q->comm->fail_status, "fold_iterq_run: rank %d: superstep %d, step %d (compute): %s",
-                         q->rank, q->iter, k + 1, fold_comm_last_error(q->comm));
+                         q->rank, q->iter, k + 1, cause);
+    }
   }
   return FOLD_OK;
 }
