@@ -97,12 +97,33 @@ int fold__auth_srv_events(const fold__auth_srv *a) {
   return (a->state == SRV_HELLO || a->state == SRV_OK) ? POLLOUT : POLLIN;
 }
 
-/* Write what is left of a->out; 1 when all is out, 0 on EAGAIN, <0 error. */
-static int srv_flush(fold__auth_srv *a, int fd) {
-  while (a->out_off < a->out_len) {
-    ssize_t w = send(fd, a->out + a->out_off, a->out_len - a->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+/* Nonblocking I/O of the handshake's buffers, server and client alike:
+ * 1 when buf[0, want) is all in (or out), 0 on EAGAIN, <0 on a close
+ * (FOLD_EPEER) or an error. Never reads past want: after OK the same
+ * connection carries the next protocol, whose bytes must stay in the socket. */
+static int nb_recv(int fd, uint8_t *buf, size_t *have, size_t want) {
+  while (*have < want) {
+    ssize_t r = recv(fd, buf + *have, want - *have, MSG_DONTWAIT);
+    if (r > 0) {
+      *have += (size_t)r;
+      continue;
+    }
+    if (r == 0)
+      return FOLD_EPEER;
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return 0;
+    return errno == ECONNRESET ? FOLD_EPEER : FOLD_ESYS;
+  }
+  return 1;
+}
+
+static int nb_send(int fd, const uint8_t *buf, size_t *off, size_t len) {
+  while (*off < len) {
+    ssize_t w = send(fd, buf + *off, len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w > 0) {
-      a->out_off += (size_t)w;
+      *off += (size_t)w;
       continue;
     }
     if (w < 0 && errno == EINTR)
@@ -113,6 +134,9 @@ static int srv_flush(fold__auth_srv *a, int fd) {
   }
   return 1;
 }
+
+/* Write what is left of a->out; 1 when all is out, 0 on EAGAIN, <0 error. */
+static int srv_flush(fold__auth_srv *a, int fd) { return nb_send(fd, a->out, &a->out_off, a->out_len); }
 
 /* Refuse a bad PROOF with a reply that cannot be the OK MAC, before the
  * caller closes: the client then tells a wrong key (FOLD_EAUTH) from a
@@ -141,18 +165,9 @@ static int srv_read_proof(fold__auth_srv *a, int fd, const fold__auth_key *k) {
     }
     if (a->in_len == want)
       break;
-    ssize_t r = recv(fd, a->in + a->in_len, want - a->in_len, MSG_DONTWAIT);
-    if (r > 0) {
-      a->in_len += (size_t)r;
-      continue;
-    }
-    if (r == 0)
-      return FOLD_EPEER;
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      return 0;
-    return errno == ECONNRESET ? FOLD_EPEER : FOLD_ESYS;
+    int rc = nb_recv(fd, a->in, &a->in_len, want);
+    if (rc <= 0)
+      return rc;
   }
   const uint8_t *nonce_c = a->in;
   size_t claim_len = a->in_len - PROOF_HEAD - FOLD__AUTH_MAC;
@@ -231,25 +246,8 @@ int fold__auth_cli_start(fold__auth_cli *a, const char *claim) {
 
 int fold__auth_cli_events(const fold__auth_cli *a) { return a->state == CLI_PROOF ? POLLOUT : POLLIN; }
 
-/* Read up to `want` bytes into a->buf: 1 when a->len == want, 0 on EAGAIN,
- * <0 on a close (FOLD_EPEER) or an error. Never reads past want. */
-static int cli_fill(fold__auth_cli *a, int fd, size_t want) {
-  while (a->len < want) {
-    ssize_t r = recv(fd, a->buf + a->len, want - a->len, MSG_DONTWAIT);
-    if (r > 0) {
-      a->len += (size_t)r;
-      continue;
-    }
-    if (r == 0)
-      return FOLD_EPEER;
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      return 0;
-    return errno == ECONNRESET ? FOLD_EPEER : FOLD_ESYS;
-  }
-  return 1;
-}
+/* Read up to `want` bytes into a->buf (nb_recv). */
+static int cli_fill(fold__auth_cli *a, int fd, size_t want) { return nb_recv(fd, a->buf, &a->len, want); }
 
 static int cli_step(fold__auth_cli *a, int fd, const fold__auth_key *k) {
   int rc;
@@ -274,18 +272,8 @@ static int cli_step(fold__auth_cli *a, int fd, const fold__auth_key *k) {
     a->state = CLI_PROOF;
   }
   if (a->state == CLI_PROOF) {
-    while (a->off < a->len) {
-      ssize_t w = send(fd, a->buf + a->off, a->len - a->off, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (w > 0) {
-        a->off += (size_t)w;
-        continue;
-      }
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-      return (w < 0 && (errno == EPIPE || errno == ECONNRESET)) ? FOLD_EPEER : FOLD_ESYS;
-    }
+    if ((rc = nb_send(fd, a->buf, &a->off, a->len)) <= 0)
+      return rc;
     /* keep nonce_c (the first bytes of PROOF) for the server's MAC */
     uint8_t nonce_c[FOLD__AUTH_NONCE];
     memcpy(nonce_c, a->buf, sizeof nonce_c);
