@@ -280,7 +280,7 @@ done:;
 }
 
 /* "data rank <r>" with r a plain decimal in [0, size); else -1. */
-static int parse_claim(const char *s, int size) {
+int fold__tcp_parse_claim(const char *s, int size) {
   static const char pre[] = "data rank ";
   if (strncmp(s, pre, sizeof pre - 1) != 0)
     return -1;
@@ -365,7 +365,7 @@ static int hs_step(fold_comm *c, tcp_hs *hs, int *nhs, int i, const fold__auth_k
     hs_drop(hs, nhs, i);
     return 1;
   }
-  int p = parse_claim(h->a.claim, c->size);
+  int p = fold__tcp_parse_claim(h->a.claim, c->size);
   const char *bad = NULL;
   if (p < 0)
     bad = "claim is not a rank of this communicator";

@@ -250,22 +250,6 @@ static void in_drop(fold__tcp_tp *t, int i) {
   busy_update(t);
 }
 
-/* "data rank <r>" with r a plain decimal in [0, size); else -1. */
-static int claim_rank(const char *s, int size) {
-  static const char pre[] = "data rank ";
-  if (strncmp(s, pre, sizeof pre - 1) != 0)
-    return -1;
-  s += sizeof pre - 1;
-  if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
-    return -1;
-  long v = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || (v = v * 10 + (*s - '0')) >= size)
-      return -1;
-  }
-  return (int)v;
-}
-
 /* Accepted connection i proved itself as `claim`: take it, or refuse it
  * ('N', or a plain close for what is not a peer of ours). */
 static void in_decide(fold__tcp_tp *t, int i) {
@@ -273,7 +257,7 @@ static void in_decide(fold__tcp_tp *t, int i) {
   tcp_in *h = &t->lazy->in[i];
   int q = -1;
   const char *bad = NULL;
-  if ((q = claim_rank(h->a.claim, c->size)) < 0 || q == c->rank)
+  if ((q = fold__tcp_parse_claim(h->a.claim, c->size)) < 0 || q == c->rank)
     bad = "claim is not a peer rank of this communicator";
   else if (!t->lazy->use[q])
     bad = "that rank does not use tcp with this rank";

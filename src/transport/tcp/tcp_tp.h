@@ -136,6 +136,10 @@ int fold__tcp_rdv_accept(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r, ui
 /* Read and deliver what p's socket holds (a bounded number of reads). */
 void fold__tcp_rx_drain(fold__tcp_tp *t, fold__tcp_peer *p);
 
+/* tcp_conn.c: */
+/* "data rank <r>" (a handshake claim) with r a plain decimal in [0, size): r; else -1. */
+int fold__tcp_parse_claim(const char *s, int size);
+
 /* ---- tcp_lazy.c ---- */
 /* Peer p is needed (a send queued, a receive posted): connect if no
  * connection or attempt exists. No-op when the transport is not lazy. */
