@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # thread_census.sh — which tests start a thread: runs each test the ThreadSanitizer phase would run, one at a time, in BUILD_DIR (a normal build) under a pthread_create shim, and prints the lists that tests/CMakeLists.txt keeps.
-# Usage: scripts/thread_census.sh BUILD_DIR [JOBS]   (about 15 minutes with 2 jobs)
+# Usage: scripts/thread_census.sh BUILD_DIR [JOBS [REGEX]]   (all tests: about 15 minutes with 2 jobs;
+#        REGEX: only the tests it matches)
 # Output lines: "onethread NAME" (no process of the test starts a thread),
 # "foldrunthreads NAME" (the only threads are foldrun's own and Python's: the
 # reference checkers, which ThreadSanitizer does not instrument),
@@ -14,7 +15,7 @@ jobs=${2:-2}
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cc -shared -fPIC -O2 -o "$tmp/mark.so" "$src/scripts/thread_mark.c" -ldl
-(cd "$build" && ctest -N -LE 'slow|nosan') | awk '/Test +#/ {print $3}' >"$tmp/list"
+(cd "$build" && ctest -N -LE "slow|nosan" ${3:+-R "$3"}) | awk '/Test +#/ {print $3}' >"$tmp/list"
 mkdir -p "$tmp/m"
 export build tmp
 xargs -P "$jobs" -I{} sh -c 'cd "$build" && LD_PRELOAD="$tmp/mark.so" FOLD_THREAD_MARK="$tmp/m/{}" \

@@ -1,6 +1,7 @@
 /* thread_mark.c — an LD_PRELOAD shim for scripts/thread_census.sh: appends the program's name to $FOLD_THREAD_MARK at every pthread_create (ctest's own threads are not counted). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h> /* program_invocation_short_name */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
