@@ -9,9 +9,13 @@
 #include "transport/transport.h"
 
 fold_request *fold__req_new(fold_comm *c, int kind) {
-  fold_request *r = calloc(1, sizeof *r);
+  /* malloc and memset, not calloc: glibc's calloc skips the per-thread cache
+   * (tcache) and takes the arena's path every time, about 300 instructions
+   * more per call (callgrind, an 8 B allreduce); a request is made per call. */
+  fold_request *r = malloc(sizeof *r);
   if (r == NULL)
     return NULL;
+  memset(r, 0, sizeof *r);
   r->kind = kind;
   r->comm = c;
   r->peer = -1;
