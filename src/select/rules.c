@@ -160,6 +160,7 @@ static int parse_line(char *text, const char *path, int line, perr *e, fold__rul
   /* Point at the table's own name: no allocation per rule, and the name
    * outlives the file. */
   r->algo = fold__algo_tables[r->coll].algos[idx]->name;
+  r->algo_idx = idx + 1;
   for (int i = 5; i < nf; i++) {
     if (strcmp(f[i], "commutative") == 0) r->commutative_only = 1;
     else if (strcmp(f[i], "pof2") == 0) r->pof2_only = 1;

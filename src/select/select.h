@@ -26,6 +26,9 @@ typedef struct fold__rule {
   int line;                    /* rules files: the line it came from; 0 for built-in rules */
   int multihost_only;          /* the rule applies only where the communicator spans more than one host
                                   and some host holds more than one rank (fold_comm.nhosts, max_ppn) */
+  int algo_idx;                /* 1 + algo's index in the collective's table, resolved once so that a
+                                  call does not look the name up (the rules loader sets it; select.c
+                                  resolves the built-in table's); 0: look it up by name */
 } fold__rule;
 
 /* The rules of one FOLD_RULES file, in file order. */
