@@ -1,10 +1,13 @@
-"""setup.py — `pip install ./python`: builds libfold, the extension fold._fold (and fold._fold_torch where
+"""setup.py — `pip install ./python` (and, through the repository root's setup.py, `pip install .` and
+`python3 -m build --wheel`): builds libfold, the extension fold._fold (and fold._fold_torch where
 libtorch-dev is found) and foldrun with CMake from the repository around this folder, and puts them into the
 package directory beside the .py modules: the extensions find libfold there through their RUNPATH ($ORIGIN),
 `python3 -m fold.run` finds foldrun there. docs/python.md "pip".
 
 Environment: FOLD_CMAKE_ARGS (more -D options for the configure, split on spaces, e.g.
-"-DFOLD_BUILD_TORCH=OFF"), CMAKE_BUILD_PARALLEL_LEVEL (jobs; default: the CPU count).
+"-DFOLD_BUILD_TORCH=OFF"), CMAKE_BUILD_PARALLEL_LEVEL (jobs; default: the CPU count), FOLD_CMAKE_BUILD_DIR
+(the CMake build directory, kept between builds so that a second build is incremental; default: one under
+setuptools' build directory).
 """
 import os
 import re
@@ -41,7 +44,7 @@ class CMakeBuild(build_ext):
         if self.inplace:  # pip install -e: the built files would land in python/fold, inside the source tree
             raise SystemExit("setup.py: editable installs are not offered; for a package that follows the source, "
                              "build with CMake and use PYTHONPATH=<build>/python (docs/python.md)")
-        build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        build = os.path.abspath(os.environ.get("FOLD_CMAKE_BUILD_DIR") or os.path.join(self.build_temp, "cmake"))
         os.makedirs(build, exist_ok=True)
         cfg = [
             "cmake", "-S", ROOT, "-B", build,
@@ -78,14 +81,24 @@ class CMakeBuild(build_ext):
 if shutil.which("cmake") is None:
     raise SystemExit("setup.py: cmake not found (Debian: apt-get install cmake)")
 
-setup(
-    name="fold",
-    version=header_version(),
-    description="fold: collective communication and distributed reduction for numpy arrays and torch tensors",
-    python_requires=">=3.8",
-    packages=["fold"],
-    package_dir={"fold": "fold"},
-    ext_modules=[CMakeExtension("fold._fold")],
-    cmdclass={"build_ext": CMakeBuild},
-    zip_safe=False,
-)
+
+def fold_setup(**extra):
+    """The package's setup(); the repository root's setup.py passes its own build directory."""
+    # package_dir is relative to the directory setup() runs in: python/ here, the root for `pip install .`
+    pkg_dir = os.path.relpath(os.path.join(HERE, "fold"), os.getcwd())
+    setup(
+        name="fold",
+        version=header_version(),
+        description="fold: collective communication and distributed reduction for numpy arrays and torch tensors",
+        python_requires=">=3.8",
+        packages=["fold"],
+        package_dir={"fold": pkg_dir},
+        ext_modules=[CMakeExtension("fold._fold")],
+        cmdclass={"build_ext": CMakeBuild},
+        zip_safe=False,
+        **extra,
+    )
+
+
+if __name__ == "__main__":
+    fold_setup()

@@ -8,9 +8,10 @@ pkgs="build-essential cmake pkg-config libssl-dev"
 # python3-torchvision: bench/kv_resnet50.h (ResNet-50's layer sizes) is checked against it.
 # python3-dev: the Python package fold (python/); python3-mpi4py: bench/py_overhead.py compares with it.
 # libtorch-dev, pybind11-dev: the torch.distributed backend (python/torch.cmake); python3-torchvision: bench/torch_ddp.py.
+# python3-build, python3-venv: the wheel test (tests/consumer/pip_test.sh: python3 -m build --wheel, venvs).
 case "$what" in
   demo) pkgs="$pkgs python3-sklearn python3-numpy python3-dev" ;;
-  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-torchvision python3-sklearn python3-numpy python3-dev libtorch-dev pybind11-dev" ;;
+  test) pkgs="$pkgs clang libclang-rt-14-dev iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-torchvision python3-sklearn python3-numpy python3-dev libtorch-dev pybind11-dev python3-build python3-venv" ;;
   bench) pkgs="$pkgs iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3-torch python3-sklearn python3-numpy python3-dev python3-mpi4py libtorch-dev pybind11-dev python3-torchvision" ;;
 esac
 missing=""
