@@ -40,3 +40,8 @@ set_tests_properties(comm_shm_3 PROPERTIES ENVIRONMENT "FOLD_TIMEOUT=20;FOLD_SHM
 # ... with FOLD_PROGRESS_THREAD=1: the helper steps the children's first calls (mapping areas) and sleeps over them
 add_test(NAME comm_shm_pthread COMMAND $<TARGET_FILE:foldrun> -n 3 --transport shm -- $<TARGET_FILE:comm_shm>)
 set_tests_properties(comm_shm_pthread PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE ENVIRONMENT "FOLD_TIMEOUT=20;FOLD_PROGRESS_THREAD=1")
+# A world of 1,024 thread ranks (fold_comm_init_threads): allreduce, split into 8, the children's allreduce
+# and broadcast, barrier, all checked. Not under the sanitizers (1,024 instrumented threads on 2 cores).
+fold_add_test_exe(comm_threads_big comm/comm_threads_big.c check.c)
+add_test(NAME comm_threads_big COMMAND comm_threads_big 1024)
+set_tests_properties(comm_threads_big PROPERTIES TIMEOUT 300 LABELS nosan)
