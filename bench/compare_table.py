@@ -9,11 +9,12 @@ import os
 import subprocess
 import sys
 
-LIBS = ["fold-shm", "fold-tcp", "ompi-shm", "ompi-tcp", "mpich", "gloo"]
-MPIS = ["ompi-shm", "ompi-tcp", "mpich"]
+LIBS = ["fold-shm", "fold-tcp", "fold-hier", "ompi-shm", "ompi-tcp", "ompi-han", "mpich", "gloo"]
+MPIS = ["ompi-shm", "ompi-tcp", "ompi-han", "mpich"]
 # Each peer is compared with the fold of its own transport class: shared
 # memory with fold-shm, sockets with fold-tcp (in netns everything is tcp).
-PAIR = {"ompi-shm": "fold-shm", "mpich": "fold-shm", "ompi-tcp": "fold-tcp", "gloo": "fold-tcp"}
+# (fold-hier and ompi-han, the netns setting's hierarchical runs, are fold-tcp and ompi-tcp's class.)
+PAIR = {"ompi-shm": "fold-shm", "mpich": "fold-shm", "ompi-tcp": "fold-tcp", "ompi-han": "fold-tcp", "gloo": "fold-tcp"}
 BOUND_TRAFFIC = 1.0  # memcpy-equivalents of S per rank that must reach DRAM (docs/performance.md, "The bandwidth bound")
 
 
