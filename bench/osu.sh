@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # osu.sh — OMB's osu_allreduce and osu_latency, unmodified, on fold (fold-mpicc, fold-mpiexec) and on Open MPI
 # (mpicc.openmpi, mpirun.openmpi) at n = 2 on this host: ROUNDS paired runs, fold and Open MPI alternating, then
-# per size the median latency of each and the median, min and max of the per-round ratio fold / Open MPI
-# (< 1: fold is faster). docs/mpi.md shows a run.
+# per size the median latency of each, the median, min and max of the per-round ratio fold / Open MPI (< 1: fold
+# is faster), and the best (lowest) run of each with their ratio: on a loaded machine a run's average is
+# dominated by the times a rank lost its core, and the best run is the nearest to an unloaded one.
+# docs/mpi.md shows a run.
 # Usage: bench/osu.sh [BUILD_DIR [OMB_DIR [ROUNDS [MAX_BYTES]]]]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,12 +37,13 @@ for bench in osu_allreduce osu_latency; do
   : >"$T/$bench.rows"
   for r in $(seq "$R"); do
     for impl in fold ompi; do
-      run $impl $bench -m $min:$M -i 2000 -x 200 | sed "s/^/$impl $r /" >>"$T/$bench.rows"
+      run $impl $bench -m $min:$M -i 1000 -x 100 | sed "s/^/$impl $r /" >>"$T/$bench.rows"
     done
   done
   echo "## $bench, 2 ranks, $R paired rounds (us; ratio = fold / Open MPI per round)"
-  printf '| %8s | %10s | %10s | %12s | %16s |\n' bytes fold "Open MPI" "ratio median" "ratio min - max"
-  printf '|---:|---:|---:|---:|---:|\n'
+  printf '| %8s | %10s | %10s | %12s | %16s | %9s | %9s | %10s |\n' bytes "fold" "Open MPI" "ratio median" \
+    "ratio min - max" "fold best" "OMPI best" "best ratio"
+  printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
   awk -v R="$R" '
     function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                                     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
@@ -51,8 +54,9 @@ for bench in osu_allreduce osu_latency; do
         for (r = 1; r <= R; r++) if (((("fold", r, s) in v)) && (("ompi", r, s) in v) && v["ompi", r, s] > 0) {
           n++; f[n] = v["fold", r, s]; o[n] = v["ompi", r, s]; q[n] = f[n] / o[n]
           if (q[n] < lo) lo = q[n]; if (q[n] > hi) hi = q[n]
+          if (n == 1 || f[n] < fb) fb = f[n]; if (n == 1 || o[n] < ob) ob = o[n]
         }
-        if (n) printf "| %8s | %10.2f | %10.2f | %12.2f | %7.2f - %-6.2f |\n", s, med(f, n), med(o, n), med(q, n), lo, hi
+        if (n) printf "| %8s | %10.2f | %10.2f | %12.2f | %7.2f - %-6.2f | %9.2f | %9.2f | %10.2f |\n", s, med(f, n), med(o, n), med(q, n), lo, hi, fb, ob, fb / ob
       }
     }' "$T/$bench.rows"
   echo
