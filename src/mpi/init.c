@@ -142,3 +142,13 @@ int MPI_Get_library_version(char *version, int *resultlen) {
 }
 
 int MPI_Pcontrol(const int level, ...) { return MPI_SUCCESS; }
+
+double fold__mpi_timeout_s(void) {
+  char buf[64];
+  if (fold_config_get("FOLD_TIMEOUT", buf, sizeof buf) > 0) {
+    double t = strtod(buf, NULL);
+    if (t > 0)
+      return t;
+  }
+  return 300;
+}

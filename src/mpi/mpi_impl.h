@@ -32,6 +32,9 @@ typedef struct fold__mpi_comm {
 
 extern int fold__mpi_state; /* 0 before MPI_Init, 1 initialized, 2 finalized */
 extern int fold__mpi_world_rank;
+/* FOLD_TIMEOUT in seconds as fold reads it (default 300): the layer's own polling loops (MPI_Probe,
+ * MPI_Waitany, MPI_Waitsome) wait no longer, as fold's waits. */
+double fold__mpi_timeout_s(void);
 
 /* The slot of a live communicator handle, or NULL. */
 fold__mpi_comm *fold__mpi_comm_get(MPI_Comm comm);

@@ -166,19 +166,8 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
   return MPI_SUCCESS;
 }
 
-/* FOLD_TIMEOUT in seconds as the library reads it (default 300): MPI_Probe waits no longer, as fold's waits. */
-static double timeout_s(void) {
-  char buf[64];
-  if (fold_config_get("FOLD_TIMEOUT", buf, sizeof buf) > 0) {
-    double t = strtod(buf, NULL);
-    if (t > 0)
-      return t;
-  }
-  return 300;
-}
-
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  double deadline = MPI_Wtime() + timeout_s();
+  double deadline = MPI_Wtime() + fold__mpi_timeout_s();
   for (int pass = 0;; pass++) {
     int flag = 0, err = MPI_Iprobe(source, tag, comm, &flag, status);
     if (err || flag)
@@ -186,7 +175,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     if (MPI_Wtime() > deadline)
       return fold__mpi_raise(comm, MPI_ERR_OTHER, "MPI_Probe",
                              "no message from source %d with tag %d within FOLD_TIMEOUT (%g s)", source, tag,
-                             timeout_s());
+                             fold__mpi_timeout_s());
     if (pass < 100) {
       sched_yield();
     } else {

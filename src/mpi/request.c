@@ -212,14 +212,20 @@ static int any_pass(const char *call, int count, MPI_Request reqv[], int *err) {
 }
 
 /* Pause between passes of Waitany/Waitsome: yield at first, then sleep 20 us, never spinning a core that a
- * co-scheduled rank needs. */
-static void pause_pass(int pass) {
+ * co-scheduled rank needs. Returns an error raised on MPI_COMM_WORLD once FOLD_TIMEOUT has passed since pass 0. */
+static int pause_pass(int pass, double *deadline, const char *call) {
+  if (pass == 0)
+    *deadline = MPI_Wtime() + fold__mpi_timeout_s();
+  else if (MPI_Wtime() > *deadline)
+    return fold__mpi_raise(MPI_COMM_WORLD, MPI_ERR_OTHER, call,
+                           "no request completed within FOLD_TIMEOUT (%g s)", fold__mpi_timeout_s());
   if (pass < 100) {
     sched_yield();
-    return;
+    return MPI_SUCCESS;
   }
   struct timespec ts = {0, 20000};
   nanosleep(&ts, NULL);
+  return MPI_SUCCESS;
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
@@ -241,6 +247,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
   if (count < 0 || (count > 0 && array_of_requests == NULL) || index == NULL)
     return fold__mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany", "bad count %d or a NULL argument", count);
+  double deadline = 0;
   for (int pass = 0;; pass++) {
     int err, i = any_pass("MPI_Waitany", count, array_of_requests, &err);
     if (err)
@@ -254,7 +261,8 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
       *index = i;
       return release(&array_of_requests[i], status);
     }
-    pause_pass(pass); /* each fold_test drives progress; fold's FOLD_TIMEOUT fails a request that waits too long */
+    if ((err = pause_pass(pass, &deadline, "MPI_Waitany"))) /* each fold_test drives progress */
+      return err;
   }
 }
 
@@ -262,6 +270,7 @@ static int some(const char *call, int incount, MPI_Request reqv[], int *outcount
                 int block) {
   if (incount < 0 || (incount > 0 && reqv == NULL) || outcount == NULL || (incount > 0 && idx == NULL))
     return fold__mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, call, "bad count %d or a NULL argument", incount);
+  double deadline = 0;
   for (int pass = 0;; pass++) {
     int active = 0, n = 0;
     for (int i = 0; i < incount; i++) {
@@ -292,7 +301,9 @@ static int some(const char *call, int incount, MPI_Request reqv[], int *outcount
       *outcount = k;
       return err;
     }
-    pause_pass(pass);
+    int err = pause_pass(pass, &deadline, call);
+    if (err)
+      return err;
   }
 }
 
