@@ -49,6 +49,11 @@
  *    the counts differ), each with MPI_IN_PLACE where MPI allows it.
  *    They run fold's collectives (fold's algorithm selection, FOLD_ALGO
  *    and FOLD_RULES apply).
+ *  - the blocking v-collectives MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv
+ *    and MPI_Alltoallv (MPI_IN_PLACE included): fold has none, so they are
+ *    point-to-point messages on a private duplicate of the communicator
+ *    (made at the first one), every transfer posted at once: correct, not
+ *    tuned. Displacements count elements of the (contiguous) type.
  *  - datatypes: every predefined type is accepted for moving data (p2p and
  *    the collectives that only move data). Reductions take the types that
  *    fold reduces: MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE,
@@ -65,8 +70,9 @@
  * What does not work yet, each declared and defined so that programs build
  * and link, and each returning MPI_ERR_UNSUPPORTED_OPERATION through the
  * communicator's error handler with an error string naming the call (never
- * a wrong answer): the v-collectives (Gatherv, Scatterv, Allgatherv,
- * Alltoallv, Alltoallw and their I-forms), Scan, Exscan, Ireduce_scatter,
+ * a wrong answer): MPI_Alltoallw, the nonblocking v-collectives
+ * (Igatherv, Iscatterv, Iallgatherv, Ialltoallv, Ialltoallw), Scan, Exscan,
+ * Ireduce_scatter,
  * the groups (MPI_Comm_group, MPI_Group_*), MPI_Comm_create, derived types
  * other than contiguous (vector, struct, indexed, ...), MPI_Op_create,
  * reductions on types fold cannot reduce (MPI_SHORT, MPI_LONG_DOUBLE, the
@@ -518,7 +524,6 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm, MPI_Request *request);
-/* unsupported: */
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -527,6 +532,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+/* unsupported: */
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                   MPI_Comm comm);

@@ -47,6 +47,8 @@ int fold__mpi_comm_add(fold_comm *fc, int *world, int errh, MPI_Comm *out) {
   comms[h].errh = errh;
   comms[h].size = fold_comm_size(fc);
   comms[h].world = world;
+  comms[h].priv = NULL;
+  comms[h].vseq = 0;
   *out = h;
   return MPI_SUCCESS;
 }
@@ -55,6 +57,7 @@ void fold__mpi_comm_free_all(void) {
   /* children first, the world (handle 1) last */
   for (int h = ncomms - 1; h >= 1; h--)
     if (comms[h].fc) {
+      fold_comm_destroy(comms[h].priv);
       fold_comm_destroy(comms[h].fc);
       free(comms[h].world);
       comms[h].fc = NULL;
@@ -177,9 +180,11 @@ int MPI_Comm_free(MPI_Comm *comm) {
   if (c == NULL || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
     return fold__mpi_raise(c ? *comm : MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free",
                            "communicator %d %s", *comm, c ? "is predefined: it cannot be freed" : "is not valid");
+  fold_comm_destroy(c->priv);
   fold_comm_destroy(c->fc);
   free(c->world);
   c->fc = NULL;
+  c->priv = NULL;
   c->world = NULL;
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;

@@ -28,6 +28,8 @@ typedef struct fold__mpi_comm {
   int errh;        /* MPI_ERRORS_ARE_FATAL or MPI_ERRORS_RETURN */
   int size;
   int *world;      /* world rank of each member (Comm_compare) */
+  fold_comm *priv; /* a dup of fc for the v-collectives' messages (coll_v.c), made at the first one */
+  unsigned vseq;   /* the v-collectives called on it so far: their tag */
 } fold__mpi_comm;
 
 extern int fold__mpi_state; /* 0 before MPI_Init, 1 initialized, 2 finalized */

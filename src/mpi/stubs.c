@@ -64,10 +64,6 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { UNSUPPORTED(MPI_COMM_WORLD, "MPI_Imrecv"); }
 int MPI_Buffer_attach(void *buffer, int size) { UNSUPPORTED(MPI_COMM_WORLD, "MPI_Buffer_attach"); }
 int MPI_Buffer_detach(void *buffer_addr, int *size) { UNSUPPORTED(MPI_COMM_WORLD, "MPI_Buffer_detach"); }
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Gatherv"); }
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Scatterv"); }
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Allgatherv"); }
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Alltoallv"); }
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Alltoallw"); }
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Scan"); }
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { UNSUPPORTED(comm, "MPI_Exscan"); }

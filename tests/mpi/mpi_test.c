@@ -216,6 +216,64 @@ static void test_movement(MPI_Comm comm, long count, int nb, int inplace) {
   free(r);
 }
 
+/* the v-collectives: rank q's block has q + k elements (k = 0 or 3), laid out in reverse order with a gap */
+static void test_v(MPI_Comm comm, int k, int inplace) {
+  char what[64];
+  snprintf(what, sizeof what, "v-collectives n=%d k=%d inplace=%d", size, k, inplace);
+  int *cnt = xmalloc(sizeof(int) * size), *dsp = xmalloc(sizeof(int) * size), *scnt = xmalloc(sizeof(int) * size),
+      *sdsp = xmalloc(sizeof(int) * size);
+  int total = 0;
+  for (int q = size - 1; q >= 0; q--) { cnt[q] = q + k; dsp[q] = total; total += cnt[q] + 1; }
+  int *r = xmalloc(sizeof(int) * (total + 1)), *s = xmalloc(sizeof(int) * (total + 1));
+  for (int root = 0; root < size; root++) {
+    /* gatherv */
+    for (int i = 0; i < cnt[rank]; i++) s[i] = rank * 100 + i;
+    for (int i = 0; i < total; i++) r[i] = -1;
+    int ip = inplace && rank == root;
+    if (ip) memcpy(r + dsp[rank], s, sizeof(int) * cnt[rank]);
+    CHECK(MPI_Gatherv(ip ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, root, comm) == MPI_SUCCESS, "%s: gatherv", what);
+    if (rank == root)
+      for (int q = 0; q < size; q++)
+        for (int i = 0; i < cnt[q]; i++)
+          if (r[dsp[q] + i] != q * 100 + i) { fail("%s: gatherv root %d block %d [%d] = %d", what, root, q, i, r[dsp[q] + i]); q = size; break; }
+    /* scatterv */
+    for (int q = 0; q < size; q++)
+      for (int i = 0; i < cnt[q]; i++) s[dsp[q] + i] = root * 1000 + q * 10 + i;
+    for (int i = 0; i < total; i++) r[i] = -1;
+    CHECK(MPI_Scatterv(s, cnt, dsp, MPI_INT, ip ? MPI_IN_PLACE : r, cnt[rank], MPI_INT, root, comm) == MPI_SUCCESS, "%s: scatterv", what);
+    const int *got = ip ? s + dsp[rank] : r;
+    for (int i = 0; i < cnt[rank]; i++)
+      if (got[i] != root * 1000 + rank * 10 + i) { fail("%s: scatterv root %d [%d] = %d", what, root, i, got[i]); break; }
+  }
+  /* allgatherv */
+  for (int i = 0; i < cnt[rank]; i++) s[i] = rank * 100 + i;
+  for (int i = 0; i < total; i++) r[i] = -1;
+  if (inplace) memcpy(r + dsp[rank], s, sizeof(int) * cnt[rank]);
+  CHECK(MPI_Allgatherv(inplace ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, comm) == MPI_SUCCESS, "%s: allgatherv", what);
+  for (int q = 0; q < size; q++)
+    for (int i = 0; i < cnt[q]; i++)
+      if (r[dsp[q] + i] != q * 100 + i) { fail("%s: allgatherv block %d [%d] = %d", what, q, i, r[dsp[q] + i]); q = size; break; }
+  /* alltoallv: rank p sends q (p + q) % 3 + k elements; in place, both layouts are the receive layout */
+  int stot = 0, rtot = 0;
+  for (int q = 0; q < size; q++) {
+    scnt[q] = (rank + q) % 3 + k; sdsp[q] = stot; stot += scnt[q];
+    cnt[q] = (q + rank) % 3 + k; dsp[q] = rtot + 1; rtot += cnt[q] + 1;
+  }
+  free(r); free(s);
+  r = xmalloc(sizeof(int) * (rtot + stot + 1)); s = xmalloc(sizeof(int) * (rtot + stot + 1));
+  for (int q = 0; q < size; q++)
+    for (int i = 0; i < scnt[q]; i++) s[sdsp[q] + i] = rank * 1000 + q * 10 + i;
+  for (int i = 0; i < rtot; i++) r[i] = -1;
+  if (inplace)
+    for (int q = 0; q < size; q++)
+      for (int i = 0; i < cnt[q]; i++) r[dsp[q] + i] = rank * 1000 + q * 10 + i;
+  CHECK(MPI_Alltoallv(inplace ? MPI_IN_PLACE : s, scnt, sdsp, MPI_INT, r, cnt, dsp, MPI_INT, comm) == MPI_SUCCESS, "%s: alltoallv", what);
+  for (int q = 0; q < size; q++)
+    for (int i = 0; i < cnt[q]; i++)
+      if (r[dsp[q] + i] != q * 1000 + rank * 10 + i) { fail("%s: alltoallv from %d [%d] = %d", what, q, i, r[dsp[q] + i]); q = size; break; }
+  free(r); free(s); free(cnt); free(dsp); free(scnt); free(sdsp);
+}
+
 static void test_loc(MPI_Comm comm) {
   struct { int v, i; } a[3], b[3];
   struct { double v; int i; } c[2], d[2];
@@ -365,8 +423,9 @@ static void test_errors(void) {
   }
   /* unsupported calls: the class and a string naming the call */
   int rcounts[64] = {0}, displs[64] = {0};
-  e = MPI_Gatherv(&x, 0, MPI_INT, &y, rcounts, displs, MPI_INT, 0, c);
-  CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Gatherv"), "gatherv: class %d", class_of(e));
+  MPI_Request vr;
+  e = MPI_Igatherv(&x, 0, MPI_INT, &y, rcounts, displs, MPI_INT, 0, c, &vr);
+  CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Igatherv"), "igatherv: class %d", class_of(e));
   MPI_Group gr;
   e = MPI_Comm_group(c, &gr);
   CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Comm_group"), "comm_group: class %d", class_of(e));
@@ -450,6 +509,9 @@ int main(int argc, char **argv) {
     for (int nb = 0; nb < 2; nb++)
       for (int ip = 0; ip < 2; ip++)
         test_movement(MPI_COMM_WORLD, counts[ci], nb, ip);
+  for (int k = 0; k <= 3; k += 3)
+    for (int ip = 0; ip < 2; ip++)
+      test_v(MPI_COMM_WORLD, k, ip);
   test_loc(MPI_COMM_WORLD);
   test_p2p(MPI_COMM_WORLD);
   test_comms();
