@@ -4,7 +4,8 @@
 # per size the median latency of each, the median, min and max of the per-round ratio fold / Open MPI (< 1: fold
 # is faster), and the best (lowest) run of each with their ratio: on a loaded machine a run's average is
 # dominated by the times a rank lost its core, and the best run is the nearest to an unloaded one.
-# docs/mpi.md shows a run.
+# Last, the layer's own cost: osu_allreduce at 8 B on fold next to fold-bench's 8 B allreduce, paired the same
+# way. docs/mpi.md shows a run.
 # Usage: bench/osu.sh [BUILD_DIR [OMB_DIR [ROUNDS [MAX_BYTES]]]]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,4 +61,16 @@ for bench in osu_allreduce osu_latency; do
       }
     }' "$T/$bench.rows"
   echo
+done
+# the layer's cost: the same 8 B float sum through mpi.h (OMB) and through fold.h (fold-bench). They time
+# differently: OMB reports the mean of every rank's per-call times, fold-bench the median over calls of the
+# slowest rank's time; both put a barrier before each timed call.
+echo "## the MPI layer's cost: 8 B allreduce, 2 ranks, $R paired rounds (us)"
+printf '| %6s | %22s | %18s | %10s |\n' round "osu_allreduce on fold" "fold-bench median" difference
+printf '|---:|---:|---:|---:|\n'
+for r in $(seq "$R"); do
+  o=$("$B/fold-mpiexec" -n 2 "$T/fold/osu_allreduce" -m 8:8 -i 2000 -x 200 | awk '$2 == 8 { print $3 }')
+  f=$("$B/foldrun" -n 2 "$B/fold-bench" -b 8 -e 8 -n 2000 -w 200 -c allreduce -d float32 |
+      awk '$2 == 8 && $4 == "float32" { print $7 }')
+  printf '| %6s | %22s | %18s | %10s |\n' "$r" "$o" "$f" "$(awk -v a="$o" -v b="$f" 'BEGIN { printf "%+.2f", a - b }')"
 done
