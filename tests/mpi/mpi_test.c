@@ -274,6 +274,31 @@ static void test_v(MPI_Comm comm, int k, int inplace) {
   free(r); free(s); free(cnt); free(dsp); free(scnt); free(sdsp);
 }
 
+/* MPI_Type_contiguous: 3 ints as one element, reduced and moved; sizes and extents */
+static void test_contig(MPI_Comm comm) {
+  MPI_Datatype t3, t6;
+  int sz = 0;
+  MPI_Aint lb = -1, ext = 0;
+  CHECK(MPI_Type_contiguous(3, MPI_INT, &t3) == MPI_SUCCESS && MPI_Type_commit(&t3) == MPI_SUCCESS, "contiguous");
+  CHECK(MPI_Type_contiguous(2, t3, &t6) == MPI_SUCCESS && MPI_Type_commit(&t6) == MPI_SUCCESS, "contiguous of contiguous");
+  CHECK(MPI_Type_size(t6, &sz) == MPI_SUCCESS && sz == 6 * (int)sizeof(int), "type_size %d", sz);
+  CHECK(MPI_Type_get_extent(t3, &lb, &ext) == MPI_SUCCESS && lb == 0 && ext == 3 * (MPI_Aint)sizeof(int), "extent");
+  int a[12], b[12];
+  for (int i = 0; i < 12; i++) a[i] = rank * 12 + i;
+  CHECK(MPI_Allreduce(a, b, 2, t6, MPI_MAX, comm) == MPI_SUCCESS, "allreduce contiguous");
+  for (int i = 0; i < 12; i++)
+    if (b[i] != (size - 1) * 12 + i) { fail("allreduce contiguous [%d] = %d", i, b[i]); break; }
+  CHECK(MPI_Bcast(a, 4, t3, 0, comm) == MPI_SUCCESS && a[11] == 11, "bcast contiguous %d", a[11]);
+  MPI_Status st;
+  int cnt = -1;
+  CHECK(MPI_Sendrecv(a, 4, t3, rank, 1, b, 4, t3, rank, 1, comm, &st) == MPI_SUCCESS, "sendrecv self contiguous");
+  CHECK(MPI_Get_count(&st, t3, &cnt) == MPI_SUCCESS && cnt == 4, "get_count contiguous %d", cnt);
+  CHECK(MPI_Get_count(&st, t6, &cnt) == MPI_SUCCESS && cnt == 2, "get_count contiguous x2 %d", cnt);
+  CHECK(MPI_Get_elements(&st, t3, &cnt) == MPI_SUCCESS && cnt == 12, "get_elements %d", cnt);
+  CHECK(MPI_Type_free(&t6) == MPI_SUCCESS && t6 == MPI_DATATYPE_NULL, "type_free");
+  MPI_Type_free(&t3);
+}
+
 static void test_loc(MPI_Comm comm) {
   struct { int v, i; } a[3], b[3];
   struct { double v; int i; } c[2], d[2];
@@ -512,6 +537,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k <= 3; k += 3)
     for (int ip = 0; ip < 2; ip++)
       test_v(MPI_COMM_WORLD, k, ip);
+  test_contig(MPI_COMM_WORLD);
   test_loc(MPI_COMM_WORLD);
   test_p2p(MPI_COMM_WORLD);
   test_comms();
