@@ -49,11 +49,12 @@
  *    the counts differ), each with MPI_IN_PLACE where MPI allows it.
  *    They run fold's collectives (fold's algorithm selection, FOLD_ALGO
  *    and FOLD_RULES apply).
- *  - the blocking v-collectives MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv
- *    and MPI_Alltoallv (MPI_IN_PLACE included): fold has none, so they are
- *    point-to-point messages on a private duplicate of the communicator
- *    (made at the first one), every transfer posted at once: correct, not
- *    tuned. Displacements count elements of the (contiguous) type.
+ *  - the v-collectives MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and
+ *    MPI_Alltoallv and their I-forms (MPI_IN_PLACE included): fold has
+ *    none, so they are point-to-point messages on a private duplicate of
+ *    the communicator (made at the first one, before that call returns),
+ *    every transfer posted at once: correct, not tuned. Displacements count
+ *    elements of the (contiguous) type.
  *  - datatypes: every predefined type is accepted for moving data (p2p and
  *    the collectives that only move data). Reductions take the types that
  *    fold reduces: MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE,
@@ -70,8 +71,7 @@
  * What does not work yet, each declared and defined so that programs build
  * and link, and each returning MPI_ERR_UNSUPPORTED_OPERATION through the
  * communicator's error handler with an error string naming the call (never
- * a wrong answer): MPI_Alltoallw, the nonblocking v-collectives
- * (Igatherv, Iscatterv, Iallgatherv, Ialltoallv, Ialltoallw), Scan, Exscan,
+ * a wrong answer): MPI_Alltoallw, MPI_Ialltoallw, Scan, Exscan,
  * Ireduce_scatter,
  * the groups (MPI_Comm_group, MPI_Group_*), MPI_Comm_create, derived types
  * other than contiguous (vector, struct, indexed, ...), MPI_Op_create,
@@ -538,6 +538,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Comm comm);
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/* supported (coll_v.c): */
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -549,6 +550,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request);
+/* unsupported: */
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, MPI_Request *request);

@@ -1,6 +1,7 @@
-/* coll_v.c — the blocking v-collectives (Gatherv, Scatterv, Allgatherv, Alltoallv) as point-to-point messages
- * on a private duplicate of the communicator: every transfer posted at once, then waited for. fold has no
- * v-collectives; this is correct at any size, not tuned (n - 1 messages per rank, n^2 for the all-forms). */
+/* coll_v.c — the v-collectives (Gatherv, Scatterv, Allgatherv, Alltoallv) and their nonblocking twins as
+ * point-to-point messages on a private duplicate of the communicator: every transfer posted at once, then
+ * waited for (the I-forms hand them to one compound request). fold has no v-collectives; this is correct at
+ * any size, not tuned (n - 1 messages per rank, n^2 for the all-forms). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,16 +15,19 @@ typedef struct {
   fold_comm *pc;
   int n, rank, tag;
   fold_request **reqs;
+  unsigned char *is_recv_req; /* per transfer: a receive */
   int nreq;
+  MPI_Request *req; /* the I-forms: the compound request to return */
   int rc;     /* the first failure's fold code */
   int is_recv; /* the failure was a receive's (MPI_ERR_TRUNCATE for FOLD_EMISMATCH) */
   void *scratch;
 } vcall;
 
-static int begin(vcall *x, const char *call, MPI_Comm comm) {
+static int begin(vcall *x, const char *call, MPI_Comm comm, MPI_Request *req) {
   memset(x, 0, sizeof *x);
   x->call = call;
   x->comm = comm;
+  x->req = req;
   int err;
   if (fold__mpi_comm_fc(comm, call, &err) == NULL)
     return err;
@@ -39,8 +43,13 @@ static int begin(vcall *x, const char *call, MPI_Comm comm) {
   x->pc = x->c->priv;
   x->tag = (int)(x->c->vseq++ & 0x3fffffff);
   x->reqs = malloc(sizeof(fold_request *) * 2 * (size_t)x->n);
-  if (x->reqs == NULL)
+  x->is_recv_req = malloc(2 * (size_t)x->n);
+  if (x->reqs == NULL || x->is_recv_req == NULL) {
+    free(x->reqs);
+    free(x->is_recv_req);
+    x->reqs = NULL;
     return fold__mpi_raise(comm, MPI_ERR_NO_MEM, call, "no memory for %d requests", 2 * x->n);
+  }
   return MPI_SUCCESS;
 }
 
@@ -54,12 +63,26 @@ static void post(vcall *x, int recv, void *buf, size_t bytes, int peer) {
     x->rc = rc;
     x->is_recv = recv;
   } else {
+    x->is_recv_req[x->nreq] = (unsigned char)recv;
     x->reqs[x->nreq++] = r;
   }
 }
 
-/* Wait for every transfer (each wait bounded by FOLD_TIMEOUT), free everything, return the MPI status. */
+/* Wait for every transfer (each wait bounded by FOLD_TIMEOUT), free everything, return the MPI status; or,
+ * for an I-form whose transfers all started, hand them to a compound request. */
 static int finish(vcall *x) {
+  if (x->req != NULL && x->rc == FOLD_OK) {
+    fold__mpi_req_init in = {.comm = x->comm, .many = x->reqs, .many_recv = x->is_recv_req, .nmany = x->nreq,
+                             .scratch = x->scratch, .call = x->call};
+    if (x->nreq == 0) {
+      /* nothing to move (one rank): complete at once */
+      free(x->reqs);
+      free(x->is_recv_req);
+      in.many = NULL;
+      in.many_recv = NULL;
+    }
+    return fold__mpi_req_add(&in, x->req);
+  }
   for (int i = 0; i < x->nreq; i++) {
     fold_status st;
     int rc = fold_wait_status(x->reqs[i], &st);
@@ -69,6 +92,7 @@ static int finish(vcall *x) {
     }
   }
   free(x->reqs);
+  free(x->is_recv_req);
   free(x->scratch);
   return fold__mpi_fold_error(x->comm, x->pc, x->rc, x->call, x->is_recv);
 }
@@ -94,14 +118,17 @@ static int check_root(vcall *x, int root) {
 
 static int fail_early(vcall *x, int err) {
   free(x->reqs);
+  free(x->is_recv_req);
+  free(x->scratch);
   return err;
 }
 
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req,
+                   const char *call) {
   vcall x;
   size_t sb = 0, es = 0;
-  int err = begin(&x, "MPI_Gatherv", comm);
+  int err = begin(&x, call, comm, req);
   if (err || (err = check_root(&x, root)))
     return x.reqs ? fail_early(&x, err) : err;
   if (x.rank == root && (err = check_counts(&x, recvcounts, displs, recvtype, &es)))
@@ -126,11 +153,12 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
   return finish(&x);
 }
 
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+static int scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req,
+                    const char *call) {
   vcall x;
   size_t rb = 0, es = 0;
-  int err = begin(&x, "MPI_Scatterv", comm);
+  int err = begin(&x, call, comm, req);
   if (err || (err = check_root(&x, root)))
     return x.reqs ? fail_early(&x, err) : err;
   if (x.rank == root && (err = check_counts(&x, sendcounts, displs, sendtype, &es)))
@@ -156,11 +184,12 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
   return finish(&x);
 }
 
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+static int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *req, const char *call) {
   vcall x;
   size_t sb = 0, es = 0;
-  int err = begin(&x, "MPI_Allgatherv", comm);
+  int err = begin(&x, call, comm, req);
   if (err)
     return err;
   if ((err = check_counts(&x, recvcounts, displs, recvtype, &es)))
@@ -187,12 +216,12 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
   return finish(&x);
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                  MPI_Comm comm) {
+static int alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                     void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *req, const char *call) {
   vcall x;
   size_t ses = 0, res = 0;
-  int err = begin(&x, "MPI_Alltoallv", comm);
+  int err = begin(&x, call, comm, req);
   if (err)
     return err;
   if ((err = check_counts(&x, recvcounts, rdispls, recvtype, &res)))
@@ -228,4 +257,60 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     memmove((char *)recvbuf + (size_t)rdispls[x.rank] * res, (const char *)sendbuf + (size_t)sdispls[x.rank] * ses,
             own);
   return finish(&x);
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, NULL,
+                 "MPI_Gatherv");
+}
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                  "MPI_Scatterv");
+}
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, NULL,
+                    "MPI_Allgatherv");
+}
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, NULL,
+                   "MPI_Alltoallv");
+}
+
+/* The I-forms: the same transfers, completed by MPI_Wait/MPI_Test on the request (the private duplicate is
+ * made, at the communicator's first v-collective, before the call returns). */
+#define NEED_REQ(call)                                                                                          \
+  if (request == NULL)                                                                                          \
+  return fold__mpi_raise(comm, MPI_ERR_ARG, call, "request is NULL")
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+  NEED_REQ("MPI_Igatherv");
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
+                 "MPI_Igatherv");
+}
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request) {
+  NEED_REQ("MPI_Iscatterv");
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                  "MPI_Iscatterv");
+}
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request) {
+  NEED_REQ("MPI_Iallgatherv");
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+                    "MPI_Iallgatherv");
+}
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request) {
+  NEED_REQ("MPI_Ialltoallv");
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
+                   "MPI_Ialltoallv");
 }

@@ -69,6 +69,12 @@ int fold__mpi_reduction(MPI_Comm comm, const char *call, MPI_Datatype t, int cou
 typedef struct fold__mpi_req_init {
   MPI_Comm comm;
   fold_request *fr;
+  /* or several (a nonblocking v-collective's transfers; the array is the
+   * request's, freed with it): done when all are; the first failure counts,
+   * a receive's (many_recv[i]) as a receive's */
+  fold_request **many;
+  unsigned char *many_recv;
+  int nmany;
   int is_recv;       /* a receive: status from fold; MPI_ERR_TRUNCATE on EMISMATCH */
   int proc_null;     /* completed at once with an empty status */
   void *scratch;

@@ -38,9 +38,13 @@ int fold__mpi_req_add(const fold__mpi_req_init *init, MPI_Request *out) {
     int n = nreqs ? 2 * nreqs : 64;
     req_t *t = realloc(reqs, sizeof(*t) * (size_t)n);
     if (t == NULL) {
-      if (init->fr)
+        if (init->fr)
         fold_wait(init->fr);
+      for (int i = 0; i < init->nmany; i++)
+        fold_wait(init->many[i]);
       free(init->scratch);
+      free(init->many);
+      free(init->many_recv);
       return fold__mpi_raise(init->comm, MPI_ERR_NO_MEM, init->call, "no memory for a request");
     }
     memset(t + nreqs, 0, sizeof(*t) * (size_t)(n - nreqs));
@@ -53,7 +57,7 @@ int fold__mpi_req_add(const fold__mpi_req_init *init, MPI_Request *out) {
   memset(r, 0, sizeof *r);
   r->used = 1;
   r->in = *init;
-  r->done = init->fr == NULL;
+  r->done = init->fr == NULL && init->nmany == 0;
   free_hint = h + 1;
   *out = h;
   return MPI_SUCCESS;
@@ -65,6 +69,32 @@ static req_t *get(MPI_Request h) { return h > 0 && h < nreqs && reqs[h].used ? &
 static void poll(req_t *r, int block) {
   if (r->done)
     return;
+  if (r->in.nmany > 0) {
+    /* a compound request: drive every transfer still pending; keep the first failure */
+    int pending = 0;
+    for (int i = 0; i < r->in.nmany; i++) {
+      if (r->in.many[i] == NULL)
+        continue;
+      int d = 1;
+      fold_status st;
+      int rc = block ? fold_wait_status(r->in.many[i], &st) : fold_test_status(r->in.many[i], &d, &st);
+      if (!d) {
+        pending = 1;
+        continue;
+      }
+      r->in.many[i] = NULL;
+      if (rc != FOLD_OK && r->rc == FOLD_OK) {
+        r->rc = rc;
+        r->in.is_recv = r->in.many_recv[i];
+      }
+    }
+    if (!pending) {
+      r->done = 1;
+      if (r->rc == FOLD_OK && r->in.move_len)
+        memmove(r->in.move_dst, r->in.move_src, r->in.move_len);
+    }
+    return;
+  }
   int done = 0;
   r->rc = block ? (done = 1, fold_wait_status(r->in.fr, &r->st)) : fold_test_status(r->in.fr, &done, &r->st);
   if (done) {
@@ -81,11 +111,13 @@ static int release(MPI_Request *h, MPI_Status *st) {
   int err = MPI_SUCCESS;
   if (r->rc != FOLD_OK) {
     fold__mpi_comm *c = fold__mpi_comm_get(r->in.comm);
-    err = fold__mpi_fold_error(r->in.comm, c ? c->fc : NULL, r->rc, r->in.call, r->in.is_recv);
+    /* a v-collective's transfers ran on the communicator's private duplicate, whose message names them */
+    fold_comm *fc = c ? (r->in.nmany && c->priv ? c->priv : c->fc) : NULL;
+    err = fold__mpi_fold_error(r->in.comm, fc, r->rc, r->in.call, r->in.is_recv);
   }
   if (st != MPI_STATUS_IGNORE) {
     fold__mpi_status_empty(st);
-    if (!r->in.proc_null && r->in.is_recv) {
+    if (!r->in.proc_null && r->in.is_recv && r->in.nmany == 0) {
       st->MPI_SOURCE = r->st.source;
       st->MPI_TAG = r->st.tag;
       st->fold_bytes_ = (long long)r->st.count; /* receives count bytes: they are FOLD_UINT8 */
@@ -93,6 +125,8 @@ static int release(MPI_Request *h, MPI_Status *st) {
     st->MPI_ERROR = err;
   }
   free(r->in.scratch);
+  free(r->in.many);
+  free(r->in.many_recv);
   r->used = 0;
   if (*h < free_hint)
     free_hint = *h;
@@ -344,6 +378,8 @@ void fold__mpi_req_drain(void) {
     if (reqs[h].used && reqs[h].detached) {
       poll(&reqs[h], 1);
       free(reqs[h].in.scratch);
+      free(reqs[h].in.many);
+      free(reqs[h].in.many_recv);
       reqs[h].used = 0;
     }
 }

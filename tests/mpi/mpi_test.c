@@ -217,9 +217,10 @@ static void test_movement(MPI_Comm comm, long count, int nb, int inplace) {
 }
 
 /* the v-collectives: rank q's block has q + k elements (k = 0 or 3), laid out in reverse order with a gap */
-static void test_v(MPI_Comm comm, int k, int inplace) {
+static void test_v(MPI_Comm comm, int k, int inplace, int nb) {
   char what[64];
-  snprintf(what, sizeof what, "v-collectives n=%d k=%d inplace=%d", size, k, inplace);
+  snprintf(what, sizeof what, "v-collectives n=%d k=%d inplace=%d nb=%d", size, k, inplace, nb);
+  MPI_Request rq = MPI_REQUEST_NULL;
   int *cnt = xmalloc(sizeof(int) * size), *dsp = xmalloc(sizeof(int) * size), *scnt = xmalloc(sizeof(int) * size),
       *sdsp = xmalloc(sizeof(int) * size);
   int total = 0;
@@ -231,7 +232,9 @@ static void test_v(MPI_Comm comm, int k, int inplace) {
     for (int i = 0; i < total; i++) r[i] = -1;
     int ip = inplace && rank == root;
     if (ip) memcpy(r + dsp[rank], s, sizeof(int) * cnt[rank]);
-    CHECK(MPI_Gatherv(ip ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, root, comm) == MPI_SUCCESS, "%s: gatherv", what);
+    CHECK((nb ? MPI_Igatherv(ip ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, root, comm, &rq)
+              : MPI_Gatherv(ip ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, root, comm)) == MPI_SUCCESS, "%s: gatherv", what);
+    wait_or_not(nb, &rq, what);
     if (rank == root)
       for (int q = 0; q < size; q++)
         for (int i = 0; i < cnt[q]; i++)
@@ -240,7 +243,9 @@ static void test_v(MPI_Comm comm, int k, int inplace) {
     for (int q = 0; q < size; q++)
       for (int i = 0; i < cnt[q]; i++) s[dsp[q] + i] = root * 1000 + q * 10 + i;
     for (int i = 0; i < total; i++) r[i] = -1;
-    CHECK(MPI_Scatterv(s, cnt, dsp, MPI_INT, ip ? MPI_IN_PLACE : r, cnt[rank], MPI_INT, root, comm) == MPI_SUCCESS, "%s: scatterv", what);
+    CHECK((nb ? MPI_Iscatterv(s, cnt, dsp, MPI_INT, ip ? MPI_IN_PLACE : r, cnt[rank], MPI_INT, root, comm, &rq)
+              : MPI_Scatterv(s, cnt, dsp, MPI_INT, ip ? MPI_IN_PLACE : r, cnt[rank], MPI_INT, root, comm)) == MPI_SUCCESS, "%s: scatterv", what);
+    wait_or_not(nb, &rq, what);
     const int *got = ip ? s + dsp[rank] : r;
     for (int i = 0; i < cnt[rank]; i++)
       if (got[i] != root * 1000 + rank * 10 + i) { fail("%s: scatterv root %d [%d] = %d", what, root, i, got[i]); break; }
@@ -249,7 +254,9 @@ static void test_v(MPI_Comm comm, int k, int inplace) {
   for (int i = 0; i < cnt[rank]; i++) s[i] = rank * 100 + i;
   for (int i = 0; i < total; i++) r[i] = -1;
   if (inplace) memcpy(r + dsp[rank], s, sizeof(int) * cnt[rank]);
-  CHECK(MPI_Allgatherv(inplace ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, comm) == MPI_SUCCESS, "%s: allgatherv", what);
+  CHECK((nb ? MPI_Iallgatherv(inplace ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, comm, &rq)
+            : MPI_Allgatherv(inplace ? MPI_IN_PLACE : s, cnt[rank], MPI_INT, r, cnt, dsp, MPI_INT, comm)) == MPI_SUCCESS, "%s: allgatherv", what);
+  wait_or_not(nb, &rq, what);
   for (int q = 0; q < size; q++)
     for (int i = 0; i < cnt[q]; i++)
       if (r[dsp[q] + i] != q * 100 + i) { fail("%s: allgatherv block %d [%d] = %d", what, q, i, r[dsp[q] + i]); q = size; break; }
@@ -267,7 +274,9 @@ static void test_v(MPI_Comm comm, int k, int inplace) {
   if (inplace)
     for (int q = 0; q < size; q++)
       for (int i = 0; i < cnt[q]; i++) r[dsp[q] + i] = rank * 1000 + q * 10 + i;
-  CHECK(MPI_Alltoallv(inplace ? MPI_IN_PLACE : s, scnt, sdsp, MPI_INT, r, cnt, dsp, MPI_INT, comm) == MPI_SUCCESS, "%s: alltoallv", what);
+  CHECK((nb ? MPI_Ialltoallv(inplace ? MPI_IN_PLACE : s, scnt, sdsp, MPI_INT, r, cnt, dsp, MPI_INT, comm, &rq)
+            : MPI_Alltoallv(inplace ? MPI_IN_PLACE : s, scnt, sdsp, MPI_INT, r, cnt, dsp, MPI_INT, comm)) == MPI_SUCCESS, "%s: alltoallv", what);
+  wait_or_not(nb, &rq, what);
   for (int q = 0; q < size; q++)
     for (int i = 0; i < cnt[q]; i++)
       if (r[dsp[q] + i] != q * 1000 + rank * 10 + i) { fail("%s: alltoallv from %d [%d] = %d", what, q, i, r[dsp[q] + i]); q = size; break; }
@@ -449,8 +458,10 @@ static void test_errors(void) {
   /* unsupported calls: the class and a string naming the call */
   int rcounts[64] = {0}, displs[64] = {0};
   MPI_Request vr;
-  e = MPI_Igatherv(&x, 0, MPI_INT, &y, rcounts, displs, MPI_INT, 0, c, &vr);
-  CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Igatherv"), "igatherv: class %d", class_of(e));
+  MPI_Datatype types[64];
+  for (int i = 0; i < 64; i++) types[i] = MPI_INT;
+  e = MPI_Ialltoallw(&x, rcounts, displs, types, &y, rcounts, displs, types, c, &vr);
+  CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Ialltoallw"), "ialltoallw: class %d", class_of(e));
   MPI_Group gr;
   e = MPI_Comm_group(c, &gr);
   CHECK(class_of(e) == MPI_ERR_UNSUPPORTED_OPERATION && names(e, "MPI_Comm_group"), "comm_group: class %d", class_of(e));
@@ -536,7 +547,8 @@ int main(int argc, char **argv) {
         test_movement(MPI_COMM_WORLD, counts[ci], nb, ip);
   for (int k = 0; k <= 3; k += 3)
     for (int ip = 0; ip < 2; ip++)
-      test_v(MPI_COMM_WORLD, k, ip);
+      for (int nb = 0; nb < 2; nb++)
+        test_v(MPI_COMM_WORLD, k, ip, nb);
   test_contig(MPI_COMM_WORLD);
   test_loc(MPI_COMM_WORLD);
   test_p2p(MPI_COMM_WORLD);
