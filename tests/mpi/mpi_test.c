@@ -489,6 +489,14 @@ static void test_comms(void) {
   int want = 0;
   for (int q = rank % 2; q < size; q += 2) want += q;
   CHECK(sum == want, "allreduce on split: %d, want %d", sum, want);
+  {
+    /* a v-collective on the split (its private duplicate goes with MPI_Comm_free below) */
+    int hc[64], hd[64], hr[64], me2 = rank;
+    for (int q = 0; q < n; q++) { hc[q] = 1; hd[q] = n - 1 - q; }
+    CHECK(MPI_Allgatherv(&me2, 1, MPI_INT, hr, hc, hd, MPI_INT, half) == MPI_SUCCESS, "allgatherv on split");
+    for (int q = 0; q < n; q++) /* rank q of half is world rank (n - 1 - q) * 2 + rank % 2 */
+      CHECK(hr[n - 1 - q] == (n - 1 - q) * 2 + rank % 2, "allgatherv on split: [%d] = %d", n - 1 - q, hr[n - 1 - q]);
+  }
   CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev) == MPI_SUCCESS, "split reversed");
   CHECK(MPI_Comm_compare(rev, MPI_COMM_WORLD, &res) == MPI_SUCCESS && res == (size > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare reversed %d", res);
   MPI_Comm none;
