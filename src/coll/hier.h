@@ -38,6 +38,11 @@ static inline fold_op fold__hier_op(const fold__coll *co) { return co->op == FOL
  * rank of `r` (of the parent) in its own host. */
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r);
 
+/* FOLD_HIER_LEADERS as read at the communicator's first hier call: 0 the
+ * plan chooses by size, 1 one leader per host, 2 every rank of a host
+ * leads a slice (where hosts are of one size; else one leader). */
+int fold__hier_leaders(const fold__coll *co);
+
 /* The hosts' shapes (the same on every rank), for plans that lay blocks
  * out per host: maxh, the most ranks on one host; local[r], rank r's rank
  * in its host; even, every host holds maxh consecutive ranks (host h the

@@ -68,14 +68,19 @@ void fold__kid_free(fold_comm *k);
 /* ---- the children of the hierarchical collectives (comm_hier_split.c, used by coll/hier.c) ----
  * One exchange over c (an allgather with a signature of its own, started
  * inside a collective call and stepped by it, never blocking) makes c's
- * host child (its host's ranks, as fold_comm_split_host) and, on the
- * hosts' leaders (the lowest rank of each host), the leaders' child, in
- * rank order. */
+ * host child (its host's ranks, as fold_comm_split_host), on the
+ * hosts' leaders (the lowest rank of each host) the leaders' child, in
+ * rank order, and where hosts are of one size the lane child. */
 typedef struct fold__hier_kids {
   fold_comm *host;  /* this rank's host */
   fold_comm *net;   /* the leaders, NULL on the other ranks */
   int *host_of;     /* per rank of c: its host's index, i.e. its leader's rank in net */
   int nhosts;
+  /* When every host holds ppn > 1 ranks on several hosts: the ranks of this
+   * rank's local rank on every host, in host order (its rank there is its
+   * host's index); else NULL and ppn 0. */
+  fold_comm *lane;
+  int ppn;
 } fold__hier_kids;
 typedef struct fold__hier_split fold__hier_split;
 /* Start the exchange (takes the next collective number of c). */

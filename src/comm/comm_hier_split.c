@@ -1,4 +1,4 @@
-/* comm_hier_split.c — the one exchange that makes the hierarchical collectives' children (coll/hier.c): the host child and the leaders' child. */
+/* comm_hier_split.c — the one exchange that makes the hierarchical collectives' children (coll/hier.c): the host child, the leaders' child and the lane child. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +8,12 @@
 #include "core/internal.h"
 #include "engine/family.h"
 
-/* One exchange makes both: the host child (split_host) and the leaders'
+/* One exchange makes them all: the host child (split_host), the leaders'
  * child (the lowest rank of each host, in rank order; a host's index is
- * its leader's rank there). It is the split's allgather with a signature
+ * its leader's rank there) and, when every host holds the same number of
+ * ranks P > 1 on several hosts, the lane child: the ranks of the same
+ * local rank l on every host, in host order (P of them, disjoint, one
+ * cid). It is the split's allgather with a signature
  * of its own, started inside a collective call (so at the same point of
  * every rank's sequence) and stepped by that collective's own steps: it
  * never blocks, on the simulator as elsewhere. */
@@ -18,7 +21,7 @@ struct fold__hier_split {
   fold_comm *c;
   fold_request *ag;    /* the exchange, stepped here (on no task list) */
   fold__split_rec mine, *recs;
-  fold_comm *host, *net; /* shells until the exchange is over */
+  fold_comm *host, *net, *lane; /* shells until the exchange is over */
   int done;
   fold__hier_kids kids;
 };
@@ -31,8 +34,9 @@ int fold__hier_split_start(fold_comm *c, fold__hier_split **out) {
   if (s && s->recs) {
     s->host = fold__kid_shell(c, "hier");
     s->net = fold__kid_shell(c, "hier");
+    s->lane = fold__kid_shell(c, "hier");
   }
-  if (s == NULL || s->recs == NULL || s->host == NULL || s->net == NULL) {
+  if (s == NULL || s->recs == NULL || s->host == NULL || s->net == NULL || s->lane == NULL) {
     fold__hier_split_free(s);
     return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory for %d ranks", c->rank, c->size);
   }
@@ -64,7 +68,33 @@ static int hrank_cmp(const void *a, const void *b) {
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* The exchange is over: both children filled (net freed on non-leaders). */
+/* The lane child's members (this rank's local rank l on every host, in
+ * host order) into mem; its size, or 0 when hosts differ in size (or
+ * there is one host, or a rank per host): no lane child then. */
+static int lane_members(const fold__hier_kids *kids, int n, int me_rank, fold__member *mem, int *me) {
+  int nh = kids->nhosts, ppn = nh > 0 ? n / nh : 0;
+  if (nh < 2 || ppn < 2 || ppn * nh != n) return 0;
+  int *cnt = calloc((size_t)nh, sizeof *cnt);
+  if (cnt == NULL) return -1;
+  int l = -1, ok = 1;
+  for (int r = 0; r <= me_rank; r++) l = cnt[kids->host_of[r]]++; /* this rank's local rank */
+  for (int h = 0; h < nh; h++) cnt[h] = 0;
+  for (int r = 0; r < n; r++) {
+    int h = kids->host_of[r];
+    if (cnt[h] == l) {
+      if (r == me_rank) *me = h;
+      mem[h] = (fold__member){0, r};
+    }
+    cnt[h]++;
+  }
+  for (int h = 0; h < nh; h++) ok &= cnt[h] == ppn;
+  free(cnt);
+  return ok ? nh : 0;
+}
+
+/* The exchange is over: the children filled (net freed on non-leaders,
+ * lane where there is none). A filled child is the family's (freed with it
+ * if a later one fails). */
 static int hier_finish(fold__hier_split *s) {
   fold_comm *c = s->c;
   int n = c->size, rc = s->ag->status;
@@ -74,7 +104,7 @@ static int hier_finish(fold__hier_split *s) {
   for (int r = 0; r < n; r++)
     if (s->recs[r].next_cid > cid) cid = s->recs[r].next_cid;
   if (cid >= UINT32_MAX - 1) return fold__error(c, FOLD_EINTERNAL, "hier: rank %d: communicator ids exhausted", c->rank);
-  c->fam->next_cid = cid + 2; /* the host children take cid, the leaders' cid + 1 */
+  c->fam->next_cid = cid + 3; /* the host children take cid, the leaders' cid + 1, the lanes cid + 2 */
   /* host groups: ranks sorted by (host identity, rank); a group's first
    * rank is its leader, and hosts are numbered in their leaders' order */
   size_t nn = n > 0 ? (size_t)n : 1;
@@ -110,14 +140,27 @@ static int hier_finish(fold__hier_split *s) {
   int nh = nl;
   s->kids.nhosts = nh;
   rc = fold__kid_fill(c, s->host, cid, mem, nm, me, s->recs);
-  if (rc == FOLD_OK && lme >= 0) rc = fold__kid_fill(c, s->net, cid + 1, lead, nl, lme, s->recs);
+  if (rc == FOLD_OK) {
+    s->kids.host = s->host;
+    s->host = NULL;
+  }
+  if (rc == FOLD_OK && lme >= 0 && (rc = fold__kid_fill(c, s->net, cid + 1, lead, nl, lme, s->recs)) == FOLD_OK) {
+    s->kids.net = s->net;
+    s->net = NULL;
+  }
+  int lsize = rc == FOLD_OK ? lane_members(&s->kids, n, c->rank, lead, &lme) : 0;
+  if (lsize < 0) rc = FOLD_ENOMEM;
+  if (lsize > 0 && (rc = fold__kid_fill(c, s->lane, cid + 2, lead, lsize, lme, s->recs)) == FOLD_OK) {
+    s->kids.lane = s->lane;
+    s->kids.ppn = n / nh;
+    s->lane = NULL;
+  }
   free(mem);
   free(lead);
   if (rc != FOLD_OK) return fold__error(c, rc, "hier: rank %d: out of memory creating its children", c->rank);
-  s->kids.host = s->host;
-  s->kids.net = lme >= 0 ? s->net : NULL;
-  if (lme < 0) fold__kid_free(s->net);
-  s->host = s->net = NULL; /* members of the family now */
+  if (s->net) fold__kid_free(s->net); /* the shells this rank has no use for */
+  if (s->lane) fold__kid_free(s->lane);
+  s->net = s->lane = NULL;
   return FOLD_OK;
 }
 
@@ -150,6 +193,7 @@ void fold__hier_split_free(fold__hier_split *s) {
   }
   if (s->host) fold__kid_free(s->host);
   if (s->net) fold__kid_free(s->net);
+  if (s->lane) fold__kid_free(s->lane);
   free(s->recs);
   free(s->kids.host_of);
   free(s);
