@@ -411,6 +411,26 @@ int fold__hier_describe(fold__coll *co, char *buf, size_t cap) {
   return -1;
 }
 
+/* The copies between rank order (rank r's block at r) and host order (at
+ * host_of[r]'s host block, local[r] within it), one way or the other. */
+static void blocks_move(const fold__coll *co, const fold__hier_kids *kids, char *byhost, char *byrank, int to_host) {
+  const fold__hier_layout *L = fold__hier_layout_get(co);
+  size_t blk = co->count * co->esize, hb = (size_t)L->maxh * blk;
+  if (to_host) memset(byhost, 0, (size_t)kids->nhosts * hb); /* the smaller hosts' padding */
+  for (int r = 0; r < co->size; r++) {
+    char *h = byhost + (size_t)kids->host_of[r] * hb + (size_t)L->local[r] * blk, *k = byrank + (size_t)r * blk;
+    memcpy(to_host ? h : k, to_host ? k : h, blk);
+  }
+}
+
+void fold__hier_blocks_to_host(const fold__coll *co, const fold__hier_kids *kids, const void *byrank, void *byhost) {
+  blocks_move(co, kids, byhost, (char *)(uintptr_t)byrank, 1);
+}
+
+void fold__hier_blocks_to_rank(const fold__coll *co, const fold__hier_kids *kids, const void *byhost, void *byrank) {
+  blocks_move(co, kids, (char *)(uintptr_t)byhost, byrank, 0);
+}
+
 int fold__hier_leaders(const fold__coll *co) {
   const hier_call *h = (const hier_call *)(uintptr_t)co->u[7];
   return h->hc->leaders;

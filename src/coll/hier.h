@@ -54,6 +54,12 @@ typedef struct fold__hier_layout {
   int *local;
 } fold__hier_layout;
 const fold__hier_layout *fold__hier_layout_get(const fold__coll *co);
+/* The blocks of count elements of the call, one per rank, between rank
+ * order (rank r's at block r) and host order (host h's maxh blocks at
+ * block h maxh, rank r at local[r] within its host's): to_host zeroes the
+ * padding of hosts smaller than maxh. */
+void fold__hier_blocks_to_host(const fold__coll *co, const fold__hier_kids *kids, const void *byrank, void *byhost);
+void fold__hier_blocks_to_rank(const fold__coll *co, const fold__hier_kids *kids, const void *byhost, void *byrank);
 /* Scratch of at least `bytes` for a plan, kept by the communicator across
  * calls (one call plans at a time: a call's phases start only when the
  * previous call's have finished); NULL (error set) when out of memory. */

@@ -30,16 +30,21 @@
 
 #include "coll/hier.h"
 
-/* From this many bytes on, every rank of a host leads its slice (when
- * hosts are of one size). The closed forms of docs/hierarchy.md at
- * 64 x 8: see there for how it was derived. */
-#define FOLD__HIER_MULTI_BYTES ((size_t)32768)
+/* From this many bytes on (and with at least one element per slice),
+ * every rank of a host leads its slice (when hosts are of one size).
+ * Derived from the closed forms (docs/hierarchy.md, bench/hier_sim.sh):
+ * at 64 x 8 every rank leading is ahead of one leader from 64 B on (at
+ * 8 B, 2 elements in 8 slices, it is 0.05% behind: the lanes move padding)
+ * and the gap is under 1.3% up to 1 KiB, 2.5% at 2 KiB, 1.9x at 4 KiB;
+ * below 1 KiB the model's gain is smaller than what it does not count:
+ * P times as many messages through each NIC. */
+#define FOLD__HIER_MULTI_BYTES ((size_t)1024)
 
 static int ar_multi(const fold__coll *co, const fold__hier_kids *kids) {
   if (kids->lane == NULL) return 0;
   int forced = fold__hier_leaders(co);
   if (forced) return forced == 2;
-  return co->count * co->esize >= FOLD__HIER_MULTI_BYTES;
+  return co->count * co->esize >= FOLD__HIER_MULTI_BYTES && co->count >= (size_t)kids->ppn;
 }
 
 /* Every rank leads slice l (its host rank) of b = ceil(count / P) elements. */
