@@ -180,8 +180,9 @@ set_tests_properties(hier_records_rr PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TE
 # and with every rank leading its slice (2 x 4 round-robin, FOLD_HIER_LEADERS=all)
 add_test(NAME hier_records_lanes COMMAND coll_records threads 8)
 set_tests_properties(hier_records_lanes PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,1;FOLD_HIER_LEADERS=all;FOLD_TIMEOUT=60")
-# processes: 8 ranks as 3+1+2+2 hosts, and 5 ranks round-robin on 2 hosts
-foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr")
+# processes: 8 ranks as 3+1+2+2 hosts, 5 ranks round-robin on 2 hosts, and
+# 6 ranks as 3 hosts x 2 (allreduce from 1 KiB: every rank leads its slice)
+foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr" "6;0,0,1,1,2,2;lanes")
   list(GET lay 0 np)
   list(GET lay 1 map)
   list(GET lay 2 tag)
