@@ -144,6 +144,24 @@ foreach(case threads mismatch sim)
   add_test(NAME hier_${case} COMMAND hier_test ${case})
   set_tests_properties(hier_${case} PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
 endforeach()
+# several leaders per host (allreduce: every rank leads its slice), where
+# hosts are of one size: FOLD_HIER_LEADERS all, one and unset (by size) on
+# contiguous, round-robin and interleaved layouts, and that `all` does run
+# the lane calls (FOLD_DEBUG=TRACE names them) and `one` does not
+foreach(lead all one auto)
+  add_test(NAME hier_lanes_${lead} COMMAND ${CMAKE_COMMAND} -E env FOLD_HIER_LEADERS=${lead} FOLD_TIMEOUT=60
+           $<TARGET_FILE:hier_test> lanes)
+  set_tests_properties(hier_lanes_${lead} PROPERTIES TIMEOUT 300)
+endforeach()
+add_test(NAME hier_lanes_used COMMAND sh -c "n=$(FOLD_DEBUG=TRACE FOLD_HIER_LEADERS=all $0 lanes-trace 2>&1 | grep -c 'lane allreduce'); o=$(FOLD_DEBUG=TRACE FOLD_HIER_LEADERS=one $0 lanes-trace 2>&1 | grep -c 'lane allreduce'); echo all: $n one: $o; test $n = 8 && test $o = 0"
+         $<TARGET_FILE:hier_test>)
+set_tests_properties(hier_lanes_used PROPERTIES TIMEOUT 120 ENVIRONMENT "FOLD_TIMEOUT=60")
+foreach(map "0,0,1,1" "0,1")
+  string(REPLACE "," "" tag ${map})
+  add_test(NAME hier_matrix_allreduce_lanes_${tag} COMMAND coll_matrix --coll allreduce --algo hier --n 4,6,8,12 --quick)
+  set_tests_properties(hier_matrix_allreduce_lanes_${tag} PROPERTIES TIMEOUT 600
+                       ENVIRONMENT "FOLD_TEST_HOST_MAP=${map};FOLD_HIER_LEADERS=all;FOLD_TIMEOUT=60")
+endforeach()
 set(FOLD_HIER_MAPS "0,0,0,1,2,2,3,3" "0,1,2" "0,1,1,1,1")
 set(i 0)
 foreach(map ${FOLD_HIER_MAPS})
@@ -159,8 +177,12 @@ add_test(NAME hier_records_uneven COMMAND coll_records threads 8)
 add_test(NAME hier_records_rr COMMAND coll_records threads 5)
 set_tests_properties(hier_records_uneven PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,0,0,1,2,2,3,3;FOLD_TIMEOUT=60")
 set_tests_properties(hier_records_rr PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,1;FOLD_SEGMENT_BYTES=1000;FOLD_TIMEOUT=60")
-# processes: 8 ranks as 3+1+2+2 hosts, and 5 ranks round-robin on 2 hosts
-foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr")
+# and with every rank leading its slice (2 x 4 round-robin, FOLD_HIER_LEADERS=all)
+add_test(NAME hier_records_lanes COMMAND coll_records threads 8)
+set_tests_properties(hier_records_lanes PROPERTIES TIMEOUT 600 ENVIRONMENT "FOLD_TEST_HOST_MAP=0,1;FOLD_HIER_LEADERS=all;FOLD_TIMEOUT=60")
+# processes: 8 ranks as 3+1+2+2 hosts, 5 ranks round-robin on 2 hosts, and
+# 6 ranks as 3 hosts x 2 (allreduce from 1 KiB: every rank leads its slice)
+foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr" "6;0,0,1,1,2,2;lanes")
   list(GET lay 0 np)
   list(GET lay 1 map)
   list(GET lay 2 tag)
@@ -169,6 +191,14 @@ foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr")
   add_test(NAME hier_coll_procs_${tag} COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOST_MAP=${map} FOLD_TIMEOUT=60
            ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-auto ${np} ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo hier)
   set_tests_properties(hier_procs_${tag} hier_coll_procs_${tag} PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+endforeach()
+# several leaders per host (4 x 2, FOLD_HIER_LEADERS=all): rank 5 (local
+# rank 1, in the lane of the odd ranks) and rank 2 (a leader) exit after
+# the first allreduce: the 7 others each name it, the other lane's too
+foreach(k 5 2)
+  add_test(NAME hier_kill_lanes_${k} COMMAND sh -c "out=$(FOLD_TEST_HOST_MAP=0,0,1,1,2,2,3,3 FOLD_HIER_LEADERS=all FOLD_TIMEOUT=30 $0 -n 8 -- $1 kill ${k}); echo \"$out\"; test $(echo \"$out\" | grep -c EPEER-naming-rank-K) = 7"
+           $<TARGET_FILE:foldrun> $<TARGET_FILE:hier_test>)
+  set_tests_properties(hier_kill_lanes_${k} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
 endforeach()
 # rank 3 (the only rank of its host: a leader) and rank 5 (not a leader)
 # exit after the first call: every survivor fails with FOLD_EPEER naming it

@@ -122,7 +122,7 @@ typedef struct fold__coll_args {
 #define FOLD__SIG_OP_SPLIT 0xFFFFu
 #define FOLD__SIG_OP_DUP 0xFFFEu
 #define FOLD__SIG_OP_SPLIT_HOST 0xFFFDu
-#define FOLD__SIG_OP_HIER 0xFFFCu /* the split that makes hier's children (comm/comm_split.c) */
+#define FOLD__SIG_OP_HIER 0xFFFCu /* the split that makes hier's children (comm/comm_hier_split.c) */
 
 /* What a call's fold_coll_opts ask for (coll_opts.c), checked. */
 typedef struct fold__call_opts {

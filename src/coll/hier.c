@@ -38,7 +38,8 @@ typedef struct hier_comm {
   fold__hier_split *split; /* the exchange making the children */
   fold__hier_kids *kids;   /* NULL until it is over */
   int split_rc;            /* <0: it failed */
-  uint32_t kid_cid[2];     /* the host child's and the leaders' child's ids (0: none) */
+  uint32_t kid_cid[3];     /* the host child's, the leaders' and the lane child's ids (0: none) */
+  int leaders;             /* FOLD_HIER_LEADERS: 0 by size, 1 one per host, 2 every rank */
   uint32_t next_ticket, serving;
   hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
   fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
@@ -81,7 +82,7 @@ static void hc_teardown(void *p) {
    * whole family (fold_sim_destroy) frees them before this runs. Looked
    * up by cid, so a freed one is never touched. */
   struct fold__family *f = hc->c->fam;
-  for (int i = 0; i < 2 && f; i++) {
+  for (int i = 0; i < 3 && f; i++) {
     fold_comm *k = hc->kid_cid[i] ? fold__fam_kid(f, hc->kid_cid[i]) : NULL;
     if (k) fold_comm_destroy(k);
     f = hc->c->fam; /* the family may end with the last child */
@@ -104,6 +105,7 @@ static hier_comm *hc_of(fold_comm *c) {
   if (hc) return hc;
   if ((hc = calloc(1, sizeof *hc)) == NULL) return NULL;
   hc->c = c;
+  hc->leaders = (int)fold__param_u64(FOLD__P_HIER_LEADERS);
   fold__timer_init(&hc->wake, wake_fired, hc);
   if (fold__ext_attach(c, &hc_key, hc, hc_teardown) != FOLD_OK) {
     free(hc);
@@ -119,8 +121,8 @@ const char *fold__hier_usable(const fold_comm *c) {
 /* The children choose their own algorithms: never hier (they are its
  * phases), else as their parent (FOLD_ALGO, set_algo and rules inherited). */
 static int kids_setup(fold__hier_kids *kids) {
-  fold_comm *ks[2] = {kids->host, kids->net};
-  for (int i = 0; i < 2; i++) {
+  fold_comm *ks[3] = {kids->host, kids->net, kids->lane};
+  for (int i = 0; i < 3; i++) {
     if (ks[i] == NULL) continue;
     for (int kind = 0; kind < FOLD__COLL_COUNT; kind++)
       if (ks[i]->coll_algo[kind] >= 0 && ks[i]->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
@@ -349,6 +351,7 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
       hc->kids = kids;
       hc->kid_cid[0] = kids->host->cid;
       hc->kid_cid[1] = kids->net ? kids->net->cid : 0;
+      hc->kid_cid[2] = kids->lane ? kids->lane->cid : 0;
     }
     fold__hier_phase p;
     memset(&p, 0, sizeof p);
@@ -388,8 +391,9 @@ int fold__hier_describe(fold__coll *co, char *buf, size_t cap) {
     char inner[240];
     int w = h->cur->task->describe(h->cur->task, inner, sizeof inner);
     int p = parent_rank(co->comm, h->k, w);
+    const fold__hier_kids *kids = h->hc->kids;
     snprintf(buf, cap, "rank %d in hier's %s (phase %d; ranks of the %s child: %s)", p, h->what, h->nphases,
-             h->k == (h->hc->kids ? h->hc->kids->host : NULL) ? "host" : "leaders'", inner);
+             kids && h->k == kids->host ? "host" : kids && h->k == kids->lane ? "lane" : "leaders'", inner);
     return p;
   }
   if (h->ticket != h->hc->serving) {
@@ -405,6 +409,31 @@ int fold__hier_describe(fold__coll *co, char *buf, size_t cap) {
     return co->sig_recv->peer;
   }
   return -1;
+}
+
+/* The copies between rank order (rank r's block at r) and host order (at
+ * host_of[r]'s host block, local[r] within it), one way or the other. */
+static void blocks_move(const fold__coll *co, const fold__hier_kids *kids, char *byhost, char *byrank, int to_host) {
+  const fold__hier_layout *L = fold__hier_layout_get(co);
+  size_t blk = co->count * co->esize, hb = (size_t)L->maxh * blk;
+  if (to_host) memset(byhost, 0, (size_t)kids->nhosts * hb); /* the smaller hosts' padding */
+  for (int r = 0; r < co->size; r++) {
+    char *h = byhost + (size_t)kids->host_of[r] * hb + (size_t)L->local[r] * blk, *k = byrank + (size_t)r * blk;
+    memcpy(to_host ? h : k, to_host ? k : h, blk);
+  }
+}
+
+void fold__hier_blocks_to_host(const fold__coll *co, const fold__hier_kids *kids, const void *byrank, void *byhost) {
+  blocks_move(co, kids, byhost, (char *)(uintptr_t)byrank, 1);
+}
+
+void fold__hier_blocks_to_rank(const fold__coll *co, const fold__hier_kids *kids, const void *byhost, void *byrank) {
+  blocks_move(co, kids, (char *)(uintptr_t)byhost, byrank, 0);
+}
+
+int fold__hier_leaders(const fold__coll *co) {
+  const hier_call *h = (const hier_call *)(uintptr_t)co->u[7];
+  return h->hc->leaders;
 }
 
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r) {

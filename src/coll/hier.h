@@ -38,6 +38,11 @@ static inline fold_op fold__hier_op(const fold__coll *co) { return co->op == FOL
  * rank of `r` (of the parent) in its own host. */
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r);
 
+/* FOLD_HIER_LEADERS as read at the communicator's first hier call: 0 the
+ * plan chooses by size, 1 one leader per host, 2 every rank of a host
+ * leads a slice (where hosts are of one size; else one leader). */
+int fold__hier_leaders(const fold__coll *co);
+
 /* The hosts' shapes (the same on every rank), for plans that lay blocks
  * out per host: maxh, the most ranks on one host; local[r], rank r's rank
  * in its host; even, every host holds maxh consecutive ranks (host h the
@@ -49,6 +54,12 @@ typedef struct fold__hier_layout {
   int *local;
 } fold__hier_layout;
 const fold__hier_layout *fold__hier_layout_get(const fold__coll *co);
+/* The blocks of count elements of the call, one per rank, between rank
+ * order (rank r's at block r) and host order (host h's maxh blocks at
+ * block h maxh, rank r at local[r] within its host's): to_host zeroes the
+ * padding of hosts smaller than maxh. */
+void fold__hier_blocks_to_host(const fold__coll *co, const fold__hier_kids *kids, const void *byrank, void *byhost);
+void fold__hier_blocks_to_rank(const fold__coll *co, const fold__hier_kids *kids, const void *byhost, void *byrank);
 /* Scratch of at least `bytes` for a plan, kept by the communicator across
  * calls (one call plans at a time: a call's phases start only when the
  * previous call's have finished); NULL (error set) when out of memory. */

@@ -40,17 +40,47 @@ int fold__fam_destroy(fold_comm *c);
 /* A root is freed with its family (fold_sim_destroy): its children too. */
 void fold__fam_free(fold_comm *root);
 
-/* ---- the children of the hierarchical collectives (comm_split.c, used by coll/hier.c) ----
+/* ---- making children: shared by comm_split.c and comm_hier_split.c ----
+ * What every rank of the parent contributes to a split (24 bytes, no padding). */
+typedef struct fold__split_rec {
+  int32_t color, key;
+  uint32_t next_cid;
+  uint32_t flags;      /* SPLIT_NULL_OUT, SPLIT_BAD_COLOR (comm_split.c) */
+  uint64_t host;
+} fold__split_rec;
+_Static_assert(sizeof(fold__split_rec) == 24, "fold__split_rec has no padding");
+/* A member of a child: its sort key and its rank in the parent. */
+typedef struct fold__member { int32_t key; int rank; } fold__member;
+/* c's family (made on first use, with this rank's host id); NULL when out of memory. */
+struct fold__family *fold__family_of(fold_comm *c);
+/* A new child before its members are known: configured like its parent c,
+ * failed with FOLD_EINVAL (op names the call) until it is filled. */
+fold_comm *fold__kid_shell(fold_comm *c, const char *op);
+/* Fill shell k as the child of c with the members mem[0..n) (parent ranks,
+ * in the child's order), this rank being mem[me], recs the exchange's
+ * records (indexed by parent rank): k joins the family under cid. 0 or
+ * FOLD_ENOMEM. */
+int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
+                   const fold__split_rec *recs);
+/* Free a child (filled or a shell) that is not, or no longer, in the family's table. */
+void fold__kid_free(fold_comm *k);
+
+/* ---- the children of the hierarchical collectives (comm_hier_split.c, used by coll/hier.c) ----
  * One exchange over c (an allgather with a signature of its own, started
  * inside a collective call and stepped by it, never blocking) makes c's
- * host child (its host's ranks, as fold_comm_split_host) and, on the
- * hosts' leaders (the lowest rank of each host), the leaders' child, in
- * rank order. */
+ * host child (its host's ranks, as fold_comm_split_host), on the
+ * hosts' leaders (the lowest rank of each host) the leaders' child, in
+ * rank order, and where hosts are of one size the lane child. */
 typedef struct fold__hier_kids {
   fold_comm *host;  /* this rank's host */
   fold_comm *net;   /* the leaders, NULL on the other ranks */
   int *host_of;     /* per rank of c: its host's index, i.e. its leader's rank in net */
   int nhosts;
+  /* When every host holds ppn > 1 ranks on several hosts: the ranks of this
+   * rank's local rank on every host, in host order (its rank there is its
+   * host's index); else NULL and ppn 0. */
+  fold_comm *lane;
+  int ppn;
 } fold__hier_kids;
 typedef struct fold__hier_split fold__hier_split;
 /* Start the exchange (takes the next collective number of c). */

@@ -13,15 +13,6 @@
 #include "transport/sim/sim.h"
 #include "transport/transport.h"
 
-/* What every rank of the parent contributes to a split (24 bytes, no padding). */
-typedef struct split_rec {
-  int32_t color, key;
-  uint32_t next_cid;
-  uint32_t flags;      /* SPLIT_NULL_OUT, SPLIT_BAD_COLOR */
-  uint64_t host;
-} split_rec;
-_Static_assert(sizeof(split_rec) == 24, "split_rec has no padding");
-
 enum { SPLIT_NULL_OUT = 1, SPLIT_BAD_COLOR = 2 };
 enum { MODE_SPLIT, MODE_DUP, MODE_HOST };
 
@@ -50,7 +41,7 @@ static uint64_t host_id(const fold_comm *root) {
   return h;
 }
 
-static struct fold__family *family_of(fold_comm *c) {
+struct fold__family *fold__family_of(fold_comm *c) {
   if (c->fam) return c->fam;
   struct fold__family *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
@@ -64,7 +55,7 @@ static struct fold__family *family_of(fold_comm *c) {
 /* ---- children --------------------------------------------------------------------- */
 
 
-static void kid_free(fold_comm *k) {
+void fold__kid_free(fold_comm *k) {
   fold__comm_drop_queues(k);
   free(k->peer_tp);
   free(k->lost);
@@ -81,10 +72,8 @@ static void kid_free(fold_comm *k) {
   free(k);
 }
 
-typedef struct member { int32_t key; int rank; } member;
-
 static int member_cmp(const void *a, const void *b) {
-  const member *x = a, *y = b;
+  const fold__member *x = a, *y = b;
   if (x->key != y->key) return x->key < y->key ? -1 : 1;
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
@@ -92,7 +81,7 @@ static int member_cmp(const void *a, const void *b) {
 /* A new child before its members are known: configured like its parent, and
  * failed with FOLD_EINVAL until the split completes (on the simulator, the
  * program gets it before the simulator has run the exchange). */
-static fold_comm *kid_shell(fold_comm *c, const char *op) {
+fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   fold_comm *k = calloc(1, sizeof *k);
   if (k == NULL) return NULL;
   k->fam = c->fam;
@@ -120,8 +109,8 @@ static fold_comm *kid_shell(fold_comm *c, const char *op) {
 
 /* Fill shell k as the child of parent c with the given members (parent
  * ranks, in the child's order), this rank being mem[me]. */
-static int kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const member *mem, int n, int me,
-                    const split_rec *recs) {
+int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
+                    const fold__split_rec *recs) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
   k->rank = me;
@@ -196,8 +185,8 @@ typedef struct pending {
   fold_comm *k;        /* the shell, NULL for FOLD_UNDEFINED */
   fold_request *ag;    /* the allgather */
   int mode, color;
-  split_rec mine;
-  split_rec *recs;
+  fold__split_rec mine;
+  fold__split_rec *recs;
   const char *op;
 } pending;
 
@@ -212,7 +201,7 @@ static void pending_free(pending *ps) {
 static int finish(pending *ps) {
   fold_comm *c = ps->c;
   const char *op = ps->op;
-  split_rec *recs = ps->recs;
+  fold__split_rec *recs = ps->recs;
   int rc = ps->ag->status;
   if (rc == FOLD_OK && fold__comm_failed(c)) rc = fold__comm_failed(c);
   /* bad arguments anywhere: every rank returns FOLD_EINVAL naming the rank */
@@ -232,7 +221,7 @@ static int finish(pending *ps) {
    * color groups may all take it, as they have no member in common. */
   c->fam->next_cid = cid + 1;
   if (ps->k == NULL) return FOLD_OK; /* FOLD_UNDEFINED */
-  member *mem = malloc((size_t)c->size * sizeof *mem);
+  fold__member *mem = malloc((size_t)c->size * sizeof *mem);
   if (mem == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
   int n = 0, me = -1;
   for (int r = 0; r < c->size; r++) {
@@ -246,7 +235,7 @@ static int finish(pending *ps) {
   qsort(mem, (size_t)n, sizeof *mem, member_cmp);
   for (int i = 0; i < n; i++)
     if (mem[i].rank == c->rank) me = i;
-  rc = kid_fill(c, ps->k, cid, mem, n, me, recs);
+  rc = fold__kid_fill(c, ps->k, cid, mem, n, me, recs);
   free(mem);
   if (rc != FOLD_OK)
     return fold__error(c, rc, "%s: rank %d: out of memory creating a communicator of %d ranks", op, c->rank, n);
@@ -304,7 +293,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   if (newcomm) *newcomm = NULL;
   if (c == NULL) return fold__error(NULL, FOLD_EINVAL, "%s: communicator is NULL", op);
   if ((rc = fold__comm_failed(c))) return rc;
-  struct fold__family *f = family_of(c);
+  struct fold__family *f = fold__family_of(c);
   if (f == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
   /* the simulator's finished splits: their requests were kept until now */
   for (fold_request **pp = &f->done; *pp;) {
@@ -317,7 +306,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
     fold__req_unref(r);
   }
   pending *ps = calloc(1, sizeof *ps);
-  split_rec *recs = malloc((size_t)c->size * sizeof *recs);
+  fold__split_rec *recs = malloc((size_t)c->size * sizeof *recs);
   if (ps == NULL || recs == NULL) {
     free(ps);
     free(recs);
@@ -328,11 +317,11 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   ps->color = color;
   ps->recs = recs;
   ps->op = op;
-  ps->mine = (split_rec){color, key, f->next_cid, 0, f->host};
+  ps->mine = (fold__split_rec){color, key, f->next_cid, 0, f->host};
   if (newcomm == NULL) ps->mine.flags |= SPLIT_NULL_OUT;
   if (mode == MODE_SPLIT && color < 0 && color != FOLD_UNDEFINED) ps->mine.flags |= SPLIT_BAD_COLOR;
   int joins = newcomm != NULL && !ps->mine.flags && !(mode == MODE_SPLIT && color == FOLD_UNDEFINED);
-  if (joins && (ps->k = kid_shell(c, op)) == NULL) {
+  if (joins && (ps->k = fold__kid_shell(c, op)) == NULL) {
     pending_free(ps);
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
   }
@@ -368,7 +357,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   if (rc == FOLD_OK) rc = fold__wait_req(c, ps->ag, op);
   if (rc == FOLD_OK) rc = finish(ps);
   if (rc == FOLD_OK && newcomm) *newcomm = ps->k;
-  else if (ps->k) kid_free(ps->k);
+  else if (ps->k) fold__kid_free(ps->k);
   pending_free(ps);
   return rc;
 }
@@ -394,154 +383,6 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
   return split_locked(comm, MODE_HOST, 0, 0, hostcomm, "fold_comm_split_host");
 }
 
-/* ---- the children of the hierarchical collectives (coll/hier.c) ---------------------
- * One exchange makes both: the host child (split_host) and the leaders'
- * child (the lowest rank of each host, in rank order; a host's index is
- * its leader's rank there). It is the split's allgather with a signature
- * of its own, started inside a collective call (so at the same point of
- * every rank's sequence) and stepped by that collective's own steps: it
- * never blocks, on the simulator as elsewhere. */
-struct fold__hier_split {
-  fold_comm *c;
-  fold_request *ag;    /* the exchange, stepped here (on no task list) */
-  split_rec mine, *recs;
-  fold_comm *host, *net; /* shells until the exchange is over */
-  int done;
-  fold__hier_kids kids;
-};
-
-int fold__hier_split_start(fold_comm *c, fold__hier_split **out) {
-  *out = NULL;
-  struct fold__family *f = family_of(c);
-  fold__hier_split *s = f ? calloc(1, sizeof *s) : NULL;
-  if (s) s->recs = malloc((size_t)c->size * sizeof *s->recs);
-  if (s && s->recs) {
-    s->host = kid_shell(c, "hier");
-    s->net = kid_shell(c, "hier");
-  }
-  if (s == NULL || s->recs == NULL || s->host == NULL || s->net == NULL) {
-    fold__hier_split_free(s);
-    return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory for %d ranks", c->rank, c->size);
-  }
-  s->c = c;
-  s->mine = (split_rec){0, 0, f->next_cid, 0, f->host};
-  /* never hier's own allgather (forced, or from a FOLD_RULES line): that
-   * call would start this exchange again. bruck serves any rank count in
-   * ceil(log2 n) rounds, and the exchange runs once per communicator. */
-  static const fold_coll_opts not_hier = {.size = sizeof(fold_coll_opts), .algo = "bruck"};
-  fold__coll_args a = {FOLD__COLL_ALLGATHER, &s->mine, s->recs, sizeof s->mine, FOLD_UINT8, FOLD_SUM, -1,
-                       FOLD__SIG_OP_HIER, &not_hier};
-  int rc = fold__coll_start(c, "hier: the host split", &a, &s->ag);
-  if (rc != FOLD_OK) {
-    fold__hier_split_free(s);
-    return rc;
-  }
-  /* off the engine's list: the caller's steps step it, so that the
-   * collective goes on in the same pass as the exchange's last receive */
-  fold__task_cancel(c, s->ag->task);
-  *out = s;
-  return FOLD_OK;
-}
-
-typedef struct hrank { uint64_t host; int rank; } hrank;
-
-static int hrank_cmp(const void *a, const void *b) {
-  const hrank *x = a, *y = b;
-  if (x->host != y->host) return x->host < y->host ? -1 : 1;
-  return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* The exchange is over: both children filled (net freed on non-leaders). */
-static int hier_finish(fold__hier_split *s) {
-  fold_comm *c = s->c;
-  int n = c->size, rc = s->ag->status;
-  if (rc == FOLD_OK && fold__comm_failed(c)) rc = fold__comm_failed(c);
-  if (rc != FOLD_OK) return rc;
-  uint32_t cid = 0;
-  for (int r = 0; r < n; r++)
-    if (s->recs[r].next_cid > cid) cid = s->recs[r].next_cid;
-  if (cid >= UINT32_MAX - 1) return fold__error(c, FOLD_EINTERNAL, "hier: rank %d: communicator ids exhausted", c->rank);
-  c->fam->next_cid = cid + 2; /* the host children take cid, the leaders' cid + 1 */
-  /* host groups: ranks sorted by (host identity, rank); a group's first
-   * rank is its leader, and hosts are numbered in their leaders' order */
-  size_t nn = n > 0 ? (size_t)n : 1;
-  member *mem = calloc(nn, sizeof *mem), *lead = calloc(nn, sizeof *lead);
-  hrank *by = malloc(nn * sizeof *by);
-  s->kids.host_of = malloc(nn * sizeof *s->kids.host_of);
-  if (mem == NULL || lead == NULL || by == NULL || s->kids.host_of == NULL) {
-    free(mem);
-    free(lead);
-    free(by);
-    return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
-  }
-  for (int r = 0; r < n; r++) by[r] = (hrank){s->recs[r].host, r};
-  qsort(by, (size_t)n, sizeof *by, hrank_cmp);
-  int nl = 0, lme = -1, nm = 0, me = -1;
-  for (int r = 0; r < n; r++) s->kids.host_of[r] = -1;
-  for (int i = 0; i < n; i++) /* leaders: -2 marks them, in rank order below */
-    if (i == 0 || by[i].host != by[i - 1].host) s->kids.host_of[by[i].rank] = -2;
-  for (int r = 0; r < n; r++)
-    if (s->kids.host_of[r] == -2) {
-      if (r == c->rank) lme = nl;
-      s->kids.host_of[r] = nl;
-      lead[nl++] = (member){0, r};
-    }
-  for (int i = 1; i < n; i++) /* the others take their group's leader's index */
-    if (by[i].host == by[i - 1].host) s->kids.host_of[by[i].rank] = s->kids.host_of[by[i - 1].rank];
-  free(by);
-  for (int r = 0; r < n; r++)
-    if (s->recs[r].host == s->mine.host) {
-      if (r == c->rank) me = nm;
-      mem[nm++] = (member){0, r};
-    }
-  int nh = nl;
-  s->kids.nhosts = nh;
-  rc = kid_fill(c, s->host, cid, mem, nm, me, s->recs);
-  if (rc == FOLD_OK && lme >= 0) rc = kid_fill(c, s->net, cid + 1, lead, nl, lme, s->recs);
-  free(mem);
-  free(lead);
-  if (rc != FOLD_OK) return fold__error(c, rc, "hier: rank %d: out of memory creating its children", c->rank);
-  s->kids.host = s->host;
-  s->kids.net = lme >= 0 ? s->net : NULL;
-  if (lme < 0) kid_free(s->net);
-  s->host = s->net = NULL; /* members of the family now */
-  return FOLD_OK;
-}
-
-int fold__hier_split_step(fold__hier_split *s, fold__hier_kids **kids) {
-  *kids = NULL;
-  if (!s->done) {
-    if (!fold__req_done(s->ag)) {
-      fold__task *at = s->ag->task;
-      int rc = at->step(at);
-      if (rc == 0 && !fold__comm_failed(s->c)) return 0;
-      int st = fold__comm_failed(s->c);
-      fold__req_complete(s->ag, st ? st : rc > 0 ? FOLD_OK : rc);
-    }
-    s->done = 1;
-    int rc = hier_finish(s);
-    fold__req_unref(s->ag);
-    s->ag = NULL;
-    if (rc != FOLD_OK) return rc;
-  }
-  if (s->kids.host == NULL) return fold__comm_failed(s->c) ? fold__comm_failed(s->c) : FOLD_EINTERNAL;
-  *kids = &s->kids;
-  return 1;
-}
-
-void fold__hier_split_free(fold__hier_split *s) {
-  if (s == NULL) return;
-  if (s->ag) {
-    if (!fold__req_done(s->ag)) fold__req_complete(s->ag, FOLD_EABORTED);
-    fold__req_unref(s->ag);
-  }
-  if (s->host) kid_free(s->host);
-  if (s->net) kid_free(s->net);
-  free(s->recs);
-  free(s->kids.host_of);
-  free(s);
-}
-
 /* ---- destruction ------------------------------------------------------------------- */
 
 static void family_free(struct fold__family *f) {
@@ -550,7 +391,7 @@ static void family_free(struct fold__family *f) {
     f->done = r->next;
     fold__req_unref(r);
   }
-  while (f->nkids > 0) kid_free(f->kids[--f->nkids]);
+  while (f->nkids > 0) fold__kid_free(f->kids[--f->nkids]);
   fold__unexp *u = f->early_head;
   while (u) {
     fold__unexp *next = u->next;
@@ -612,7 +453,7 @@ static int fam_destroy(fold_comm *c) {
         f->kids[i] = f->kids[--f->nkids];
         break;
       }
-    kid_free(c);
+    fold__kid_free(c);
   } else {
     /* The world goes first: the children keep its transports (docs/comm.md);
      * the root stays allocated, without its user's state, until the last

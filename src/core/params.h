@@ -101,6 +101,10 @@
     "those ranks wait that long (on an engine timer: virtual seconds in the simulator) before each local reduction " \
     "step of a collective, a straggler for tests and benchmarks; logged once at WARN; a malformed value is warned "  \
     "about once and ignored")                                                                                        \
+  X(HIER_LEADERS, "FOLD_HIER_LEADERS", ENUM, 0, 0, 0, 0, "auto|one|all", "`auto`: by size (docs/hierarchy.md)",       \
+    "a communicator's first `hier` call",                                                                            \
+    "`hier` allreduce: `one` leader per host runs the network phase, or `all` ranks of a host each run it for a "    \
+    "slice of the vector (where every host holds the same number of ranks; else one leader)")                        \
   X(SKIP_ALPHA, "FOLD_SKIP_ALPHA", REAL, LO_OPEN, 4, 1, 1e300, "a number > 1", "4",                                   \
     "a communicator's first `ring_skip` call",                                                                       \
     "`ring_skip`'s threshold factor alpha: a rank stops waiting for its left neighbour after alpha T + T_trans "     \

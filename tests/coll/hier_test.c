@@ -20,6 +20,12 @@
  *                       the environment: shm within a host, tcp between)
  *   hier_test sim       simulated ranks (each its own host: the leaders'
  *                       phase alone), nonblocking calls run by fold_sim_run
+ *   hier_test lanes     threads on layouts whose hosts are of one size
+ *                       (contiguous and round-robin; an uneven one, where
+ *                       allreduce keeps one leader), for FOLD_HIER_LEADERS
+ *                       set by the test (all, one, unset)
+ *   hier_test lanes-trace  one allreduce on 2 x 4 threads (with
+ *                       FOLD_DEBUG=TRACE the test counts the lane calls)
  *   hier_test kill K [COLL]  under foldrun: rank K exits after the first
  *                       call (allreduce, or COLL: allgather, reduce_scatter);
  *                       every survivor prints EPEER-naming-rank-K when its
@@ -203,6 +209,18 @@ static void *thread_main(void *p) {
   targ *t = p;
   if (t->mode == 0) {
     body(t->c, t->local);
+  } else if (t->mode == 4) { /* lanes-trace: one allreduce of 1003 elements against ring */
+    int me = fold_comm_rank(t->c), n = fold_comm_size(t->c);
+    enum { CNT = 1003 };
+    int64_t *in = malloc(CNT * sizeof *in), *a = malloc(CNT * sizeof *a), *b = malloc(CNT * sizeof *b);
+    for (size_t i = 0; i < CNT; i++) in[i] = val(me, i, 4);
+    CHECK_OK(fold_comm_set_algo(t->c, "allreduce=hier"), t->c);
+    CHECK_OK(fold_allreduce(in, a, CNT, FOLD_INT64, FOLD_SUM, t->c), t->c);
+    CHECK_OK(fold_allreduce_opts(in, b, CNT, FOLD_INT64, FOLD_SUM, t->c, ring_opts()), t->c);
+    CHECK(!memcmp(a, b, CNT * sizeof *a), "rank %d of %d: allreduce differs from ring", me, n);
+    free(in);
+    free(a);
+    free(b);
   } else { /* mismatch: rank 3 forces ring (mode 1 allreduce, 2 allgather, 3 reduce_scatter) */
     int me = fold_comm_rank(t->c), n = fold_comm_size(t->c);
     static const char *ring[] = {"", "allreduce=ring", "allgather=ring", "reduce_scatter=ring"};
@@ -246,7 +264,7 @@ static void run_threads(int n, const char *map, int mode) {
   for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
   /* the world goes first here, its hier children with it */
   for (int r = 0; r < n; r++) CHECK_OK(fold_comm_destroy(comms[r]), NULL);
-  printf("%s%s n=%d FOLD_TEST_HOST_MAP=%s: %s\n", mode ? "mismatch " : "threads",
+  printf("%s%s n=%d FOLD_TEST_HOST_MAP=%s: %s\n", mode == 4 ? "lanes-trace" : mode ? "mismatch " : "threads",
          mode == 1 ? "allreduce" : mode == 2 ? "allgather" : mode == 3 ? "reduce_scatter" : "", n, map,
          atomic_load(&check_failures) ? "FAILED" : "ok");
   unsetenv("FOLD_TEST_HOST_MAP");
@@ -316,6 +334,17 @@ int main(int argc, char **argv) {
         {2, "0,1"},
     };
     for (size_t i = 0; i < sizeof lay / sizeof *lay; i++) run_threads(lay[i].n, lay[i].map, 0);
+  } else if (!strcmp(mode, "lanes")) {
+    static const struct { int n; const char *map; } lay[] = {
+        {8, "0,0,0,0,1,1,1,1"}, /* 2 x 4 contiguous */
+        {6, "0,1,2"},           /* 3 x 2 round-robin */
+        {9, "0,1,2"},           /* 3 x 3 round-robin: slices padded for most counts */
+        {8, "0,0,1,1"},         /* 2 x 4, pairs interleaved */
+        {8, "0,0,0,1,2,2,3,3"}, /* uneven: one leader whatever is asked */
+    };
+    for (size_t i = 0; i < sizeof lay / sizeof *lay; i++) run_threads(lay[i].n, lay[i].map, 0);
+  } else if (!strcmp(mode, "lanes-trace")) {
+    run_threads(8, "0,0,0,0,1,1,1,1", 4);
   } else if (!strcmp(mode, "sim")) {
     run_sim(1);
     run_sim(5);
@@ -369,7 +398,7 @@ int main(int argc, char **argv) {
     CHECK(rc == FOLD_EPEER, "rank %d: wanted FOLD_EPEER, got %s", me, fold_strerror(rc));
     fold_comm_destroy(c);
   } else {
-    fprintf(stderr, "usage: hier_test threads|mismatch|sim|procs|kill K\n");
+    fprintf(stderr, "usage: hier_test threads|lanes|lanes-trace|mismatch|sim|procs|kill K\n");
     return 2;
   }
   return check_report("hier_test");

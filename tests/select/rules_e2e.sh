@@ -144,7 +144,8 @@ tune)
 hier)
   # The built-in multihost rule: 4 processes as 2 test hosts x 2 (shm
   # inside, tcp between) pick hier for a 1 MiB allreduce on their own,
-  # and the results check; an 8-byte call, one host and a rank per host
+  # and the results check (every rank leading its half: a lane allreduce
+  # of 512 KiB over tcp); an 8-byte call, one host and a rank per host
   # keep the flat choice.
   # hrun MAP -- fold-bench args: 4 processes, transports as the map says
   hrun() {
@@ -159,6 +160,9 @@ hier)
     want="\[$r\] fold\[rank $r\] TRACE: fold_allreduce"
     grep -q "$want: 1048576 B, 4 ranks, tcp: hier (built-in rule [0-9]*)\$" "$tmp/err" || fail "rank $r: 1 MiB not hier"
     grep -q "$want: 8 B, 4 ranks, tcp: hier" "$tmp/err" && fail "rank $r: hier at 8 B"
+    # hosts of one size, 1 MiB: every rank leads its half (a lane of 2 ranks, one per host, over tcp)
+    grep -q "\[$r\] fold\[rank [01]\] TRACE: lane allreduce: 524288 B, 2 ranks, tcp: " "$tmp/err" ||
+      fail "rank $r: 1 MiB hier did not run its half in a lane"
   done
   for map in 0 0,1,2,3; do
     hrun $map -- -c allreduce -b 1M -e 1M -n 1 -w 0 --check || fail "map $map: run failed"

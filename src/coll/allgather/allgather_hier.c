@@ -60,8 +60,7 @@ static int ag_plan(fold__coll *co, const fold__hier_kids *kids, int i, fold__hie
     return 1;
   default:
     if (leader && !L->even) /* each rank's block to its rank's position */
-      for (int r = 0; r < co->size; r++)
-        memcpy((char *)co->rbuf + (size_t)r * blk, vec + (size_t)kids->host_of[r] * hb + (size_t)L->local[r] * blk, blk);
+      fold__hier_blocks_to_rank(co, kids, vec, co->rbuf);
     if (host->size > 1)
       *p = (fold__hier_phase){host, {FOLD__COLL_BROADCAST, NULL, co->rbuf, (size_t)co->size * co->count, co->dtype,
                               FOLD_SUM, 0, 0, NULL}, "host broadcast"};

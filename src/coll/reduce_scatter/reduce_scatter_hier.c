@@ -67,7 +67,7 @@ static int rs_plan(fold__coll *co, const fold__hier_kids *kids, int i, fold__hie
   if (i > 2) return 0;
   const fold__hier_layout *L = fold__hier_layout_get(co);
   int leader = kids->net != NULL;
-  size_t blk = co->count * co->esize, hb = (size_t)L->maxh * blk;
+  size_t blk = co->count * co->esize;
   rs_bufs b = {NULL, NULL, NULL};
   int rc;
   if (leader && (rc = rs_bufs_get(co, kids, L, &b)) < 0) return rc;
@@ -79,11 +79,8 @@ static int rs_plan(fold__coll *co, const fold__hier_kids *kids, int i, fold__hie
     return 1;
   case 1:
     if (!leader) return 1;
-    if (!L->even) { /* the partial's blocks by host, padding zeroed */
-      memset(b.vec, 0, (size_t)kids->nhosts * hb);
-      for (int r = 0; r < co->size; r++)
-        memcpy(b.vec + (size_t)kids->host_of[r] * hb + (size_t)L->local[r] * blk, b.part + (size_t)r * blk, blk);
-    }
+    if (!L->even) /* the partial's blocks by host, padding zeroed */
+      fold__hier_blocks_to_host(co, kids, b.part, b.vec);
     *p = (fold__hier_phase){kids->net, {FOLD__COLL_REDUCE_SCATTER, b.vec ? b.vec : b.part, b.out,
                             (size_t)L->maxh * co->count, co->dtype, op, -1, 0, NULL}, "network reduce_scatter"};
     return 1;
