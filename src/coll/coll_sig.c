@@ -144,8 +144,9 @@ int fold__coll_sig_rounds(const fold__coll *co) {
 }
 
 /* The first signature round of a call that checks its signatures itself
- * (the round algorithms, at their start; ring_skip and hier in their
- * init): the signature to `right`, rank `left`'s posted. The call is also
+ * (the round algorithms, at their start; ring_skip in its init; hier.c
+ * still posts the same three steps itself): the signature to `right`,
+ * rank `left`'s posted. The call is also
  * noted in the communicator's shared collective area when it has one, so
  * that ranks that run the same call with the shm algorithms report the
  * mismatch (shm_coll.c): the one place the round algorithms meet shm. */
