@@ -95,15 +95,16 @@ check_layers() {
   return $fail
 }
 
-# Symbols used across layers against the order today, as "USER -> SYMBOL" (SYMBOL may be a glob), each with
+# Symbols used across layers against the order today, as "USER calls SYMBOL" (a function) or "USER uses SYMBOL"
+# (data; SYMBOL may be a glob), each with
 # its reason below. The check fails on an offence not listed here, and on a listed one that no longer happens.
 known_calls() {
   cat <<'EOF'
-src/coll/registry.c -> fold__*
+src/coll/registry.c uses fold__*_*
 EOF
 }
 # Why each is there (keep in step with known_calls and docs/design.md §3):
-#  src/coll/registry.c -> fold__*: the registry's tables point at the algorithms' descriptors (data, each
+#  src/coll/registry.c uses fold__*_*: the registry's tables point at the algorithms' descriptors (data, each
 #    `const fold__algo fold__<coll>_<algo>`, defined in src/coll/<coll>/); that list is the registry's reason
 #    to be. It calls none of them: selection and the executor call an algorithm through its descriptor.
 
@@ -137,7 +138,7 @@ check_calls() {
     END {
       for (i = 1; i <= n; i++) {
         d = def[us[i]]
-        if (d != "" && layer(d) > layer(uf[i])) print uf[i] " -> " us[i] "\t" kind[us[i]] " " us[i] " of " d
+        if (d != "" && layer(d) > layer(uf[i])) print uf[i] " " kind[us[i]] " " us[i] "\t" d
       }
     }' | sort -u >"$found"
   known=$(known_calls)
@@ -149,7 +150,7 @@ check_calls() {
       [ -n "$k" ] && [[ $key == $k ]] && listed=1
     done <<<"$known"
     if [ $listed = 0 ]; then
-      echo "call offence: ${key%% -> *} $what (a file uses a symbol of a layer above its own; see docs/design.md §3)"
+      echo "call offence: $key of $what (a file uses a symbol of a layer above its own; see docs/design.md §3)"
       fail=1
     fi
   done <"$found"
