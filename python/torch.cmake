@@ -1,5 +1,5 @@
 # python/torch.cmake — the torch.distributed backend "fold": the C++ extension fold._fold_torch (a
-# c10d::ProcessGroup, python/fold/csrc/process_group.cpp) and fold/torch.py. Built when Debian's libtorch-dev
+# c10d::ProcessGroup, python/fold/csrc/process_group*.cpp) and fold/torch.py. Built when Debian's libtorch-dev
 # (headers, libtorch*.so) and python3-torch (libtorch_python.so) are found; included from python/CMakeLists.txt
 # after the package's own targets (it needs Python3 and FOLD_PY_OUT).
 option(FOLD_BUILD_TORCH "Build the torch.distributed backend (needs libtorch-dev and python3-torch)" ON)
@@ -35,7 +35,9 @@ endif()
 enable_language(CXX)
 message(STATUS "fold: torch.distributed backend against ${_fold_torch_dir} (_GLIBCXX_USE_CXX11_ABI=${_fold_torch_abi})")
 
-Python3_add_library(fold_torch MODULE WITH_SOABI ${CMAKE_CURRENT_SOURCE_DIR}/fold/csrc/process_group.cpp)
+# process_group.cpp: the group's lifecycle and worker; process_group_ops.cpp: its operations (process_group.h).
+Python3_add_library(fold_torch MODULE WITH_SOABI ${CMAKE_CURRENT_SOURCE_DIR}/fold/csrc/process_group.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/fold/csrc/process_group_ops.cpp)
 set_target_properties(fold_torch PROPERTIES OUTPUT_NAME _fold_torch LIBRARY_OUTPUT_DIRECTORY ${FOLD_PY_OUT}
   CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_VISIBILITY_PRESET hidden)
 # torch's headers are system headers: their warnings are not ours (FOLD_WERROR).

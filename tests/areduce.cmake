@@ -38,7 +38,7 @@ add_test(NAME areduce_pi COMMAND foldrun -n 4 --transport shm --timeout 30 -- $<
 set_tests_properties(areduce_pi PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)
 # A rank killed with SIGKILL mid-reduction (its own harness: foldrun would stop the job): its ancestors and
 # its children see FOLD_EPEER naming it within 3 s, in their contribute loop; the others end without hanging.
-fold_add_test_exe(areduce_kill areduce/areduce_kill.c)
+fold_add_test_exe(areduce_kill areduce/areduce_kill.c check.c)
 foreach(case shm_inner:shm:1 tcp_inner:tcp:1 tcp_leaf:tcp:5)
   string(REPLACE ":" ";" _k ${case})
   list(GET _k 0 _name)

@@ -41,7 +41,7 @@ if(FOLD_HAVE_LIBFUZZER)
   set(_fz_flags -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=c11
       -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src)
   set(_fz_store_src ${FOLD_TEST_DIR}/fuzz/fuzz_store.c ${CMAKE_SOURCE_DIR}/src/bootstrap/store.c
-      ${CMAKE_SOURCE_DIR}/src/bootstrap/card.c)
+      ${CMAKE_SOURCE_DIR}/src/transport/card.c)
   set(_fz_auth_src ${FOLD_TEST_DIR}/fuzz/fuzz_auth.c ${CMAKE_SOURCE_DIR}/src/net/auth.c ${CMAKE_SOURCE_DIR}/src/net/fdio.c
       ${CMAKE_SOURCE_DIR}/src/core/clock.c)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_store

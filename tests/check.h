@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 extern atomic_int check_failures;
 
@@ -34,7 +35,37 @@ void check_keep_heap(void);
 
 #define CHECK_OK(expr, comm) CHECK_RC(expr, FOLD_OK, comm)
 
+/* ---- ranks as processes, one of them killed (p2p_kill, comm_kill,
+ * tcp_lazy's kill case, areduce_kill) ---------------------------------------- */
 
+/* The monotonic clock in seconds. */
+double check_now_s(void);
+
+/* 1 if msg names rank `victim` as lost ("peer rank K") and no other rank. */
+int check_names_only(const char *msg, int victim);
+
+/* n forked ranks meeting at a file store in a fresh folder under /tmp. */
+#define CHECK_MAX_RANKS 64
+typedef struct check_ranks {
+  int n;
+  pid_t pids[CHECK_MAX_RANKS];
+  char dir[64];    /* the store's folder, removed by check_ranks_wait */
+  char store[96];  /* "file://<dir>", for fold_comm_init */
+} check_ranks;
+
+/* Make the store's folder (/tmp/fold-<tag>-XXXXXX) and fork n ranks (n <=
+ * CHECK_MAX_RANKS); rank r runs body(r, n, store, arg) and exits with what
+ * it returns (stdout flushed). 0, or -1 (nothing forked) if the folder
+ * could not be made or n is out of range. */
+int check_ranks_fork(check_ranks *k, int n, const char *tag, int (*body)(int rank, int n, const char *store, void *arg),
+                     void *arg);
+
+/* Wait for every rank, each for at most limit_s seconds (one still running
+ * then is SIGKILLed and counted as failed: never a hang). Rank `victim`
+ * (-1: none) must have died by SIGKILL, every other rank must have exited
+ * with 0; each that did not is printed, naming the rank. Removes the
+ * store's folder. Returns the number of failures. */
+int check_ranks_wait(check_ranks *k, int victim, double limit_s);
 
 static inline int check_report(const char *name) {
   int f = atomic_load(&check_failures);

@@ -13,7 +13,7 @@ foreach(t shm tcp)
 endforeach()
 # A rank SIGKILLed while a child runs collectives: FOLD_EPEER within 5 s on
 # every communicator that contains it, naming it in both numberings.
-fold_add_test_exe(comm_kill comm/comm_kill.c)
+fold_add_test_exe(comm_kill comm/comm_kill.c check.c)
 foreach(t shm tcp)
   add_test(NAME comm_kill_${t} COMMAND comm_kill ${t})
   set_tests_properties(comm_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)

@@ -23,7 +23,7 @@ foreach(l foldrun-shm foldrun-tcp)
 endforeach()
 
 # A rank killed with SIGKILL: its dependents get FOLD_EPEER within 5 s.
-fold_add_test_exe(p2p_kill p2p/p2p_kill.c)
+fold_add_test_exe(p2p_kill p2p/p2p_kill.c check.c)
 foreach(t shm tcp)
   add_test(NAME p2p_kill_${t} COMMAND p2p_kill 4 ${t})
   set_tests_properties(p2p_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE)

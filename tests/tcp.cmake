@@ -41,7 +41,7 @@ endif()
 # per rank (lazy) or n-1 (eager); all pairs dialing at once keep order; a
 # rank that no one talked to and that dies is named by every rank waiting
 # on it (tests/tcp/tcp_lazy.c).
-fold_add_test_exe(tcp_lazy tcp/tcp_lazy.c)
+fold_add_test_exe(tcp_lazy tcp/tcp_lazy.c check.c)
 foreach(m lazy eager)
   foreach(c ring all kill)
     add_test(NAME tcp_${m}_${c} COMMAND tcp_lazy ${c} 6 ${m})

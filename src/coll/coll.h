@@ -1,4 +1,4 @@
-/* coll.h — one collective call in flight, the round executor and its emitters (the algorithm interface: coll/registry.h). */
+/* coll.h — one collective call in flight: the round executor and its emitters (coll.c), the start (coll_start.c), the mismatch check (coll_sig.c); the algorithm interface: coll/registry.h. */
 #ifndef FOLD_COLL_H
 #define FOLD_COLL_H
 
@@ -70,7 +70,7 @@ struct fold__coll {
   int nlocal;          /* ops[0..nlocal) need no more running (early local ops) */
   int failed;
   /* mismatch check: our signature, and the one from rank-1; data messages
-   * travel on data_ctx, which carries a digest of sig (coll.c) */
+   * travel on data_ctx, which carries a digest of sig (coll_sig.c) */
   fold__sig sig, left_sig;
   int data_ctx;
   /* the last FOLD__DIG_CACHE signatures digested and their data contexts,
@@ -83,7 +83,7 @@ struct fold__coll {
   fold_request *sig_send, *sig_recv;
   int sig_checked;
   /* signature rounds: 1 (rank-1 only) when every rank's result needs every
-   * rank's data; else ceil(log2 n), round k from rank-2^k (coll.c) */
+   * rank's data; else ceil(log2 n), round k from rank-2^k (coll_sig.c) */
   int sig_rounds, sig_round, sig_round_ok;
   int stepped, done_early; /* coll_step: a call done at its first step completes at the next */
   int local_due;     /* the round's transfers are done; its local ops wait to run */
@@ -145,6 +145,18 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
 int fold__coll_data_ctx(fold__coll *co);
 int fold__coll_sig_rounds(const fold__coll *co);
 int fold__coll_sig_check(fold__coll *co);
+/* Post a call's first signature round: rank left's signature received,
+ * co's sent to rank right (and the call noted in the shm collective area,
+ * if the communicator has one). FOLD_OK or the transfer's error. */
+int fold__coll_sig_post(fold__coll *co, int left, int right);
+/* A receive of the call's data came with the wrong size (r): the ranks
+ * called differently. Fails the communicator and tells every rank;
+ * returns FOLD_EMISMATCH. */
+int fold__coll_size_mismatch(fold__coll *co, const fold_request *r);
+/* The executor (coll.c): the task step and describe() of every call
+ * (fold__task), set by the start (coll_start.c). */
+int fold__coll_task_step(fold__task *t);
+int fold__coll_task_describe(fold__task *t, char *buf, size_t cap);
 /* fold__coll_start for the nonblocking public calls: the request is the user's. */
 int fold__coll_start_user(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);
 /* The finished call's state the communicator keeps for the next call

@@ -1,9 +1,10 @@
-/* coll_sig.c — the collectives' mismatch check: signatures, their digest (the data context), the signature rounds. */
+/* coll_sig.c — the collectives' mismatch check: signatures, their digest (the data context), the signature rounds, the reports. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/shm_coll.h"
 #include "engine/engine.h"
 #include "op/op.h"
 
@@ -141,6 +142,33 @@ int fold__coll_sig_rounds(const fold__coll *co) {
   while (k < 30 && (1 << k) < co->size) k++;
   return k > 0 ? k : 1;
 }
+
+/* The first signature round of a call that checks its signatures itself
+ * (the round algorithms, at their start; ring_skip in its init; hier.c
+ * still posts the same three steps itself): the signature to `right`,
+ * rank `left`'s posted. The call is also
+ * noted in the communicator's shared collective area when it has one, so
+ * that ranks that run the same call with the shm algorithms report the
+ * mismatch (shm_coll.c): the one place the round algorithms meet shm. */
+int fold__coll_sig_post(fold__coll *co, int left, int right) {
+  fold_comm *c = co->comm;
+  fold__shm_note_round_call(co);
+  int rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
+  if (rc == FOLD_OK) rc = fold__isend_bytes(c, &co->sig, sizeof co->sig, right, FOLD__CTX_SIG, co->tag, &co->sig_send);
+  return rc;
+}
+
+/* A message of the wrong size: the ranks called different things. Tell
+ * everyone, naming our call (the signature check names both calls when
+ * it gets there first). */
+int fold__coll_size_mismatch(fold__coll *co, const fold_request *r) {
+  char mine[160], msg[FOLD__ERRLEN];
+  fold__coll_describe(&co->sig, mine, sizeof mine);
+  snprintf(msg, sizeof msg, "collective #%d: rank %d called %s but rank %d sent a message of %s bytes where %zu were expected",
+           co->tag, co->rank, mine, r->peer, r->status == FOLD_EMISMATCH ? "more" : "fewer", r->bytes);
+  return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
+}
+
 
 /* 0 while a signature round is under way, 1 when every round matched,
  * FOLD_EMISMATCH (everyone told) when one did not. */

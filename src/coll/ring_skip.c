@@ -62,7 +62,6 @@
 #include <string.h>
 
 #include "coll/ring_skip_int.h"
-#include "coll/shm_coll.h"
 #include "patterns/patterns.h"
 
 static void watchdog_fired(fold_comm *c, fold__timer *t, void *arg) {
@@ -116,12 +115,9 @@ int fold__ring_skip_init(fold__coll *co) {
   rc->last_tag = co->tag;
   rc->last_nskip = 0;
   rc->last_skip = -1;
-  /* the mismatch check of the round algorithms (coll.c), done here */
+  /* the mismatch check of the round algorithms (coll_sig.c), done here */
   if (s->n > 1 && !c->no_sig_check) {
-    fold__shm_note_round_call(co);
-    int rcode = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, s->left, FOLD__CTX_SIG, co->tag, &co->sig_recv);
-    if (rcode == FOLD_OK)
-      rcode = fold__isend_bytes(c, &co->sig, sizeof co->sig, s->right, FOLD__CTX_SIG, co->tag, &co->sig_send);
+    int rcode = fold__coll_sig_post(co, s->left, s->right);
     if (rcode != FOLD_OK) return rcode; /* s stays on rc->calls: the signature receive may be posted */
   } else {
     s->sig_done = 1;

@@ -1,4 +1,4 @@
-/* comm.c — communicator allocation, destruction, abort and accessors. */
+/* comm.c — communicator allocation, destruction, abort and accessors; user ops (fold_op_create) on a communicator. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +9,7 @@
 #include "core/queue.h"
 #include "engine/engine.h"
 #include "engine/family.h"
+#include "op/op.h"
 #include "select/select.h"
 #include "transport/transport.h"
 #include "transport/sim/sim.h"
@@ -178,3 +179,27 @@ int fold_comm_size(const fold_comm *comm) { return comm ? comm->size : FOLD_EINV
 int fold_comm_local_rank(const fold_comm *comm) { return comm ? comm->local_rank : FOLD_EINVAL; }
 
 int fold_comm_local_size(const fold_comm *comm) { return comm ? comm->local_size : FOLD_EINVAL; }
+
+static int op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
+                     int commutative, fold_comm *comm) {
+  if (comm == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_op_create: communicator is NULL");
+  if (op == NULL || fn == NULL)
+    return fold__error(comm, FOLD_EINVAL, "fold_op_create: rank %d: %s is NULL", comm->rank, op ? "fn" : "op");
+  fold__user_op *ops = realloc(comm->user_ops, (size_t)(comm->nuser_ops + 1) * sizeof *ops);
+  if (ops == NULL) return fold__error(comm, FOLD_ENOMEM, "fold_op_create: out of memory");
+  comm->user_ops = ops;
+  ops[comm->nuser_ops] = (fold__user_op){fn, ctx, commutative != 0};
+  *op = (fold_op)(FOLD_OP_BUILTIN_COUNT + comm->nuser_ops++);
+  return FOLD_OK;
+}
+
+/* fold_op_create (include/fold.h): a user op lives on its communicator, so the
+ * call is the communicator layer's (op.c, below the engine, only runs the ops).
+ * The progress thread's reductions read user_ops: held against it. */
+int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
+                   int commutative, fold_comm *comm) {
+  fold__enter(comm);
+  int rc = op_create(op, fn, ctx, commutative, comm);
+  fold__leave(comm);
+  return rc;
+}

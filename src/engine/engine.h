@@ -70,6 +70,18 @@ fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eag
  * oldest matching posted receive if one appeared meanwhile (payload copied,
  * record freed), else to the unexpected queue. Owner thread only. */
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u);
+/* Take off c's unexpected queue every message transport tp left there
+ * (rendezvous offers not received yet), oldest first, and hand each to
+ * drop, which owns it then (it answers the sender and frees the record):
+ * for a transport that shuts down, whose offers will not be taken. The
+ * queue is the engine's; transports change it only through these calls.
+ * Owner thread only. */
+void fold__unexp_take_tp(fold_comm *c, const fold__tp *tp, void (*drop)(fold__unexp *u, void *arg), void *arg);
+/* What c waits for, for a deadlock's message (the simulator's): its oldest
+ * posted receive (NULL: none), and whether it has a posted receive or an
+ * active task at all (its family's other members: fold__fam_busy). */
+static inline const fold_request *fold__posted_first(const fold_comm *c) { return c->posted_head; }
+static inline int fold__comm_waits(const fold_comm *c) { return c->posted_head != NULL || c->tasks != NULL; }
 /* Copy `bytes` of payload into receive r and complete it: FOLD_EMISMATCH
  * (nothing copied) if bytes exceeds r's capacity. */
 void fold__recv_fill(fold_request *r, const void *data, size_t bytes);

@@ -183,6 +183,20 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
   fold__handler_claims(c, u);
 }
 
+void fold__unexp_take_tp(fold_comm *c, const fold__tp *tp, void (*drop)(fold__unexp *u, void *arg), void *arg) {
+  fold__unexp *prev = NULL, *u = c->unexp_head;
+  while (u) {
+    fold__unexp *next = u->next;
+    if (u->tp == tp) {
+      FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, u);
+      drop(u, arg);
+    } else {
+      prev = u;
+    }
+    u = next;
+  }
+}
+
 int fold__recv_post(fold_comm *c, fold_request *r) {
   int st = fold__comm_failed(c);
   if (st) {

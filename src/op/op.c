@@ -273,25 +273,3 @@ void fold__op_finish(fold_op op, fold_dtype dt, void *buf, size_t count, int n) 
   default: break;
   }
 }
-
-static int op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
-                     int commutative, fold_comm *comm) {
-  if (comm == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_op_create: communicator is NULL");
-  if (op == NULL || fn == NULL)
-    return fold__error(comm, FOLD_EINVAL, "fold_op_create: rank %d: %s is NULL", comm->rank, op ? "fn" : "op");
-  fold__user_op *ops = realloc(comm->user_ops, (size_t)(comm->nuser_ops + 1) * sizeof *ops);
-  if (ops == NULL) return fold__error(comm, FOLD_ENOMEM, "fold_op_create: out of memory");
-  comm->user_ops = ops;
-  ops[comm->nuser_ops] = (fold__user_op){fn, ctx, commutative != 0};
-  *op = (fold_op)(FOLD_OP_BUILTIN_COUNT + comm->nuser_ops++);
-  return FOLD_OK;
-}
-
-/* The progress thread's reductions read user_ops: held against it. */
-int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
-                   int commutative, fold_comm *comm) {
-  fold__enter(comm);
-  int rc = op_create(op, fn, ctx, commutative, comm);
-  fold__leave(comm);
-  return rc;
-}

@@ -6,10 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "check.h"
 #include "fold.h"
 
 /* Usage: areduce_kill N transport victim
@@ -37,12 +36,6 @@ typedef struct shared {
   volatile double t_kill;
 } shared;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void sleep_ms(int ms) {
   struct timespec ts = {0, ms * 1000000L};
   while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
@@ -69,7 +62,14 @@ static int names_victim(const char *msg, int victim) {
   return p && (p[strlen(want)] < '0' || p[strlen(want)] > '9');
 }
 
-static int child(shared *sh, int r, int n, int victim, const char *store) {
+typedef struct kill_case {
+  shared *sh;
+  int victim;
+} kill_case;
+
+static int child(int r, int n, const char *store, void *arg) {
+  shared *sh = ((kill_case *)arg)->sh;
+  int victim = ((kill_case *)arg)->victim;
   fold_comm *c;
   if (fold_comm_init(&c, r, n, store) != FOLD_OK) {
     fprintf(stderr, "rank %d: init: %s\n", r, fold_comm_last_error(NULL));
@@ -82,7 +82,7 @@ static int child(shared *sh, int r, int n, int victim, const char *store) {
   }
   int dep = depends(n, r, victim), ok = 1, rc = FOLD_OK;
   int64_t one = 1;
-  double t0 = now_s(), t_err = 0;
+  double t0 = check_now_s(), t_err = 0;
   /* the target contributes once and waits for the result (in
    * fold_areduce_wait when the kill comes); the others keep contributing */
   if (r == 0) {
@@ -90,22 +90,22 @@ static int child(shared *sh, int r, int n, int victim, const char *store) {
     sh->started[r] = 1;
     if (rc == FOLD_OK) rc = fold_areduce_done(ar);
     if (rc == FOLD_OK) rc = fold_areduce_wait(ar, NULL, NULL);
-    t_err = now_s();
+    t_err = check_now_s();
   }
   for (; r != 0;) {
     rc = fold_areduce_contribute(ar, &one);
     if (rc != FOLD_OK) {
-      t_err = now_s();
+      t_err = check_now_s();
       break;
     }
     sh->started[r] = 1;
-    if (now_s() - t0 > LOOP_S) break;
+    if (check_now_s() - t0 > LOOP_S) break;
     /* the others go on until every dependent noticed (or the bound passed) */
     if (!dep && sh->t_kill > 0) {
       int all = 1;
       for (int p = 0; p < n; p++)
         if (p != victim && depends(n, p, victim) && !sh->noticed[p]) all = 0;
-      if (all || now_s() - sh->t_kill > BOUND_S + 1) break;
+      if (all || check_now_s() - sh->t_kill > BOUND_S + 1) break;
     }
     sleep_ms(5);
   }
@@ -137,42 +137,21 @@ int main(int argc, char **argv) {
   }
   setenv("FOLD_TIMEOUT", "20", 1);
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  char dir[] = "/tmp/fold-arkill-XXXXXX";
-  if (sh == MAP_FAILED || !mkdtemp(dir)) return 2;
-  char store[128];
-  snprintf(store, sizeof store, "file://%s", dir);
-  pid_t pids[MAXN];
-  for (int r = 0; r < n; r++) {
-    fflush(stdout);
-    if ((pids[r] = fork()) == 0) _exit(child(sh, r, n, victim, store));
-  }
+  if (sh == MAP_FAILED) return 2;
+  kill_case kc = {sh, victim};
+  check_ranks k;
+  if (check_ranks_fork(&k, n, "arkill", child, &kc)) return 2;
   int bad = 0;
-  double t0 = now_s();
-  for (int all = 0; !all && now_s() - t0 < 60;) {
+  double t0 = check_now_s();
+  for (int all = 0; !all && check_now_s() - t0 < 60;) {
     all = 1;
     for (int r = 0; r < n; r++) all &= sh->started[r];
     sleep_ms(all ? 100 : 10); /* a few fragments more */
   }
-  sh->t_kill = now_s();
-  kill(pids[victim], SIGKILL);
-  for (int r = 0; r < n; r++) {
-    int st = 0;
-    /* every rank ends: the loop and the waits are bounded (FOLD_TIMEOUT 20 s) */
-    for (double t1 = now_s(); waitpid(pids[r], &st, WNOHANG) == 0; sleep_ms(20))
-      if (now_s() - t1 > 60) {
-        printf("rank %d hangs\n", r);
-        kill(pids[r], SIGKILL);
-      }
-    if (r == victim) {
-      if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) printf("victim did not die by SIGKILL\n"), bad = 1;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      printf("rank %d failed (status %d)\n", r, st);
-      bad = 1;
-    }
-  }
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) {}
+  sh->t_kill = check_now_s();
+  kill(k.pids[victim], SIGKILL);
+  /* every rank ends: the loop and the waits are bounded (FOLD_TIMEOUT 20 s) */
+  bad |= check_ranks_wait(&k, victim, 60) != 0;
   printf("areduce_kill n=%d victim=%d: %s\n", n, victim, bad ? "FAILED" : "ok");
   return bad;
 }

@@ -3,10 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "check.h"
 #include "fold.h"
 
 /* Usage: comm_kill transport [early]
@@ -24,17 +22,12 @@
  * its collective area of B: B's first shm allreduce, waiting for that area,
  * fails the same way. */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 #define FAIL(...) do { printf(__VA_ARGS__); printf("\n"); ok = 0; } while (0)
 
 static int kill_at = 50; /* the victim's iteration of B's loop ("early": 0, before B's first call) */
 
-static int child(int rank, int n, const char *store) {
+static int child(int rank, int n, const char *store, void *arg) {
+  (void)arg;
   fold_comm *w, *k = NULL;
   if (fold_comm_init(&w, rank, n, store)) {
     fprintf(stderr, "rank %d: init: %s\n", rank, fold_comm_last_error(NULL));
@@ -54,10 +47,10 @@ static int child(int rank, int n, const char *store) {
   double t0 = 0;
   for (int i = 0; i < 400 && rc == FOLD_OK; i++) {
     if (rank == 3 && i == kill_at) raise(SIGKILL);
-    t0 = now_s();
+    t0 = check_now_s();
     rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, k);
   }
-  double dt = now_s() - t0;
+  double dt = check_now_s() - t0;
   if (rank % 2 == 1) {
     const char *msg = fold_comm_last_error(k);
     printf("rank %d on B: %s after %.3f s: %s\n", rank, fold_strerror(rc), dt, msg);
@@ -77,14 +70,14 @@ static int child(int rank, int n, const char *store) {
     FAIL("rank %d: A failed: %s (%s)", rank, fold_strerror(rc), fold_comm_last_error(k));
   }
   /* the world contains rank 3 too */
-  t0 = now_s();
+  t0 = check_now_s();
   rc = fold_allreduce(&v, &s, 1, FOLD_INT64, FOLD_SUM, w);
-  dt = now_s() - t0;
+  dt = check_now_s() - t0;
   const char *wm = fold_comm_last_error(w);
   printf("rank %d on the world: %s after %.3f s: %s\n", rank, fold_strerror(rc), dt, wm);
   if (rc != FOLD_EPEER || dt > 5.0) FAIL("rank %d: the world did not fail with FOLD_EPEER in time", rank);
   if (!strstr(wm, "rank 3")) FAIL("rank %d: the world's message does not name rank 3", rank);
-  t0 = now_s();
+  t0 = check_now_s();
   if (rank % 4 == 1) {
     fold_comm_destroy(w);
     fold_comm_destroy(k);
@@ -92,7 +85,7 @@ static int child(int rank, int n, const char *store) {
     fold_comm_destroy(k);
     fold_comm_destroy(w);
   }
-  if (now_s() - t0 > 2.0) FAIL("rank %d: destroy took %.2f s", rank, now_s() - t0);
+  if (check_now_s() - t0 > 2.0) FAIL("rank %d: destroy took %.2f s", rank, check_now_s() - t0);
   return ok ? 0 : 1;
 }
 
@@ -101,37 +94,9 @@ int main(int argc, char **argv) {
   if (argc > 1) setenv("FOLD_TRANSPORT", argv[1], 1);
   if (argc > 2 && !strcmp(argv[2], "early")) kill_at = 0;
   setenv("FOLD_TIMEOUT", "20", 1);
-  char dir[] = "/tmp/fold-commkill-XXXXXX";
-  if (!mkdtemp(dir)) return 2;
-  char store[128];
-  snprintf(store, sizeof store, "file://%s", dir);
-  pid_t pids[8];
-  for (int r = 0; r < n; r++) {
-    fflush(stdout);
-    pids[r] = fork();
-    if (pids[r] == 0) {
-      int rc = child(r, n, store);
-      fflush(stdout);
-      _exit(rc);
-    }
-  }
-  int failures = 0;
-  for (int r = 0; r < n; r++) {
-    int st;
-    waitpid(pids[r], &st, 0);
-    if (r == 3) {
-      if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
-        printf("victim did not die by SIGKILL (status %d)\n", st);
-        failures++;
-      }
-    } else if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-      printf("rank %d failed (status %d)\n", r, st);
-      failures++;
-    }
-  }
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) failures++;
+  check_ranks k;
+  if (check_ranks_fork(&k, n, "commkill", child, NULL)) return 2;
+  int failures = check_ranks_wait(&k, 3, 50);
   printf("comm_kill %s: %s\n", argc > 1 ? argv[1] : "auto", failures ? "FAILED" : "all checks passed");
   return failures ? 1 : 0;
 }

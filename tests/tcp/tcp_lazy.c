@@ -3,10 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "core/internal.h"
 #include "fold.h"
 #include "transport/tcp/tcp.h"
@@ -25,28 +24,11 @@
  *          every other rank posts a receive from it: FOLD_EPEER naming rank
  *          N-1 (and no other rank as lost) within 10 s (FOLD_TIMEOUT 30). */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int conns(fold_comm *c) {
   for (int i = 0; i < c->ntps; i++)
     if (c->tps[i]->ops->kind == FOLD__TP_KIND_TCP)
       return fold__tcp_conn_count(c->tps[i]);
   return -1;
-}
-
-/* 1 if every "peer rank K" in msg has K == victim and there is one. */
-static int names_only(const char *msg, int victim) {
-  int seen = 0;
-  for (const char *p = strstr(msg, "peer rank "); p; p = strstr(p + 1, "peer rank ")) {
-    if (atoi(p + 10) != victim)
-      return 0;
-    seen = 1;
-  }
-  return seen;
 }
 
 static int ring(fold_comm *c, int lazy) {
@@ -122,17 +104,24 @@ static int kill_case(fold_comm *c) {
     usleep(300000);
     raise(SIGKILL);
   }
-  double t0 = now_s();
+  double t0 = check_now_s();
   int rc = fold_recv(&v, 1, FOLD_INT32, victim, 9, c);
-  double dt = now_s() - t0;
+  double dt = check_now_s() - t0;
   const char *msg = fold_comm_last_error(c);
-  int ok = rc == FOLD_EPEER && dt < 10.0 && names_only(msg, victim);
+  int ok = rc == FOLD_EPEER && dt < 10.0 && check_names_only(msg, victim);
   printf("rank %d waiting on never-contacted rank %d: %s after %.3f s: %s\n", c->rank, victim, fold_strerror(rc),
          dt, msg);
   return ok ? 0 : 1;
 }
 
-static int child(const char *cs, int rank, int n, const char *store, int lazy) {
+typedef struct lazy_case {
+  const char *cs;
+  int lazy;
+} lazy_case;
+
+static int child(int rank, int n, const char *store, void *arg) {
+  const char *cs = ((const lazy_case *)arg)->cs;
+  int lazy = ((const lazy_case *)arg)->lazy;
   fold_comm *c;
   if (fold_comm_init(&c, rank, n, store)) {
     fprintf(stderr, "rank %d: init: %s\n", rank, fold_comm_last_error(NULL));
@@ -149,10 +138,10 @@ static int child(const char *cs, int rank, int n, const char *store, int lazy) {
     rc = all(c);
   else
     rc = kill_case(c);
-  double t1 = now_s();
+  double t1 = check_now_s();
   fold_comm_destroy(c);
-  if (now_s() - t1 > 5.0) {
-    printf("rank %d: destroy took %.2f s\n", rank, now_s() - t1);
+  if (check_now_s() - t1 > 5.0) {
+    printf("rank %d: destroy took %.2f s\n", rank, check_now_s() - t1);
     rc = 12;
   }
   return rc;
@@ -168,36 +157,11 @@ int main(int argc, char **argv) {
   setenv("FOLD_TRANSPORT", "tcp", 1);
   setenv("FOLD_TCP_CONNECT", argv[3], 1);
   setenv("FOLD_TIMEOUT", "30", 1);
-  char dir[] = "/tmp/fold-lazy-XXXXXX";
-  if (!mkdtemp(dir))
+  lazy_case lc = {cs, lazy};
+  check_ranks k;
+  if (check_ranks_fork(&k, n, "lazy", child, &lc))
     return 2;
-  char store[128];
-  snprintf(store, sizeof store, "file://%s", dir);
-  pid_t pids[64];
-  for (int r = 0; r < n; r++) {
-    fflush(stdout);
-    pids[r] = fork();
-    if (pids[r] == 0)
-    {
-      int rc = child(cs, r, n, store, lazy);
-      fflush(stdout);
-      _exit(rc);
-    }
-  }
-  int fails = 0, kill = !strcmp(cs, "kill");
-  for (int r = 0; r < n; r++) {
-    int st;
-    waitpid(pids[r], &st, 0);
-    int ok = kill && r == n - 1 ? WIFSIGNALED(st) : WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    if (!ok) {
-      printf("rank %d failed (status 0x%x)\n", r, st);
-      fails++;
-    }
-  }
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0)
-    fails++;
+  int fails = check_ranks_wait(&k, !strcmp(cs, "kill") ? n - 1 : -1, 100);
   printf("%s\n", fails ? "FAIL" : "PASS");
   return fails ? 1 : 0;
 }

@@ -384,6 +384,12 @@ static int inproc_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
 
 /* ---- shutdown ------------------------------------------------------------------- */
 
+/* fold__unexp_take_tp's drop: an offer of ours the engine had queued. */
+static void refuse_queued(fold__unexp *u, void *w) {
+  refuse_rdv(w, (inproc_msg *)u, FOLD_EPEER);
+  free(u);
+}
+
 static void inproc_shutdown(fold__tp *tp, int status) {
   inproc_tp *t = (inproc_tp *)tp;
   if (t->shut)
@@ -391,20 +397,7 @@ static void inproc_shutdown(fold__tp *tp, int status) {
   t->shut = 1;
   drain_inbox_for_good(t, FAILED);
   /* Offers already moved to the unexpected queue will not be taken either. */
-  fold_comm *c = tp->comm;
-  fold__unexp **pp = &c->unexp_head, *last = NULL;
-  while (*pp) {
-    fold__unexp *u = *pp;
-    if (u->tp != tp) {
-      last = u;
-      pp = &u->next;
-      continue;
-    }
-    *pp = u->next;
-    refuse_rdv(t->w, (inproc_msg *)u, FOLD_EPEER);
-    free(u);
-  }
-  c->unexp_tail = last;
+  fold__unexp_take_tp(tp->comm, tp, refuse_queued, t->w);
   revoke_own_rdv(t, status);
   ring_all(t->w);
 }

@@ -318,7 +318,7 @@ static int area_start(fold__area *pub, fold__area_call *call, uint64_t nchunks) 
     int rc = fold__shm_kid_make(a);
     if (rc != FOLD_OK) {
       char msg[FOLD__ERRLEN];
-      snprintf(msg, sizeof msg, "%s", fold_comm_last_error(call->comm));
+      snprintf(msg, sizeof msg, "%s", call->comm->last_error); /* not fold_comm_last_error: a call of a higher layer */
       return fold__comm_fail_and_tell(call->comm, rc, msg);
     }
   }

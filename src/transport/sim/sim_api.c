@@ -44,14 +44,14 @@ static const char *ctx_name(int ctx) {
 static size_t describe_rank(char *buf, size_t cap, size_t len, const fold_comm *c) {
   if (len >= cap)
     return len;
-  const fold_request *r = c->posted_head;
+  const fold_request *r = fold__posted_first(c);
   int w;
   if (r) {
     char from[32], tag[32]; /* a wildcard receive names "any source" / "any tag", not -1 */
     fold__recv_names(r->peer, r->tag, from, sizeof from, tag, sizeof tag);
     w = snprintf(buf + len, cap - len, "%srank %d (receive from %s, %s%s)", len ? ", " : "", c->rank, from, tag,
                  ctx_name(r->ctx));
-  } else if (c->tasks)
+  } else if (fold__comm_waits(c))
     w = snprintf(buf + len, cap - len, "%srank %d (an unfinished collective)", len ? ", " : "", c->rank);
   else
     w = snprintf(buf + len, cap - len, "%srank %d (an operation on a sub-communicator)", len ? ", " : "", c->rank);
@@ -67,7 +67,7 @@ static int describe_stuck(const struct fold_sim *sim, char *buf, size_t cap) {
   buf[0] = '\0';
   for (int i = 0; i < sim->n; i++) {
     const fold_comm *c = sim->comms[i];
-    if (c == NULL || ((fold__comm_failed(c) || (c->posted_head == NULL && c->tasks == NULL)) && !fold__fam_busy(c)))
+    if (c == NULL || ((fold__comm_failed(c) || !fold__comm_waits(c)) && !fold__fam_busy(c)))
       continue;
     if (stuck++ < SIM_STUCK_LIST)
       len = describe_rank(buf, cap, len, c);
@@ -157,7 +157,7 @@ int fold_sim_run(fold_sim *sim) {
    * for and run again. */
   for (int i = 0; i < sim->n; i++) {
     fold_comm *c = sim->comms[i];
-    if (c && ((!fold__comm_failed(c) && (c->posted_head || c->tasks)) || fold__fam_busy(c))) {
+    if (c && ((!fold__comm_failed(c) && fold__comm_waits(c)) || fold__fam_busy(c))) {
       char mine[FOLD__ERRLEN / 4];
       describe_rank(mine, sizeof mine, 0, c);
       fold__error(c, FOLD_ETIMEDOUT, "fold_sim_run: deadlock at t = %.9g s: %s can never complete", sim->now,

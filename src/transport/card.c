@@ -1,4 +1,4 @@
-/* card.c — the business card each rank publishes at rendezvous: who it is, where it listens. */
+/* card.c — the business card each rank publishes at rendezvous: who it is (its host, which the transports and fold_comm_split_host compare), where it listens. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
