@@ -121,8 +121,13 @@ static void accept_all(acc *s) {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     int fd = accept4(z->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+      /* Out of descriptors or memory: the connection stays queued and the
+       * listener readable; pause rather than spin on it. */
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        fold__sleep_ns(10000000);
       return;
+    }
     int64_t now = fold__clock_mono(NULL);
     if (s->nin == TCP_MAX_HANDSHAKES) {
       int old = 0;

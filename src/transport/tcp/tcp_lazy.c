@@ -123,7 +123,9 @@ static void adopt(fold__tcp_tp *t) {
     pthread_mutex_unlock(&z->mu);
     if (!more)
       return;
-    if (fd >= 0)
+    if (fd >= 0 && (t->peers[q].fd >= 0 || t->peers[q].gone))
+      close(fd); /* not expected: the pair's state allows one connection */
+    else if (fd >= 0)
       conn_up(t, &t->peers[q], fd, "accepted");
   }
 }
