@@ -30,7 +30,8 @@ static int sockets(void) {
 }
 
 /* Every rank times its fold_init; rank 0 prints the slowest and the mean,
- * after one checked allreduce (so the world really works). The store
+ * after one checked allreduce and a split with a checked allreduce on each
+ * half (so the world really works). The store
  * requests are counted by fold itself: FOLD_DEBUG=INFO prints them on each
  * rank's "joined" line, which bench/boot_bench.sh adds up. */
 int main(void) {
@@ -62,9 +63,24 @@ int main(void) {
     fold_comm_destroy(c);
     return 1;
   }
+  /* a split into even and odd ranks, with a checked allreduce on each half */
+  fold_comm *half = NULL;
+  int64_t mine = r, got = -1, want = 0;
+  for (int q = r % 2; q < n; q += 2)
+    want += q;
+  if (fold_comm_split(c, r % 2, r, &half) != FOLD_OK ||
+      fold_allreduce(&mine, &got, 1, FOLD_INT64, FOLD_SUM, half) != FOLD_OK || got != want) {
+    fprintf(stderr, "rank %d: split or its allreduce failed (got %lld, want %lld): %s\n", r, (long long)got,
+            (long long)want, fold_comm_last_error(half ? half : c));
+    if (half)
+      fold_comm_destroy(half);
+    fold_comm_destroy(c);
+    return 1;
+  }
+  fold_comm_destroy(half);
   if (r == 0)
     printf("boottime ranks=%d init_max_s=%.4f init_mean_s=%.4f sockets_init_mean=%.1f sockets_end_mean=%.1f "
-           "sockets_end_max=%.0f\n",
+           "sockets_end_max=%.0f split=ok\n",
            n, mx, sum / n, s_init_sum / n, s_end_sum / n, s_end_max);
   fold_comm_destroy(c);
   return 0;

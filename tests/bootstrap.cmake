@@ -99,3 +99,14 @@ endforeach()
 # A multi-host launch with no store: the error says what to export, and how.
 add_test(NAME init_no_store_hint COMMAND env -i OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2
   $<TARGET_FILE:init_world> einval "FOLD_STORE=tcp://<rank 0's host>" FOLD_JOB_TOKEN "mpirun -x")
+
+# 16 processes over tcp (connections on first use) and shm: fold_init, a
+# checked allreduce, a split into even and odd ranks with a checked allreduce
+# on each half (fold-boottime). The 128-process runs are a benchmark
+# (bench/boot_bench.sh; docs/bootstrap.md 1.2), not a test.
+if(TARGET fold-boottime)
+  foreach(tp tcp shm)
+    add_test(NAME foldrun_boot16_${tp} COMMAND foldrun -n 16 --transport ${tp} --timeout 60 -- $<TARGET_FILE:fold-boottime>)
+    set_tests_properties(foldrun_boot16_${tp} PROPERTIES TIMEOUT 90)
+  endforeach()
+endif()

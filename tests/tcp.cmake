@@ -4,14 +4,22 @@ add_test(NAME tcp_unit COMMAND tcp_unit)
 set_tests_properties(tcp_unit PROPERTIES TIMEOUT 30)
 
 fold_add_test_exe(tcp_p2p tcp/tcp_p2p.c tcp/tcp_harness.c p2p/p2p_suite.c p2p/p2p_wild.c check.c)
-foreach(t matrix unexpected mismatch peer_close strangers flood batch idle timeout ifname ipv6)
-  add_test(NAME tcp_${t} COMMAND tcp_p2p ${t})
+# tcp_<case>: connections on first use (FOLD_TCP_CONNECT=lazy, the default);
+# tcp_eager_<case>: made at init, for the cases where that differs (the
+# connect phase: strangers, flood, timeout; a start's writes: batch; lost
+# peers and quiet ranks: peer_close, quiet).
+foreach(t matrix unexpected mismatch peer_close strangers flood batch quiet idle timeout ifname ipv6)
+  add_test(NAME tcp_${t} COMMAND tcp_p2p ${t} lazy)
   set_tests_properties(tcp_${t} PROPERTIES TIMEOUT 120)
+endforeach()
+foreach(t matrix peer_close strangers flood batch quiet timeout)
+  add_test(NAME tcp_eager_${t} COMMAND tcp_p2p ${t} eager)
+  set_tests_properties(tcp_eager_${t} PROPERTIES TIMEOUT 120)
 endforeach()
 set_tests_properties(tcp_ipv6 PROPERTIES SKIP_RETURN_CODE 77)
 # The flood test bounds how long a rendezvous under a flood of strangers takes
 # (15 s; 1-7 s when alone): beside a CPU-heavy test it once took 16 s.
-set_tests_properties(tcp_flood PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(tcp_flood tcp_eager_flood PROPERTIES RUN_SERIAL TRUE)
 # One message over 2 GiB between two threads (4.4 GB of buffers).
 add_test(NAME tcp_huge COMMAND tcp_p2p huge)
 set_tests_properties(tcp_huge PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS slow)

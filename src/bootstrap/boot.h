@@ -58,7 +58,9 @@ int fold__boot_finish(fold__boot *b, int remove_dir);
 void fold__boot_leave_timed_out(fold__boot *b);
 
 /* fold_comm_init at url; remove_dir: the url is a file store directory
- * that fold_init made for this job, removed once the rendezvous is over. */
-int fold__comm_init_url(fold_comm **comm, int rank, int size, const char *url, int remove_dir);
+ * that fold_init made for this job, removed once the rendezvous is over;
+ * guessed: the url was made from MASTER_ADDR/MASTER_PORT (a port that
+ * torch.distributed may serve: a silent server there is taken for it). */
+int fold__comm_init_url(fold_comm **comm, int rank, int size, const char *url, int remove_dir, int guessed);
 
 #endif /* FOLD_BOOT_H */

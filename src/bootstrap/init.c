@@ -209,6 +209,7 @@ typedef struct store_arg {
   const char *url;
   const fold_store_callbacks *cb;
   void *ctx;
+  int guessed; /* url made from MASTER_ADDR/MASTER_PORT (fold__store_url.guessed) */
 } store_arg;
 
 static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg *sa, int remove_dir) {
@@ -269,7 +270,7 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   if ((rc = maybe_serve(b)) < 0)
     goto out;
   snprintf(claim, sizeof claim, "store rank %d", rank);
-  rc = cb ? fold__store_cb_open(cb, ctx, &b->store) : fold__store_open(store, &b->key, claim, b->deadline, &b->store);
+  rc = cb ? fold__store_cb_open(cb, ctx, &b->store) : fold__store_open(store, &b->key, claim, b->deadline, sa->guessed, &b->store);
   if (rc < 0) {
     rc = fold__boot_fail_store(b, rc, NULL);
     goto out;
@@ -340,7 +341,7 @@ int fold_comm_init_store(fold_comm **comm, int rank, int size, const fold_store_
 }
 
 
-int fold__comm_init_url(fold_comm **comm, int rank, int size, const char *url, int remove_dir) {
-  store_arg sa = {.url = url};
+int fold__comm_init_url(fold_comm **comm, int rank, int size, const char *url, int remove_dir, int guessed) {
+  store_arg sa = {.url = url, .guessed = guessed};
   return comm_init(comm, rank, size, &sa, remove_dir);
 }

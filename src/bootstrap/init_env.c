@@ -156,11 +156,12 @@ int fold_init(fold_comm **comm) {
   const char *v = fold__env_str("FOLD_STORE"), *addr = fold__env_str("MASTER_ADDR");
   const char *port = fold__env_str("MASTER_PORT");
   char job[128];
-  int made_dir = 0;
+  int made_dir = 0, guessed = 0;
   if (v && *v) {
     snprintf(url, sizeof url, "%s", v);
   } else if (addr && *addr && port && *port) {
     snprintf(url, sizeof url, strchr(addr, ':') && addr[0] != '[' ? "tcp://[%s]:%s" : "tcp://%s:%s", addr, port);
+    guessed = 1;
   } else if (single_host_job_id(who, job, sizeof job) == 0) {
     for (char *p = job; *p; p++) /* the id becomes a file name */
       if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
@@ -188,5 +189,5 @@ int fold_init(fold_comm **comm) {
                        "(docs/bootstrap.md lists them)",
                        rank, who);
   }
-  return fold__comm_init_url(comm, rank, size, url, made_dir);
+  return fold__comm_init_url(comm, rank, size, url, made_dir, guessed);
 }

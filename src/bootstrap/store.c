@@ -126,12 +126,13 @@ int fold__store_url_parse(const char *url, fold__store_url *u) {
 }
 
 int fold__store_open(const char *url, const fold__auth_key *key, const char *claim, int64_t deadline_ns,
-                     fold__store **out) {
+                     int guessed, fold__store **out) {
   *out = NULL;
   fold__store_url *u = malloc(sizeof *u); /* 4 KiB path: keep it off small thread stacks */
   if (u == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "out of memory opening store");
   int rc = fold__store_url_parse(url, u);
+  u->guessed = guessed;
   if (rc == 0)
     rc = u->kind == FOLD__STORE_TCP ? fold__store_tcp_open(u, key, claim, deadline_ns, out)
                                     : fold__store_file_open(u, out);

@@ -107,6 +107,8 @@ typedef struct fold__store_url {
   char host[256]; /* tcp: host name or address, IPv6 without brackets */
   int port;       /* tcp: 1..65535 */
   char path[4096]; /* file: absolute directory */
+  int guessed;     /* tcp: the address is a guess (MASTER_ADDR/MASTER_PORT, where torch.distributed serves its
+                      own store): a server silent for 6 s is taken for a foreign one (store_client.c) */
 } fold__store_url;
 
 /* Parse "tcp://host:port", "tcp://[v6]:port" or "file:///dir". Returns 0 or
@@ -116,9 +118,10 @@ int fold__store_url_parse(const char *url, fold__store_url *u);
 /* Open a client of the store at url, waiting (until deadline_ns,
  * CLOCK_MONOTONIC) for a tcp server to appear. Tcp clients authenticate
  * with key and claim (e.g. "store rank 3"); the server's reply proves it
- * holds the same key. */
+ * holds the same key. guessed: the url was made from MASTER_ADDR and
+ * MASTER_PORT, not given as fold's (fold__store_url.guessed). */
 int fold__store_open(const char *url, const fold__auth_key *key, const char *claim, int64_t deadline_ns,
-                     fold__store **out);
+                     int guessed, fold__store **out);
 int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, const char *claim,
                          int64_t deadline_ns, fold__store **out);
 int fold__store_file_open(const fold__store_url *u, fold__store **out);

@@ -252,9 +252,18 @@ static void describe_bytes(const uint8_t *b, int n, char *out, size_t cap) {
  * count) is sent: TCPStore 1.x answers it with 8 bytes, newer ones hang up
  * on an unvalidated client, a fold store ignores it as a bad proof but has
  * greeted by then (a slow fold store: the caller reconnects and does not
- * probe again). Returns 0 to go on with the handshake, FOLD_EPEER to
- * reconnect (*fold_seen set), or FOLD_EAUTH with the message recorded. */
-static int check_greeting(const tcp_store *t, int fd, int *fold_seen) {
+ * probe again).
+ *
+ * Silence alone proves nothing: a fold store whose server thread is
+ * starved (foldrun's, 128 processes on 2 cores) was silent for over 6 s.
+ * So silence is taken for a foreign server only where one is likely, at a
+ * guessed address (MASTER_ADDR/MASTER_PORT, u->guessed); at an address
+ * given as fold's (FOLD_STORE, foldrun, fold_comm_init's argument) the
+ * client waits on for the greeting until the deadline, saying so once.
+ * Returns 0 to go on with the handshake, FOLD_EPEER to reconnect
+ * (*fold_seen set), or FOLD_EAUTH / FOLD_ETIMEDOUT with the message
+ * recorded. */
+static int check_greeting(const tcp_store *t, int fd, int *fold_seen, int guessed, int64_t deadline) {
   static const char magic[8] = {'F', 'O', 'L', 'D', 'A', 'U', 'T', 'H'};
   uint8_t b[PEEK_MAX];
   char why[200];
@@ -270,6 +279,17 @@ static int check_greeting(const tcp_store *t, int fd, int *fold_seen) {
     if (send(fd, &q, 1, MSG_NOSIGNAL) != 1)
       return 0; /* let the handshake see what happened */
     n = peek_first(fd, b, fold__clock_mono(NULL) + CLI_PROBE_NS);
+    if (n < 0 && !guessed) {
+      if (fold__log_level_env() >= FOLD__LOG_WARN)
+        fold__log(FOLD__LOG_WARN, -1,
+                  "store %s has sent nothing for %g s since the connection; waiting on for its greeting (a fold "
+                  "store whose server is starved on a loaded host greets late; a service that is not a fold store "
+                  "never does)", t->where, (double)(CLI_GREET_NS + CLI_PROBE_NS) / 1e9);
+      n = peek_first(fd, b, deadline);
+      if (n < 0)
+        return fold__error(NULL, FOLD_ETIMEDOUT, "store %s sent nothing within the deadline (FOLD_TIMEOUT) of "
+                           "connecting, where a fold store greets at once: is it a fold store?", t->where);
+    }
     if (n > 0 && memcmp(b, magic, (size_t)(n < 8 ? n : 8)) == 0) {
       *fold_seen = 1;
       return FOLD_EPEER;
@@ -335,8 +355,8 @@ int fold__store_tcp_open(const fold__store_url *u, const fold__auth_key *key, co
       int64_t hs_deadline = now + CLI_HANDSHAKE_NS < deadline ? now + CLI_HANDSHAKE_NS : deadline;
       if (hs_deadline < now + 1000000000LL)
         hs_deadline = now + 1000000000LL;
-      rc = fold_seen ? 0 : check_greeting(t, fd, &fold_seen);
-      if (rc == FOLD_EAUTH) { /* not a fold store: the message is recorded */
+      rc = fold_seen ? 0 : check_greeting(t, fd, &fold_seen, u->guessed, deadline);
+      if (rc == FOLD_EAUTH || rc == FOLD_ETIMEDOUT) { /* not a fold store, or silent to the deadline */
         close(fd);
         freeaddrinfo(res);
         free(t);

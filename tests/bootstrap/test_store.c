@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static void *client_main(void *p) {
   fold__store *s = NULL;
   char claim[64], key[64], val[64];
   snprintf(claim, sizeof claim, "store rank %d", c->id);
-  int rc = fold__store_open(c->url, &c->key, claim, in_s(10), &s);
+  int rc = fold__store_open(c->url, &c->key, claim, in_s(10), 0, &s);
   CHECK(rc == 0, "client %d open: %s", c->id, fold_comm_last_error(NULL));
   if (rc)
     return NULL;
@@ -176,7 +177,7 @@ static void run_clients(const char *url, const fold__auth_key *key) {
 /* Single-client behaviour: timeouts, big values, deletes, limits. */
 static void single_client_checks(const char *url, const fold__auth_key *key) {
   fold__store *s = NULL;
-  CHECK_OK(fold__store_open(url, key, "store rank 99", in_s(5), &s), NULL);
+  CHECK_OK(fold__store_open(url, key, "store rank 99", in_s(5), 0, &s), NULL);
   if (s == NULL)
     return;
   char buf[16];
@@ -230,7 +231,7 @@ static void test_tcp_store(void) {
   fold__auth_key wrong;
   fold__auth_key_derive(&wrong, "other-job", NULL);
   fold__store *s = NULL;
-  CHECK_RC(fold__store_open(url, &wrong, "store rank 1", in_s(5), &s), FOLD_EAUTH, NULL);
+  CHECK_RC(fold__store_open(url, &wrong, "store rank 1", in_s(5), 0, &s), FOLD_EAUTH, NULL);
   CHECK(s == NULL, "no store on failure");
   /* binding the same port again reports EADDRINUSE */
   fold__store_srv *again = NULL;
@@ -240,8 +241,124 @@ static void test_tcp_store(void) {
   fold__store_srv_stop(srv);
   /* nobody serves: open gives up at its deadline */
   int64_t t0 = now_ns();
-  CHECK_RC(fold__store_open(url, &cfg.key, "store rank 1", in_s(0.5), &s), FOLD_ETIMEDOUT, NULL);
+  CHECK_RC(fold__store_open(url, &cfg.key, "store rank 1", in_s(0.5), 0, &s), FOLD_ETIMEDOUT, NULL);
   CHECK(now_ns() - t0 < 2000000000LL, "unreachable store gives up in time");
+}
+
+/* ---- a starved store: silent for longer than the foreign-store check --------
+ * A proxy in front of a store holds its first connection for 7 s before it
+ * relays it, as a starved store thread answers late (foldrun's, 128
+ * processes on 2 cores, was silent for over 6 s); later connections are
+ * relayed at once. After 1 s of silence the client probes, and at a guessed
+ * address (MASTER_ADDR/MASTER_PORT) 5 s more of it would make the server a
+ * foreign one (tests/bootstrap/foreign_store.sh); at an address given as
+ * fold's the client waits on for the greeting and gets in. */
+static int raw_connect(int port);
+
+typedef struct proxy {
+  int lfd, to_port, held;
+  double hold_s;
+  atomic_int stop;
+  pthread_t th[8];
+  int fd[8], nth;
+} proxy;
+
+typedef struct proxy_conn {
+  proxy *px;
+  int fd, hold;
+} proxy_conn;
+
+static void *proxy_conn_main(void *arg) {
+  proxy_conn *pc = arg;
+  proxy *px = pc->px;
+  int64_t until = in_s(pc->hold ? px->hold_s : 0);
+  while (now_ns() < until && !atomic_load(&px->stop))
+    usleep(20000);
+  int up = raw_connect(px->to_port);
+  char buf[4096];
+  while (!atomic_load(&px->stop)) {
+    struct pollfd pf[2] = {{.fd = pc->fd, .events = POLLIN}, {.fd = up, .events = POLLIN}};
+    if (poll(pf, 2, 50) <= 0)
+      continue;
+    int done = 0;
+    for (int i = 0; i < 2 && !done; i++) {
+      if (!pf[i].revents)
+        continue;
+      ssize_t n = recv(pf[i].fd, buf, sizeof buf, 0);
+      done = n <= 0 || send(pf[1 - i].fd, buf, (size_t)n, MSG_NOSIGNAL) != n;
+    }
+    if (done)
+      break;
+  }
+  close(up);
+  shutdown(pc->fd, SHUT_RDWR);
+  free(pc);
+  return NULL;
+}
+
+static void *proxy_main(void *arg) {
+  proxy *px = arg;
+  while (!atomic_load(&px->stop) && px->nth < 8) {
+    struct pollfd pf = {.fd = px->lfd, .events = POLLIN};
+    if (poll(&pf, 1, 50) <= 0)
+      continue;
+    int fd = accept(px->lfd, NULL, NULL);
+    proxy_conn *pc = malloc(sizeof *pc);
+    if (fd < 0 || pc == NULL) {
+      free(pc);
+      continue;
+    }
+    *pc = (proxy_conn){px, fd, !px->held};
+    px->held = 1;
+    px->fd[px->nth] = fd;
+    pthread_create(&px->th[px->nth++], NULL, proxy_conn_main, pc);
+  }
+  return NULL;
+}
+
+static void test_starved_store(void) {
+  fold__store_srv_cfg cfg = {.host = "127.0.0.1", .port = 0, .log_rank = -1, .auth_timeout_ns = 1000000000LL};
+  fold__auth_key_derive(&cfg.key, "starved-test", NULL);
+  fold__store_srv *srv = NULL;
+  int port = 0;
+  CHECK_OK(fold__store_srv_start(&cfg, &srv, &port, NULL), NULL);
+  if (srv == NULL)
+    return;
+  static proxy px;
+  px.to_port = port;
+  px.hold_s = 7.0;
+  atomic_init(&px.stop, 0);
+  px.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  CHECK(bind(px.lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(px.lfd, 16) == 0 &&
+            getsockname(px.lfd, (struct sockaddr *)&a, &al) == 0,
+        "proxy listener: %s", strerror(errno));
+  pthread_t th;
+  pthread_create(&th, NULL, proxy_main, &px);
+  char url[64];
+  snprintf(url, sizeof url, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+  fold__store *s = NULL;
+  int64_t t0 = now_ns();
+  int rc = fold__store_open(url, &cfg.key, "store rank 1", in_s(30), 0, &s);
+  double took = (double)(now_ns() - t0) / 1e9;
+  CHECK(rc == 0, "a store silent for 7 s (starved) was not waited for: %s", fold_comm_last_error(NULL));
+  CHECK(took > 6.0, "the proxy did not hold the first connection (in after %.2f s)", took);
+  char v[8] = "";
+  size_t len = 0;
+  CHECK(s && fold__store_set(s, "k", "v", 1, in_s(5)) == 0 && fold__store_get(s, "k", v, sizeof v, &len, in_s(5)) == 0 &&
+            len == 1 && v[0] == 'v',
+        "the store works through the proxy");
+  if (s)
+    fold__store_close(s);
+  atomic_store(&px.stop, 1);
+  pthread_join(th, NULL);
+  for (int i = 0; i < px.nth; i++)
+    pthread_join(px.th[i], NULL);
+  for (int i = 0; i < px.nth; i++)
+    close(px.fd[i]);
+  close(px.lfd);
+  fold__store_srv_stop(srv);
 }
 
 /* ---- raw clients: framing violations, stalls, pipelining -------------------- */
@@ -289,7 +406,7 @@ static void test_hostile_clients(void) {
   int stall = raw_connect(port);
   fold__store *s = NULL;
   int64_t t0 = now_ns();
-  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 0", in_s(5), &s), NULL);
+  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 0", in_s(5), 0, &s), NULL);
   CHECK(s && fold__store_set(s, "k", "v", 1, in_s(5)) == 0, "real client works beside a stalled one");
   CHECK(now_ns() - t0 < 200000000LL, "real client was not held up by the staller");
   CHECK(closed_within(stall, 2.0), "stalled handshake is closed by the server");
@@ -379,7 +496,7 @@ static void test_ipv6(void) {
   char url[64];
   snprintf(url, sizeof url, "tcp://[::1]:%d", port);
   fold__store *s = NULL;
-  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 0", in_s(5), &s), NULL);
+  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 0", in_s(5), 0, &s), NULL);
   char v[8];
   size_t len = 0;
   CHECK(s && fold__store_set(s, "six", "6", 1, in_s(5)) == 0 && fold__store_get(s, "six", v, sizeof v, &len, in_s(5)) == 0 &&
@@ -408,6 +525,7 @@ int main(void) {
   test_cards();
   test_tcp_store();
   test_hostile_clients();
+  test_starved_store();
   test_ipv6();
   test_file_store();
   return check_report("test_store");

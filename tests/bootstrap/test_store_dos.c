@@ -65,7 +65,7 @@ static void test_silent_flood(void) {
   snprintf(url, sizeof url, "tcp://127.0.0.1:%d", port);
   fold__store *s = NULL;
   int64_t t0 = now_ns();
-  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 1", in_s(10), &s), NULL);
+  CHECK_OK(fold__store_open(url, &cfg.key, "store rank 1", in_s(10), 0, &s), NULL);
   char v[8] = "";
   size_t len = 0;
   CHECK(s && fold__store_set(s, "k", "val", 3, in_s(5)) == 0, "set beside %d silent connections", n);

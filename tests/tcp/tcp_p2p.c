@@ -1,4 +1,4 @@
-/* tcp_p2p.c — the tcp transport with ranks as threads: p2p matrix, ordering, mismatch, lost peers, strangers, IPv6, connect deadlines, idle polls. */
+/* tcp_p2p.c — the tcp transport with ranks as threads: p2p matrix, ordering, mismatch, lost peers, strangers, IPv6, connect deadlines, idle polls; connections made at init or on first use. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -25,6 +25,12 @@
 #include "transport/tcp/tcp.h"
 
 #define SKIP 77
+
+/* FOLD_TCP_CONNECT of this run (argv[2]: lazy, the default, or eager).
+ * Most cases hold in both modes as they are; those about the connect phase
+ * of init (timeout) and about a start's writes (batch) check in lazy mode
+ * what stands for it there. */
+static int lazy_mode = 1;
 
 static uint8_t pat(int src, int k, size_t i) { return (uint8_t)(i * 7u + (unsigned)src * 31u + (unsigned)k * 101u); }
 
@@ -666,6 +672,105 @@ static void t_timeout(void) {
   tcp_world_destroy(&w);
 }
 
+/* Connections on first use: what the connect phase's deadlines check at
+ * init, checked where the connections are made now. */
+static void lazy_missing_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  if (rank == 2)
+    return; /* never shows up: no transport, its listener unanswered */
+  c->timeout_ns = 1000000000LL;
+  int x = rank, y = -1;
+  fold_request *s = NULL;
+  CHECK_OK(fold_isend(&x, 1, FOLD_INT32, 1 - rank, 1, c, &s), c); /* ranks 0 and 1 talk */
+  CHECK_OK(fold_recv(&y, 1, FOLD_INT32, 1 - rank, 1, c), c);
+  if (s) CHECK_OK(fold_wait(s), c);
+  CHECK(y == 1 - rank, "rank %d: exchange carried %d", rank, y);
+  double t0 = tcp_now();
+  int rc = fold_recv(&y, 1, FOLD_INT32, 2, 2, c);
+  double dt = tcp_now() - t0;
+  const char *m = fold_comm_last_error(c);
+  char other[24];
+  snprintf(other, sizeof other, "rank %d", 1 - rank);
+  CHECK(rc == FOLD_ETIMEDOUT, "rank %d: receive from a missing rank: %s (%s)", rank, fold_strerror(rc), m);
+  CHECK(dt < 4.0, "rank %d: the 1 s timeout took %.2f s", rank, dt);
+  CHECK(strstr(m, "rank 2") != NULL, "rank %d: message does not name rank 2: %s", rank, m);
+  CHECK(strstr(m, other) == NULL, "rank %d: names the rank it talked to: %s", rank, m);
+}
+
+static void lazy_refused_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  if (rank != 1)
+    return;
+  int v = 1;
+  double t0 = tcp_now();
+  CHECK_RC(fold_send(&v, 1, FOLD_INT32, 0, 1, c), FOLD_EPEER, c);
+  const char *m = fold_comm_last_error(c);
+  CHECK(strstr(m, "peer rank 0") && strstr(m, "refused"), "refused: %s", m);
+  CHECK(tcp_now() - t0 < 5.0, "a refused connect was named after %.2f s", tcp_now() - t0);
+}
+
+static void lazy_wrong_key_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  if (rank != 0)
+    return;
+  c->timeout_ns = 1000000000LL;
+  int v = 0;
+  CHECK_RC(fold_recv(&v, 1, FOLD_INT32, 1, 1, c), FOLD_ETIMEDOUT, c);
+  CHECK(strstr(fold_comm_last_error(c), "rank 1"), "wrong key: %s", fold_comm_last_error(c));
+}
+
+static void t_timeout_lazy(void) {
+  /* Rank 2 never shows up: ranks 0 and 1 talk to each other, then time
+   * out waiting on it, naming it (only it). */
+  tcp_world w;
+  CHECK_OK(tcp_world_prepare(&w, 3, "127.0.0.1"), w.c[0]);
+  w.connect_mask = 0x3;
+  CHECK(tcp_world_connect(&w, 5.0) == 0, "lazy connect: %s", fold_comm_last_error(w.c[0]));
+  if (w.rc[0] == 0 && w.rc[1] == 0)
+    tcp_world_run(&w, lazy_missing_fn, NULL);
+  tcp_world_destroy(&w);
+
+  /* Rank 0 is not listening any more: rank 1's first send to it fails at
+   * once with FOLD_EPEER naming rank 0 and the refusal (at init: retried
+   * until the deadline, since rank 0 may not have started yet). */
+  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
+  fold__tcp_abandon(w.state[0]);
+  w.state[0] = NULL;
+  w.connect_mask = 0x2;
+  CHECK(tcp_world_connect(&w, 5.0) == 0, "lazy connect: %s", fold_comm_last_error(w.c[1]));
+  if (w.rc[1] == 0)
+    tcp_world_run(&w, lazy_refused_fn, NULL);
+  tcp_world_destroy(&w);
+
+  /* A malformed card is FOLD_EINVAL at once, as at init. */
+  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
+  snprintf(w.card[0].tcp, sizeof w.card[0].tcp, "127.0.0.1:99999");
+  w.connect_mask = 0x2;
+  tcp_world_connect(&w, 5.0);
+  CHECK(w.rc[1] == FOLD_EINVAL && strstr(fold_comm_last_error(w.c[1]), "rank 0"), "bad card: %s (%s)",
+        fold_strerror(w.rc[1]), fold_comm_last_error(w.c[1]));
+  tcp_world_destroy(&w);
+
+  /* A rank with another job's key never gets in (the acceptor refuses it);
+   * rank 0's receive from the real rank 1, which never shows up, times
+   * out naming it. */
+  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
+  w.connect_mask = 0x1;
+  CHECK(tcp_world_connect(&w, 5.0) == 0, "lazy connect: %s", fold_comm_last_error(w.c[0]));
+  fold__auth_key wrong;
+  fold__auth_key_derive(&wrong, "another-job", NULL);
+  stranger s = {"wrong key", dial(w.card[0].tcp), &wrong, "data rank 1", 1, 0, tcp_now()};
+  pthread_t th;
+  pthread_create(&th, NULL, stranger_main, &s);
+  if (w.rc[0] == 0)
+    tcp_world_run(&w, lazy_wrong_key_fn, NULL);
+  pthread_join(th, NULL);
+  CHECK(s.rc < 0, "wrong key accepted");
+  CHECK(s.closed_at >= 0, "the wrong-key stranger was never disconnected");
+  close(s.fd);
+  tcp_world_destroy(&w);
+}
+
 static void t_late(void) {
   tcp_world w;
   CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
@@ -695,6 +800,18 @@ static void batch_fn(fold_comm *c, int rank, void *arg) {
   int32_t in[64], out[64];
   for (int i = 0; i < 64; i++) in[i] = rank * 1000 + i;
   CHECK_OK(fold_comm_set_algo(c, "allreduce=recursive_doubling"), c); /* one round at n = 2 */
+  if (lazy_mode) {
+    /* Made on first use, the connection takes a call of rank 0 after the
+     * start (its connect and proof), like a rendezvous message over any
+     * connection. Once it is up, the start writes as over one made at
+     * init: an exchange makes it first. */
+    int32_t x = rank, y = -1;
+    fold_request *s = NULL;
+    CHECK_OK(fold_isend(&x, 1, FOLD_INT32, 1 - rank, 77, c, &s), c);
+    CHECK_OK(fold_recv(&y, 1, FOLD_INT32, 1 - rank, 77, c), c);
+    if (s) CHECK_OK(fold_wait(s), c);
+    CHECK(y == 1 - rank, "rank %d: warm-up exchange carried %d", rank, y);
+  }
   if (rank == 0) {
     fold_request *r = NULL;
     CHECK_OK(fold_iallreduce(in, out, 64, FOLD_INT32, FOLD_SUM, c, &r), c);
@@ -707,6 +824,40 @@ static void batch_fn(fold_comm *c, int rank, void *arg) {
     atomic_store(&batch_peer_done, 1);
   }
   for (int i = 0; i < 64; i++) CHECK(out[i] == 1000 + 2 * i, "rank %d element %d: %d", rank, i, out[i]);
+}
+
+/* ---- quiet: a first send to a rank that makes no call ----------------------
+ * Ranks 1 and 2 each make a blocking small send to rank 0, which makes no
+ * fold call until both completed (a bounded wait), and only then receives
+ * them. Over connections made at init the sends go into the socket
+ * buffers; made on first use, rank 0's acceptor thread answers the
+ * connections (tcp_accept.c), so the sends need no call of rank 0 either. */
+static atomic_int quiet_sent;
+
+static void quiet_fn(fold_comm *c, int rank, void *arg) {
+  (void)arg;
+  if (rank > 0) {
+    int v = 4000 + rank;
+    CHECK_OK(fold_send(&v, 1, FOLD_INT32, 0, 7, c), c);
+    atomic_fetch_add(&quiet_sent, 1);
+    return;
+  }
+  double until = tcp_now() + 20;
+  while (atomic_load(&quiet_sent) < 2 && tcp_now() < until) usleep(1000);
+  CHECK(atomic_load(&quiet_sent) == 2, "%d of 2 first sends to rank 0 completed while it made no call",
+        atomic_load(&quiet_sent));
+  for (int q = 1; q < 3; q++) {
+    int v = 0;
+    CHECK_OK(fold_recv(&v, 1, FOLD_INT32, q, 7, c), c);
+    CHECK(v == 4000 + q, "rank 0: rank %d's message carried %d", q, v);
+  }
+}
+
+static void t_quiet(void) {
+  tcp_world w;
+  atomic_store(&quiet_sent, 0);
+  if (world_or_fail(&w, 3, "127.0.0.1") == 0) tcp_world_run(&w, quiet_fn, NULL);
+  tcp_world_destroy(&w);
 }
 
 static void t_batch(void) {
@@ -767,6 +918,12 @@ static void t_idle(void) {
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   int all = strcmp(what, "all") == 0, rc = 0;
+  if (argc > 2 && strcmp(argv[2], "lazy") && strcmp(argv[2], "eager")) {
+    fprintf(stderr, "usage: tcp_p2p [CASE [lazy|eager]]\n");
+    return 2;
+  }
+  lazy_mode = argc <= 2 || !strcmp(argv[2], "lazy");
+  setenv("FOLD_TCP_CONNECT", lazy_mode ? "lazy" : "eager", 1);
   setenv("FOLD_TIMEOUT", "30", 0);
   if (all || !strcmp(what, "matrix")) t_matrix();
   if (all || !strcmp(what, "unexpected")) t_unexpected();
@@ -775,8 +932,15 @@ int main(int argc, char **argv) {
   if (all || !strcmp(what, "strangers")) t_strangers();
   if (all || !strcmp(what, "flood")) t_flood();
   if (all || !strcmp(what, "batch")) t_batch();
+  if (all || !strcmp(what, "quiet")) t_quiet();
   if (all || !strcmp(what, "idle")) t_idle();
-  if (all || !strcmp(what, "timeout")) { t_timeout(); t_late(); }
+  if (all || !strcmp(what, "timeout")) {
+    if (lazy_mode)
+      t_timeout_lazy();
+    else
+      t_timeout();
+    t_late();
+  }
   if (all || !strcmp(what, "ifname")) t_ifname();
   if (all || !strcmp(what, "ipv6")) rc = t_ipv6();
   if (!strcmp(what, "huge")) { /* one message over 2 GiB */

@@ -65,9 +65,11 @@ int fold__tcp_sockbuf_size(void);
  * fd, also on failure. Returns 0 or a negative code (message on c). */
 int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out);
 
-/* Connections on first use (FOLD_TCP_CONNECT=lazy, tcp_lazy.c): the
- * transport over listener lfd (taken, also on failure), with no connection
- * yet; each is made when a send to the peer or a receive from it needs it.
+/* Connections on first use (FOLD_TCP_CONNECT=lazy, the default;
+ * tcp_lazy.c): the transport over listener lfd (taken, also on failure),
+ * with no connection yet; each is made when a send to the peer or a
+ * receive from it needs it, or accepted by the transport's acceptor thread
+ * (tcp_accept.c), which serves lfd until the transport shuts down.
  * Returns 0 or a negative code (message on c). */
 struct fold__auth_key;
 int fold__tcp_lazy_create(fold_comm *c, int lfd, const fold__card *cards, const uint8_t *use,

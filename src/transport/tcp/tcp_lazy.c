@@ -1,4 +1,4 @@
-/* tcp_lazy.c — tcp connections made on first use: non-blocking connects and handshakes in the poll, both-sides tie-break, dead peers named. */
+/* tcp_lazy.c — tcp connections made on first use: non-blocking connects and their handshakes in the poll, both-sides tie-break, dead peers named, accepted connections taken over from the acceptor thread. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -8,13 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "net/auth.h"
-#include "transport/tcp/tcp_tp.h"
+#include <sys/eventfd.h>
+
+#include "transport/tcp/tcp_lazy.h"
 
 /* How it works (docs/bootstrap.md, "Connections on first use"):
  *
- * Every rank keeps its data listener open for the transport's life, in the
- * transport's epoll. A connection to peer p is dialed when this rank first
+ * Every rank keeps its data listener open for the transport's life, served
+ * by the acceptor thread (tcp_accept.c), which answers a peer's connection
+ * whatever this rank's own thread is doing. A connection to peer p is dialed when this rank first
  * queues a send to p or posts a receive from p (the engine's `want`), so a
  * rank waiting on a dead sender learns it: the dead rank's listener is
  * closed, connect() is refused, and p is lost (FOLD_EPEER naming p).
@@ -29,18 +31,19 @@
  * wins), else it accepts (dropping its own attempt). Both ends apply the
  * same rule, so exactly one connection survives. A refused dialer waits
  * for the winner's connection; if none comes within TCP_WAITIN_NS (the
- * winner died), it dials again and learns. */
+ * winner died), it dials again and learns. The pair's state the rule reads
+ * (z->st) is kept under z->mu, since the acceptor thread decides: this
+ * thread marks its attempts (DIALING, WAITIN) and its won dials (UP); the
+ * acceptor marks what it accepts (UP) and hands the socket over, which
+ * this thread takes at its next call (adopt). */
 
-#define TCP_MAX_HANDSHAKES 64          /* accepted connections proving themselves at once */
-#define TCP_HANDSHAKE_NS 2000000000LL  /* an accepted connection's proof: a real peer needs a round trip */
-#define TCP_EVICT_AGE_NS 200000000LL   /* a pending proof younger than this is not dropped for a newcomer */
 #define TCP_ATTEMPT_NS 250000000LL     /* a connect()'s first bound, doubled per one that ran out */
 #define TCP_ATTEMPT_MAX_NS 4000000000LL
 #define TCP_PAUSE_NS 1000000LL         /* retry pause, doubled up to TCP_PAUSE_MAX_NS */
 #define TCP_PAUSE_MAX_NS 100000000LL
 #define TCP_WAITIN_NS 1000000000LL     /* refused (the peer's attempt wins): wait this long for it */
 
-enum { EV_LISTEN = 1, EV_IN = 2, EV_DIAL = 3 };
+enum { EV_READY = 1, EV_DIAL = 3 };
 enum { D_CONNECT = 1, D_AUTH, D_DECIDE, D_PAUSE, D_WAITIN };
 
 typedef struct fold__tcp_dial {
@@ -50,24 +53,6 @@ typedef struct fold__tcp_dial {
   fold__auth_cli a;
 } fold__tcp_dial;
 
-typedef struct tcp_in {
-  int fd; /* -1: free slot */
-  int64_t since;
-  char from[64];
-  fold__auth_srv a;
-} tcp_in;
-
-typedef struct fold__tcp_lazy {
-  int lfd;
-  fold__auth_key key;
-  struct sockaddr_storage *addr; /* [size] */
-  socklen_t *alen;
-  uint8_t *use;
-  tcp_in in[TCP_MAX_HANDSHAKES];
-  int nin, ndial;
-  char claim[FOLD__AUTH_CLAIM_MAX + 1];
-} fold__tcp_lazy;
-
 static uint64_t ev_data(int kind, int id) { return (uint64_t)kind << 32 | (uint32_t)id; }
 
 static void ev_set(fold__tcp_tp *t, int fd, int op, uint32_t events, uint64_t data) {
@@ -75,7 +60,14 @@ static void ev_set(fold__tcp_tp *t, int fd, int op, uint32_t events, uint64_t da
   (void)epoll_ctl(t->epfd, op, fd, &ev);
 }
 
-static void busy_update(fold__tcp_tp *t) { t->lazy_busy = t->lazy->nin + t->lazy->ndial; }
+static void busy_update(fold__tcp_tp *t) { t->lazy_busy = t->lazy->ndial; }
+
+static void st_set(fold__tcp_lazy *z, int q, int from, int to) {
+  pthread_mutex_lock(&z->mu);
+  if (from < 0 || z->st[q] == from)
+    z->st[q] = (uint8_t)to;
+  pthread_mutex_unlock(&z->mu);
+}
 
 static void dial_close(fold__tcp_tp *t, fold__tcp_dial *d) {
   if (d->fd >= 0) {
@@ -114,10 +106,44 @@ static void conn_up(fold__tcp_tp *t, fold__tcp_peer *p, int fd, const char *how)
     fold__tcp_mark_dirty(t, p);
 }
 
+/* Take the connections the acceptor thread decided for (tcp_accept.c).
+ * One lock per peer looked at, and none when nothing was handed over. */
+static void adopt(fold__tcp_tp *t) {
+  fold__tcp_lazy *z = t->lazy;
+  uint64_t v;
+  ssize_t rd = read(z->ready_fd, &v, sizeof v); /* re-armed by the next hand-over */
+  (void)rd;
+  for (int q = 0; q < t->base.comm->size && !t->down; q++) {
+    pthread_mutex_lock(&z->mu);
+    int more = z->nhanded > 0, fd = more ? z->handed[q] : -1;
+    if (fd >= 0) {
+      z->handed[q] = -1;
+      z->nhanded--;
+    }
+    pthread_mutex_unlock(&z->mu);
+    if (!more)
+      return;
+    if (fd >= 0 && (t->peers[q].fd >= 0 || t->peers[q].gone))
+      close(fd); /* not expected: the pair's state allows one connection */
+    else if (fd >= 0)
+      conn_up(t, &t->peers[q], fd, "accepted");
+  }
+}
+
 /* p's listener refused us: p's process ended or left the communicator. */
 static void dial_dead(fold__tcp_tp *t, fold__tcp_peer *p, int err) {
   fold_comm *c = t->base.comm;
+  fold__tcp_lazy *z = t->lazy;
   dial_free(t, p);
+  pthread_mutex_lock(&z->mu);
+  int up = z->st[p->rank] == FOLD__LZ_UP; /* p's own connection came first: its loss shows there */
+  if (!up)
+    z->st[p->rank] = FOLD__LZ_GONE;
+  pthread_mutex_unlock(&z->mu);
+  if (up) {
+    adopt(t);
+    return;
+  }
   p->gone = 1;
   char buf[64], why[160];
   snprintf(why, sizeof why, "connecting to it: %s: its process ended or left the communicator",
@@ -157,8 +183,20 @@ static void dial_start(fold__tcp_tp *t, fold__tcp_peer *p) {
 }
 
 void fold__tcp_lazy_want(fold__tcp_tp *t, fold__tcp_peer *p) {
-  if (t->lazy == NULL || t->down || p->fd >= 0 || p->gone || p->dial || !t->lazy->use[p->rank])
+  fold__tcp_lazy *z = t->lazy;
+  if (z == NULL || t->down || p->fd >= 0 || p->gone || p->dial || !z->use[p->rank])
     return;
+  /* The peer may have connected to us: the acceptor has decided, this
+   * thread has not taken it yet. Else our attempt begins. */
+  pthread_mutex_lock(&z->mu);
+  int up = z->st[p->rank] == FOLD__LZ_UP;
+  if (!up)
+    z->st[p->rank] = FOLD__LZ_DIALING;
+  pthread_mutex_unlock(&z->mu);
+  if (up) {
+    adopt(t);
+    return;
+  }
   fold__tcp_dial *d = calloc(1, sizeof *d);
   if (d == NULL) {
     fold_comm *c = t->base.comm;
@@ -231,126 +269,15 @@ static void dial_step(fold__tcp_tp *t, fold__tcp_peer *p) {
       int fd = d->fd;
       (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, fd, NULL);
       d->fd = -1;
+      st_set(t->lazy, p->rank, -1, FOLD__LZ_UP);
       conn_up(t, p, fd, "dialed");
     } else if (n == 1 && b == 'N') {
       /* p's own attempt wins: it is on its way (else we dial again) */
+      st_set(t->lazy, p->rank, FOLD__LZ_DIALING, FOLD__LZ_WAITIN);
       dial_retry(t, d, D_WAITIN, TCP_WAITIN_NS);
     } else {
       dial_retry(t, d, D_PAUSE, d->pause);
     }
-  }
-}
-
-static void in_drop(fold__tcp_tp *t, int i) {
-  tcp_in *h = &t->lazy->in[i];
-  (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, h->fd, NULL);
-  close(h->fd);
-  h->fd = -1;
-  t->lazy->nin--;
-  busy_update(t);
-}
-
-/* Accepted connection i proved itself as `claim`: take it, or refuse it
- * ('N', or a plain close for what is not a peer of ours). */
-static void in_decide(fold__tcp_tp *t, int i) {
-  fold_comm *c = t->base.comm;
-  tcp_in *h = &t->lazy->in[i];
-  int q = -1;
-  const char *bad = NULL;
-  if ((q = fold__tcp_parse_claim(h->a.claim, c->size)) < 0 || q == c->rank)
-    bad = "claim is not a peer rank of this communicator";
-  else if (!t->lazy->use[q])
-    bad = "that rank does not use tcp with this rank";
-  else if (t->peers[q].gone)
-    bad = "that rank was lost already";
-  if (bad) {
-    FOLD__WARN(c, "tcp: rank %d: refused a data connection from %s claiming \"%s\": %s", c->rank, h->from,
-               h->a.claim, bad);
-    in_drop(t, i);
-    return;
-  }
-  fold__tcp_peer *p = &t->peers[q];
-  fold__tcp_dial *d = p->dial;
-  /* the higher rank's attempt wins a simultaneous connect */
-  int refuse = p->fd >= 0 || (d && d->stage != D_WAITIN && c->rank > q);
-  char yes = refuse ? 'N' : 'Y';
-  ssize_t n = send(h->fd, &yes, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (refuse || n != 1) {
-    FOLD__TRACE(c, "tcp: rank %d: %s rank %d's connection", c->rank, refuse ? "refused (ours wins)" : "lost",
-                q);
-    in_drop(t, i);
-    return;
-  }
-  int fd = h->fd;
-  (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, fd, NULL);
-  h->fd = -1;
-  t->lazy->nin--;
-  busy_update(t);
-  conn_up(t, p, fd, "accepted");
-}
-
-static void in_step(fold__tcp_tp *t, int i, int64_t now) {
-  fold_comm *c = t->base.comm;
-  tcp_in *h = &t->lazy->in[i];
-  int rc = fold__auth_srv_step(&h->a, h->fd, &t->lazy->key, now);
-  if (rc == 0) {
-    ev_set(t, h->fd, EPOLL_CTL_MOD, (uint32_t)(fold__auth_srv_events(&h->a) == POLLOUT ? EPOLLOUT : EPOLLIN),
-           ev_data(EV_IN, i));
-    return;
-  }
-  if (rc < 0) { /* a peer that closed mid-handshake (it failed, or gave up on us) is no stranger */
-    if (rc == FOLD_EPEER)
-      FOLD__TRACE(c, "tcp: rank %d: a data connection from %s closed before its proof", c->rank, h->from);
-    else
-      FOLD__WARN(c, "tcp: rank %d: refused a data connection from %s (%s)", c->rank, h->from, fold_strerror(rc));
-    in_drop(t, i);
-    return;
-  }
-  in_decide(t, i);
-}
-
-/* Accept every waiting connection and start its proof (as at init: at most
- * TCP_MAX_HANDSHAKES at once; when full, the oldest goes once it had its
- * chance, else the newcomer). */
-static void accept_all(fold__tcp_tp *t) {
-  fold_comm *c = t->base.comm;
-  fold__tcp_lazy *z = t->lazy;
-  for (int k = 0; k < 4 * TCP_MAX_HANDSHAKES; k++) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int fd = accept4(z->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
-      return;
-    int64_t now = fold__now(c);
-    if (z->nin == TCP_MAX_HANDSHAKES) {
-      int old = 0;
-      for (int i = 1; i < TCP_MAX_HANDSHAKES; i++)
-        if (z->in[i].since < z->in[old].since)
-          old = i;
-      if (now - z->in[old].since < TCP_EVICT_AGE_NS) {
-        close(fd);
-        continue;
-      }
-      FOLD__WARN(c, "tcp: rank %d: too many unproven data connections; dropping the oldest, from %s", c->rank,
-                 z->in[old].from);
-      in_drop(t, old);
-    }
-    int i = 0;
-    while (z->in[i].fd >= 0)
-      i++;
-    tcp_in *h = &z->in[i];
-    if (fold__auth_srv_start(&h->a, now + TCP_HANDSHAKE_NS) < 0) {
-      close(fd);
-      continue;
-    }
-    h->fd = fd;
-    h->since = now;
-    if (fold__tcp_addr_format((struct sockaddr *)&ss, h->from, sizeof h->from) < 0)
-      snprintf(h->from, sizeof h->from, "?");
-    z->nin++;
-    busy_update(t);
-    ev_set(t, fd, EPOLL_CTL_ADD, EPOLLOUT, ev_data(EV_IN, i));
-    in_step(t, i, now);
   }
 }
 
@@ -361,12 +288,8 @@ void fold__tcp_lazy_event(fold__tcp_tp *t, uint64_t data, uint32_t events) {
   if (z == NULL || t->down)
     return;
   switch (FOLD__TCP_EV_KIND(data)) {
-  case EV_LISTEN:
-    accept_all(t);
-    break;
-  case EV_IN:
-    if (id < TCP_MAX_HANDSHAKES && z->in[id].fd >= 0)
-      in_step(t, (int)id, fold__now(t->base.comm));
+  case EV_READY:
+    adopt(t);
     break;
   case EV_DIAL:
     if (id < (uint32_t)t->base.comm->size && t->peers[id].dial && t->peers[id].dial->fd >= 0)
@@ -383,9 +306,6 @@ void fold__tcp_lazy_tick(fold__tcp_tp *t) {
   if (z == NULL || t->down)
     return;
   int64_t now = fold__now(c);
-  for (int i = 0; i < TCP_MAX_HANDSHAKES && z->nin > 0; i++)
-    if (z->in[i].fd >= 0 && now > z->in[i].a.deadline_ns)
-      in_step(t, i, now); /* fails it: past its deadline */
   for (int q = 0; q < c->size && z->ndial > 0 && !t->down; q++) {
     fold__tcp_dial *d = t->peers[q].dial;
     if (d == NULL || now < d->until)
@@ -395,27 +315,50 @@ void fold__tcp_lazy_tick(fold__tcp_tp *t) {
       dial_close(t, d);
       dial_start(t, &t->peers[q]);
     } else if (d->stage == D_PAUSE || d->stage == D_WAITIN) {
+      if (d->stage == D_WAITIN) {
+        pthread_mutex_lock(&z->mu);
+        int up = z->st[q] == FOLD__LZ_UP; /* the winner's connection came */
+        if (!up)
+          z->st[q] = FOLD__LZ_DIALING;
+        pthread_mutex_unlock(&z->mu);
+        if (up) {
+          adopt(t);
+          continue;
+        }
+      }
       d->pause = d->pause * 2 > TCP_PAUSE_MAX_NS ? TCP_PAUSE_MAX_NS : d->pause * 2;
       dial_start(t, &t->peers[q]);
     }
   }
 }
 
+static void lazy_release(fold__tcp_lazy *z, int size) {
+  if (z->lfd >= 0)
+    close(z->lfd); /* peers that dial us now are refused: they learn we are gone */
+  for (int q = 0; z->handed && q < size; q++)
+    if (z->handed[q] >= 0)
+      close(z->handed[q]);
+  if (z->stop_fd >= 0)
+    close(z->stop_fd);
+  if (z->ready_fd >= 0)
+    close(z->ready_fd);
+  pthread_mutex_destroy(&z->mu);
+  free(z->addr);
+  free(z->alen);
+  free(z->use);
+  free(z->st);
+  free(z->handed);
+  free(z);
+}
+
 void fold__tcp_lazy_free(fold__tcp_tp *t) {
   fold__tcp_lazy *z = t->lazy;
   if (z == NULL)
     return;
+  fold__tcp_accept_stop(z);
   for (int q = 0; t->peers && q < t->base.comm->size; q++)
     dial_free(t, &t->peers[q]);
-  for (int i = 0; i < TCP_MAX_HANDSHAKES; i++)
-    if (z->in[i].fd >= 0)
-      in_drop(t, i);
-  if (z->lfd >= 0)
-    close(z->lfd); /* peers that dial us now are refused: they learn we are gone */
-  free(z->addr);
-  free(z->alen);
-  free(z->use);
-  free(z);
+  lazy_release(z, t->base.comm->size);
   t->lazy = NULL;
   t->lazy_busy = 0;
 }
@@ -425,29 +368,29 @@ int fold__tcp_lazy_create(fold_comm *c, int lfd, const fold__card *cards, const 
   *out = NULL;
   int size = c->size;
   fold__tcp_lazy *z = calloc(1, sizeof *z);
-  if (z) {
-    z->lfd = -1;
-    z->addr = calloc((size_t)size, sizeof *z->addr);
-    z->alen = calloc((size_t)size, sizeof *z->alen);
-    z->use = calloc((size_t)size, 1);
-  }
-  if (z == NULL || !z->addr || !z->alen || !z->use) {
-    if (z) {
-      free(z->addr);
-      free(z->alen);
-      free(z->use);
-      free(z);
-    }
+  if (z == NULL) {
     close(lfd);
     return fold__error(c, FOLD_ENOMEM, "out of memory");
   }
-  for (int i = 0; i < TCP_MAX_HANDSHAKES; i++)
-    z->in[i].fd = -1;
+  pthread_mutex_init(&z->mu, NULL);
+  z->c = c;
   z->lfd = lfd;
+  z->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  z->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   z->key = *key;
   snprintf(z->claim, sizeof z->claim, "data rank %d", c->rank);
+  z->addr = calloc((size_t)size, sizeof *z->addr);
+  z->alen = calloc((size_t)size, sizeof *z->alen);
+  z->use = calloc((size_t)size, 1);
+  z->st = calloc((size_t)size, 1);
+  z->handed = malloc((size_t)size * sizeof *z->handed);
   int rc = 0;
-  for (int p = 0; p < size && rc == 0; p++) {
+  if (!z->addr || !z->alen || !z->use || !z->st || !z->handed)
+    rc = fold__error(c, FOLD_ENOMEM, "out of memory");
+  else if (z->stop_fd < 0 || z->ready_fd < 0)
+    rc = fold__error(c, FOLD_ESYS, "tcp: eventfd: %s", strerror(errno));
+  for (int p = 0; rc == 0 && p < size; p++) {
+    z->handed[p] = -1;
     z->use[p] = p != c->rank && use[p];
     if (z->use[p] && fold__tcp_addr_parse(cards[p].tcp, &z->addr[p], &z->alen[p]) < 0)
       rc = fold__error(c, FOLD_EINVAL, "peer rank %d published a bad tcp address \"%s\"", p, cards[p].tcp);
@@ -462,18 +405,17 @@ int fold__tcp_lazy_create(fold_comm *c, int lfd, const fold__card *cards, const 
     rc = fold__tcp_tp_create(c, fds, &tp);
   free(fds);
   if (rc < 0) {
-    close(lfd);
-    free(z->addr);
-    free(z->alen);
-    free(z->use);
-    free(z);
+    lazy_release(z, size);
     return rc;
   }
   fold__tcp_tp *t = (fold__tcp_tp *)tp;
   t->lazy = z;
-  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ev_data(EV_LISTEN, 0)};
-  if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0) {
-    rc = fold__error(c, FOLD_ESYS, "tcp: epoll_ctl on the listener: %s", strerror(errno));
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ev_data(EV_READY, 0)};
+  if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, z->ready_fd, &ev) < 0)
+    rc = fold__error(c, FOLD_ESYS, "tcp: epoll_ctl: %s", strerror(errno));
+  else
+    rc = fold__tcp_accept_start(z);
+  if (rc < 0) {
     tp->ops->destroy(tp);
     return rc;
   }

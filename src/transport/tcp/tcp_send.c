@@ -238,8 +238,9 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   fold__req_ref(r);
   FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
   if (p->fd < 0) { /* lazy: queued until the connection is up (tcp_lazy.c) */
-    fold__tcp_lazy_want(t, p);
-    return fold__comm_failed(c);
+    fold__tcp_lazy_want(t, p); /* it may be up now: taken over from the acceptor */
+    if (p->fd < 0)
+      return fold__comm_failed(c);
   }
   if (hold)
     fold__tcp_mark_dirty(t, p);

@@ -3,7 +3,8 @@
  * tcp.c holds the vtable, the lifecycle, waiting and peer loss; tcp_send.c
  * frames and writes sends (eager frames, RTS, control frames); tcp_recv.c
  * reads frames and delivers them (eager, rendezvous CTS/NACK/RDATA);
- * tcp_lazy.c makes connections on first use (FOLD_TCP_CONNECT=lazy). */
+ * tcp_lazy.c makes connections on first use (FOLD_TCP_CONNECT=lazy), whose
+ * acceptor thread is tcp_accept.c (their shared state: tcp_lazy.h). */
 #ifndef FOLD_TCP_TP_H
 #define FOLD_TCP_TP_H
 
@@ -92,7 +93,7 @@ typedef struct fold__tcp_tp {
   int nev;
   int rate_due;        /* peers with rate_due set */
   struct fold__tcp_lazy *lazy; /* connections on first use (tcp_lazy.c); NULL: all made at init */
-  int lazy_busy;       /* attempts and accepted handshakes pending: poll then runs fold__tcp_lazy_tick */
+  int lazy_busy;       /* attempts pending: poll then runs fold__tcp_lazy_tick */
 } fold__tcp_tp;
 
 static inline int fold__tcp_tx_state(const fold_request *r) {
@@ -144,12 +145,13 @@ int fold__tcp_parse_claim(const char *s, int size);
 /* Peer p is needed (a send queued, a receive posted): connect if no
  * connection or attempt exists. No-op when the transport is not lazy. */
 void fold__tcp_lazy_want(fold__tcp_tp *t, fold__tcp_peer *p);
-/* An epoll event on one of the lazy machinery's sockets (kind != 0). */
+/* An epoll event on one of the lazy machinery's descriptors (kind != 0):
+ * an attempt's socket, or the acceptor's hand-over eventfd. */
 void fold__tcp_lazy_event(fold__tcp_tp *t, uint64_t data, uint32_t events);
-/* Deadlines and retry pauses of attempts and handshakes (every poll while
- * any is pending: one counter test otherwise). */
+/* Deadlines and retry pauses of attempts (every poll while any is
+ * pending: one counter test otherwise). */
 void fold__tcp_lazy_tick(fold__tcp_tp *t);
-/* Close the listener, the attempts and the handshakes; free the state. */
+/* Stop the acceptor thread; close the listener and the attempts; free the state. */
 void fold__tcp_lazy_free(fold__tcp_tp *t);
 
 #endif /* FOLD_TCP_TP_H */
