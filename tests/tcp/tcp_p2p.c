@@ -26,7 +26,7 @@
 
 #define SKIP 77
 
-/* FOLD_TCP_CONNECT of this run (argv[2]: lazy, the default, or eager).
+/* FOLD_TCP_CONNECT of this run (argv[2]: lazy, or eager, the default).
  * Most cases hold in both modes as they are; those about the connect phase
  * of init (timeout) and about a start's writes (batch) check in lazy mode
  * what stands for it there. */

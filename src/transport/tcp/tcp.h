@@ -65,7 +65,7 @@ int fold__tcp_sockbuf_size(void);
  * fd, also on failure. Returns 0 or a negative code (message on c). */
 int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out);
 
-/* Connections on first use (FOLD_TCP_CONNECT=lazy, the default;
+/* Connections on first use (FOLD_TCP_CONNECT=lazy, not the default;
  * tcp_lazy.c): the transport over listener lfd (taken, also on failure),
  * with no connection yet; each is made when a send to the peer or a
  * receive from it needs it, or accepted by the transport's acceptor thread
