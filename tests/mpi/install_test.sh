@@ -10,7 +10,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cmake --install "$B" --prefix "$T/prefix" >/dev/null
 P=$T/prefix
-[ -f "$P/include/fold/mpi/mpi.h" ] || { echo "missing include/fold/mpi/mpi.h" >&2; exit 1; }
+for h in mpi.h mpi_rma.h; do [ -f "$P/include/fold/mpi/$h" ] || { echo "missing include/fold/mpi/$h" >&2; exit 1; }; done
 [ ! -e "$P/include/mpi.h" ] || { echo "include/mpi.h is installed: it would shadow a system MPI" >&2; exit 1; }
 [ -x "$P/bin/fold-mpicc" ] && [ -x "$P/bin/fold-mpiexec" ] || { echo "missing fold-mpicc or fold-mpiexec" >&2; exit 1; }
 [ -n "$(find "$P" -name 'libfoldmpi.so*' -print -quit)" ] || { echo "missing libfoldmpi.so" >&2; exit 1; }
