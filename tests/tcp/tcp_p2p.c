@@ -617,6 +617,19 @@ static void t_ifname(void) {
 
 /* ---- connect deadlines and failures ----------------------------------------------------------- */
 
+/* Rank 1 connecting to a malformed card of rank 0 gets FOLD_EINVAL naming
+ * rank 0 at once (eager and lazy alike). */
+static void check_bad_card(void) {
+  tcp_world w;
+  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
+  snprintf(w.card[0].tcp, sizeof w.card[0].tcp, "127.0.0.1:99999");
+  w.connect_mask = 0x2;
+  tcp_world_connect(&w, 5.0);
+  CHECK(w.rc[1] == FOLD_EINVAL && strstr(fold_comm_last_error(w.c[1]), "rank 0"), "bad card: %s (%s)",
+        fold_strerror(w.rc[1]), fold_comm_last_error(w.c[1]));
+  tcp_world_destroy(&w);
+}
+
 static void t_timeout(void) {
   /* Rank 2 never shows up: ranks 0 and 1 time out naming it (only it). */
   tcp_world w;
@@ -647,13 +660,7 @@ static void t_timeout(void) {
   tcp_world_destroy(&w);
 
   /* A malformed card is FOLD_EINVAL at once. */
-  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
-  snprintf(w.card[0].tcp, sizeof w.card[0].tcp, "127.0.0.1:99999");
-  w.connect_mask = 0x2;
-  tcp_world_connect(&w, 5.0);
-  CHECK(w.rc[1] == FOLD_EINVAL && strstr(fold_comm_last_error(w.c[1]), "rank 0"), "bad card: %s (%s)",
-        fold_strerror(w.rc[1]), fold_comm_last_error(w.c[1]));
-  tcp_world_destroy(&w);
+  check_bad_card();
 
   /* A rank with another job's key never gets in; its peer reports it missing. */
   CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
@@ -743,13 +750,7 @@ static void t_timeout_lazy(void) {
   tcp_world_destroy(&w);
 
   /* A malformed card is FOLD_EINVAL at once, as at init. */
-  CHECK_OK(tcp_world_prepare(&w, 2, "127.0.0.1"), w.c[0]);
-  snprintf(w.card[0].tcp, sizeof w.card[0].tcp, "127.0.0.1:99999");
-  w.connect_mask = 0x2;
-  tcp_world_connect(&w, 5.0);
-  CHECK(w.rc[1] == FOLD_EINVAL && strstr(fold_comm_last_error(w.c[1]), "rank 0"), "bad card: %s (%s)",
-        fold_strerror(w.rc[1]), fold_comm_last_error(w.c[1]));
-  tcp_world_destroy(&w);
+  check_bad_card();
 
   /* A rank with another job's key never gets in (the acceptor refuses it);
    * rank 0's receive from the real rank 1, which never shows up, times
