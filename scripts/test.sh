@@ -7,24 +7,64 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
-run() { # run BUILD_DIR SANITIZER CTEST_ARGS...
-  local dir=$1 san=$2; shift 2
-  echo "== build $dir ${san:+(sanitizer: $san)}"
-  # Tests on whatever the directory was configured with before; warnings are errors here.
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLD_SANITIZE="$san" \
-    -DFOLD_BUILD_TESTS=ON -DFOLD_WERROR=ON >/dev/null
-  cmake --build "$dir" -j"$jobs" >/dev/null
+run_tests() { # run_tests BUILD_DIR CTEST_ARGS...
+  local dir=$1; shift
   echo "== test $dir"
   (cd "$dir" && ctest --output-on-failure --no-tests=error "$@")
 }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-run build "" -j2
-if [ "${1:-}" != "--quick" ]; then
-  # Sanitizer builds run everything but the slow and the launcher-only tests.
-  run build-asan address -LE 'slow|nosan' -j2
-  # ... and ThreadSanitizer skips the tests in which no process but foldrun starts a
-  # thread (labels onethread, foldrunthreads: tests/CMakeLists.txt, scripts/thread_census.sh).
-  run build-tsan thread -LE 'slow|nosan|onethread|foldrunthreads' -j2
+echo "== build build"
+# Tests on whatever the directories were configured with before; warnings are errors here.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLD_SANITIZE= -DFOLD_BUILD_TESTS=ON -DFOLD_WERROR=ON >/dev/null
+cmake --build build -j"$jobs" >/dev/null
+if [ "${1:-}" = --quick ]; then
+  run_tests build -j2
+  exit 0
 fi
+# The sanitizer builds compile at the lowest priority while the normal build's
+# tests run: most of those tests wait (on timeouts, on killed peers, alone by
+# RUN_SERIAL) and leave a core idle, which the compiler takes; a test that
+# wants the CPU gets it first. Each sanitizer build leaves out what its tests
+# do not load: Python cannot load a sanitizer-built libfold without
+# LD_PRELOAD, so the torch backend's tests (all nosan) and, under TSan, the
+# Python package's are not run there (tests/python.cmake, tests/torch.cmake).
+log=build/sanitizer-builds.log
+echo "== build build-asan, build-tsan (in the background, at the lowest priority: $log)"
+cfg="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLD_BUILD_TESTS=ON -DFOLD_WERROR=ON"
+# its own process group (setsid), so that a failure here stops all of it
+setsid bash -c "set -e
+  cmake -S . -B build-asan $cfg -DFOLD_SANITIZE=address -DFOLD_BUILD_TORCH=OFF >/dev/null
+  nice -n 19 cmake --build build-asan -j$jobs >/dev/null
+  echo 'build-asan: built'
+  cmake -S . -B build-tsan $cfg -DFOLD_SANITIZE=thread -DFOLD_BUILD_PYTHON=OFF >/dev/null
+  nice -n 19 cmake --build build-tsan -j$jobs >/dev/null
+  echo 'build-tsan: built'" >"$log" 2>&1 </dev/null &
+bg=$!
+wait_build() { # wait_build DIR: until the background job has built DIR; fails with its log
+  until grep -qx "$1: built" "$log"; do
+    if ! kill -0 "$bg" 2>/dev/null; then
+      grep -qx "$1: built" "$log" && return 0
+      echo "== $1 failed to build:" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    sleep 2
+  done
+}
+status=0
+run_tests build -j2 || status=$?
+if [ $status -ne 0 ]; then
+  kill -- -"$bg" 2>/dev/null || true
+  exit $status
+fi
+# Sanitizer builds run everything but the slow and the launcher-only tests.
+wait_build build-asan
+run_tests build-asan -LE 'slow|nosan' -j2
+# ... and ThreadSanitizer skips the tests in which no process but foldrun starts a
+# thread (labels onethread, foldrunthreads: tests/CMakeLists.txt, scripts/thread_census.sh),
+# and those whose threads and code another test it runs takes (tsanrepeat).
+wait_build build-tsan
+wait "$bg" || { cat "$log" >&2; exit 1; }
+run_tests build-tsan -LE 'slow|nosan|onethread|foldrunthreads|tsanrepeat' -j2

@@ -36,8 +36,8 @@ set_tests_properties(foldrun_ring_tcp foldrun_ring_shm foldrun_ring_auto PROPERT
 
 # libFuzzer targets, built with clang straight from the sources they test
 # (the project itself may be built with gcc), only when clang can link a
-# fuzzer here. Each runs 10 s as a test.
-if(FOLD_HAVE_LIBFUZZER)
+# fuzzer here, in the normal build (FOLD_FUZZ). Each runs 10 s as a test.
+if(FOLD_FUZZ)
   set(_fz_flags -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=c11
       -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src)
   set(_fz_store_src ${FOLD_TEST_DIR}/fuzz/fuzz_store.c ${CMAKE_SOURCE_DIR}/src/bootstrap/store.c

@@ -9,11 +9,11 @@ fold_add_test_exe(tcp_p2p tcp/tcp_p2p.c tcp/tcp_harness.c p2p/p2p_suite.c p2p/p2
 # connect phase: strangers, flood, timeout; a start's writes: batch; lost
 # peers and quiet ranks: peer_close, quiet).
 foreach(t matrix unexpected mismatch peer_close strangers flood batch quiet idle timeout ifname ipv6)
-  add_test(NAME tcp_${t} COMMAND tcp_p2p ${t} lazy)
+  add_test(NAME tcp_${t} COMMAND tcp_p2p ${t} lazy ${FOLD_TEST_BIG_MIB})
   set_tests_properties(tcp_${t} PROPERTIES TIMEOUT 120)
 endforeach()
 foreach(t matrix peer_close strangers flood batch quiet timeout)
-  add_test(NAME tcp_eager_${t} COMMAND tcp_p2p ${t} eager)
+  add_test(NAME tcp_eager_${t} COMMAND tcp_p2p ${t} eager ${FOLD_TEST_BIG_MIB})
   set_tests_properties(tcp_eager_${t} PROPERTIES TIMEOUT 120)
 endforeach()
 set_tests_properties(tcp_ipv6 PROPERTIES SKIP_RETURN_CODE 77)
@@ -27,8 +27,8 @@ set_tests_properties(tcp_huge PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE LABELS slow
 # libFuzzer target for the frame parser: built with clang straight from the
 # sources (the project may be compiled by gcc) and run for 10 s, only when
 # clang links a fuzzer here (FOLD_HAVE_LIBFUZZER, probed once in
-# tests/CMakeLists.txt).
-if(FOLD_HAVE_LIBFUZZER)
+# tests/CMakeLists.txt), in the normal build (FOLD_FUZZ).
+if(FOLD_FUZZ)
   set(_fz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_tcp_frame)
   set(_fz_src ${FOLD_TEST_DIR}/fuzz/fuzz_tcp_frame.c ${CMAKE_SOURCE_DIR}/src/transport/tcp/tcp_wire.c)
   add_custom_command(OUTPUT ${_fz_bin}

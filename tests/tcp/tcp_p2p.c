@@ -61,8 +61,10 @@ static void suite_fn(fold_comm *c, int rank, void *arg) {
   CHECK(failed == 0, "rank %d: %d p2p suite checks failed", rank, failed);
 }
 
+static size_t big_mib = 64; /* the largest message of the 3-rank matrix: tcp_p2p matrix MODE BIG_MIB */
+
 static void t_matrix(void) {
-  static const struct { int n; size_t big; } runs[] = {{3, 64}, {8, 1}};
+  const struct { int n; size_t big; } runs[] = {{3, big_mib}, {8, 1}};
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
     tcp_world w;
     if (world_or_fail(&w, runs[i].n, "127.0.0.1") == 0) {
@@ -919,10 +921,11 @@ static void t_idle(void) {
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   int all = strcmp(what, "all") == 0, rc = 0;
-  if (argc > 2 && strcmp(argv[2], "lazy") && strcmp(argv[2], "eager")) {
-    fprintf(stderr, "usage: tcp_p2p [CASE [lazy|eager]]\n");
+  if ((argc > 2 && strcmp(argv[2], "lazy") && strcmp(argv[2], "eager")) || (argc > 3 && atoi(argv[3]) < 1)) {
+    fprintf(stderr, "usage: tcp_p2p [CASE [lazy|eager [BIG_MIB]]]\n");
     return 2;
   }
+  if (argc > 3) big_mib = (size_t)atoi(argv[3]);
   lazy_mode = argc <= 2 || !strcmp(argv[2], "lazy");
   setenv("FOLD_TCP_CONNECT", lazy_mode ? "lazy" : "eager", 1);
   setenv("FOLD_TIMEOUT", "30", 0);
