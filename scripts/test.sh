@@ -42,6 +42,7 @@ setsid bash -c "set -e
   nice -n 19 cmake --build build-tsan -j$jobs >/dev/null
   echo 'build-tsan: built'" >"$log" 2>&1 </dev/null &
 bg=$!
+trap 'kill -- -"$bg" 2>/dev/null || true' EXIT
 wait_build() { # wait_build DIR: until the background job has built DIR; fails with its log
   until grep -qx "$1: built" "$log"; do
     if ! kill -0 "$bg" 2>/dev/null; then
@@ -53,18 +54,37 @@ wait_build() { # wait_build DIR: until the background job has built DIR; fails w
     sleep 2
   done
 }
-status=0
-run_tests build -j2 || status=$?
-if [ $status -ne 0 ]; then
-  kill -- -"$bg" 2>/dev/null || true
-  exit $status
-fi
-# Sanitizer builds run everything but the slow and the launcher-only tests.
-wait_build build-asan
-run_tests build-asan -LE 'slow|nosan' -j2
+# The tests in two parts. First, per build, the tests that may run beside
+# another (ctest -j2). Then the RUN_SERIAL ones (label serial), which ctest
+# runs alone: they mostly wait (on timeouts, killed or stopped peers), so the
+# three builds' serial tests run side by side, each build's one at a time.
+run_tests build -LE serial -j2
+# Sanitizer builds run everything but the slow and the launcher-only tests ...
+san_asan='slow|nosan'
 # ... and ThreadSanitizer skips the tests in which no process but foldrun starts a
 # thread (labels onethread, foldrunthreads: tests/CMakeLists.txt, scripts/thread_census.sh),
 # and those whose threads and code another test it runs takes (tsanrepeat).
+san_tsan='slow|nosan|onethread|foldrunthreads|tsanrepeat'
+wait_build build-asan
+run_tests build-asan -LE "$san_asan|serial" -j2
 wait_build build-tsan
 wait "$bg" || { cat "$log" >&2; exit 1; }
-run_tests build-tsan -LE 'slow|nosan|onethread|foldrunthreads|tsanrepeat' -j2
+run_tests build-tsan -LE "$san_tsan|serial" -j2
+echo "== serial tests of build, build-asan and build-tsan, side by side"
+serial() { # serial BUILD_DIR CTEST_ARGS...: its serial tests, one at a time, output to BUILD_DIR/serial-tests.log
+  local dir=$1; shift
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -L serial "$@") >"$dir/serial-tests.log" 2>&1
+}
+serial build & p0=$!
+serial build-asan -LE "$san_asan" & p1=$!
+serial build-tsan -LE "$san_tsan" & p2=$!
+status=0
+for x in "build $p0" "build-asan $p1" "build-tsan $p2"; do
+  set -- $x
+  rc=0
+  wait "$2" || rc=$?
+  echo "== test $1 (serial)"
+  cat "$1/serial-tests.log"
+  [ $rc -eq 0 ] || status=$rc
+done
+exit $status
