@@ -1,9 +1,13 @@
-# compare_gloo.py — bench/compare's Gloo peer: times one collective over a size plan with fold-bench's method, via torch.distributed (gloo).
+# compare_gloo.py — bench/compare's Gloo peer: times collectives over a size plan with fold-bench's method, via torch.distributed (gloo).
 #
 # Run with the Debian interpreter (/usr/bin/python3, which has python3-torch),
 # one process per rank, torchrun's variables in the environment:
 #   RANK=r WORLD_SIZE=n MASTER_ADDR=127.0.0.1 MASTER_PORT=p \
-#     /usr/bin/python3 bench/compare_gloo.py -c COLL -p SIZE:ITERS:WARMUP[,...] [-l LABEL]
+#     /usr/bin/python3 bench/compare_gloo.py -c COLL[,COLL...] -p SIZE:ITERS:WARMUP[,...] [-l LABEL] [-o DIR]
+# Several collectives run one after the other in one process group (bench/compare
+# starts Gloo once per rank count: torch's import and the rendezvous cost more than
+# a short plan's calls); -o DIR then takes each one's rows (DIR/COLL.rows, and
+# DIR/COLL.done once complete).
 # GLOO_SOCKET_IFNAME picks Gloo's interface (bench/compare sets lo, or the
 # namespace's link).
 #
@@ -14,9 +18,11 @@
 #   SIZE COUNT ITERS TIME_US P99_US
 # A collective that torch 1.13's Gloo group lacks (reduce_scatter) prints
 #   # n/a: <torch's own message>
-# and no rows; the exit status is then 0, since nothing failed to run.
+# and no rows; the exit status is then 0, since nothing failed to run, and the
+# next collective follows.
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -70,49 +76,30 @@ def make_call(coll, send, recv, count, n):
     raise ValueError(coll)
 
 
-def main():
-    ap = argparse.ArgumentParser(description="Gloo peer of bench/compare")
-    ap.add_argument("-c", dest="coll", required=True, choices=COLLS)
-    ap.add_argument("-p", dest="plan", required=True, help="SIZE:ITERS:WARMUP[,...]")
-    ap.add_argument("-l", dest="label", default="gloo")
-    a = ap.parse_args()
-    try:
-        plan = parse_plan(a.plan)
-    except ValueError as e:
-        ap.error("bad plan: %s" % e)
-
-    dist.init_process_group("gloo")  # env:// — RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-    rank, n = dist.get_rank(), dist.get_world_size()
-    torch.set_num_threads(1)  # one core per rank, as the C peers use
-
-    maxbytes = max(shape(a.coll, s, n)[1] for s, _, _ in plan)
-    # Allocated once and touched, as fold-bench does: no page faults inside a timed call.
-    send = torch.arange(maxbytes // 4, dtype=torch.float32).remainder_(7)
-    recv = torch.zeros(maxbytes // 4, dtype=torch.float32)
-
+def run_coll(coll, plan, send, recv, rank, n, label, out):
+    """One collective over the plan; rank 0 writes its rows to out."""
     if rank == 0:
-        print("# compare lib=%s coll=%s ranks=%d dtype=float32 op=sum" % (a.label, a.coll, n))
-        print("# size count iters time_us p99_us", flush=True)
+        print("# compare lib=%s coll=%s ranks=%d dtype=float32 op=sum" % (label, coll, n), file=out)
+        print("# size count iters time_us p99_us", file=out, flush=True)
 
     # One probe call at the smallest size: a collective Gloo lacks raises on
-    # every rank alike, before any data moves, so all ranks stop together.
-    first = next((s for s, _, _ in plan if shape(a.coll, s, n)[0] > 0), None)
+    # every rank alike, before any data moves, so all ranks go on together.
+    first = next((s for s, _, _ in plan if shape(coll, s, n)[0] > 0), None)
     if first is not None:
         try:
-            make_call(a.coll, send, recv, shape(a.coll, first, n)[0], n)()
+            make_call(coll, send, recv, shape(coll, first, n)[0], n)()
         except RuntimeError as e:
             if "not support" not in str(e):
                 raise
             if rank == 0:
-                print("# n/a: %s" % str(e).splitlines()[0], flush=True)
-            dist.destroy_process_group()
-            return 0
+                print("# n/a: %s" % str(e).splitlines()[0], file=out, flush=True)
+            return
 
     for size, iters, warmup in plan:
-        count, nbytes = shape(a.coll, size, n)
+        count, nbytes = shape(coll, size, n)
         if count == 0:
             continue
-        call = make_call(a.coll, send, recv, count, n)
+        call = make_call(coll, send, recv, count, n)
         for _ in range(warmup):
             call()
         times = torch.zeros(iters, dtype=torch.float64)
@@ -126,7 +113,44 @@ def main():
             t = sorted(times.tolist())
             med = t[iters // 2] if iters % 2 else (t[iters // 2 - 1] + t[iters // 2]) / 2
             p99 = t[max(0, math.ceil(0.99 * iters) - 1)]
-            print("%d %d %d %.3f %.3f" % (nbytes, nbytes // 4, iters, med * 1e6, p99 * 1e6), flush=True)
+            print("%d %d %d %.3f %.3f" % (nbytes, nbytes // 4, iters, med * 1e6, p99 * 1e6), file=out, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Gloo peer of bench/compare")
+    ap.add_argument("-c", dest="colls", required=True, help="COLL[,COLL...] among " + ", ".join(COLLS))
+    ap.add_argument("-p", dest="plan", required=True, help="SIZE:ITERS:WARMUP[,...]")
+    ap.add_argument("-l", dest="label", default="gloo")
+    ap.add_argument("-o", dest="outdir", help="rank 0 writes DIR/COLL.rows, then DIR/COLL.done, per collective "
+                    "(needed for more than one; without it, stdout)")
+    a = ap.parse_args()
+    colls = a.colls.split(",")
+    if any(c not in COLLS for c in colls):
+        ap.error("bad collective in %r (one of %s)" % (a.colls, ", ".join(COLLS)))
+    if len(colls) > 1 and not a.outdir:
+        ap.error("more than one collective needs -o DIR")
+    try:
+        plan = parse_plan(a.plan)
+    except ValueError as e:
+        ap.error("bad plan: %s" % e)
+
+    dist.init_process_group("gloo")  # env:// — RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+    rank, n = dist.get_rank(), dist.get_world_size()
+    torch.set_num_threads(1)  # one core per rank, as the C peers use
+
+    maxbytes = max(shape(c, s, n)[1] for c in colls for s, _, _ in plan)
+    # Allocated once and touched, as fold-bench does: no page faults inside a timed call.
+    send = torch.arange(maxbytes // 4, dtype=torch.float32).remainder_(7)
+    recv = torch.zeros(maxbytes // 4, dtype=torch.float32)
+
+    for coll in colls:
+        if a.outdir is None:
+            run_coll(coll, plan, send, recv, rank, n, a.label, sys.stdout)
+            continue
+        with open(os.path.join(a.outdir, coll + ".rows"), "w") if rank == 0 else open(os.devnull, "w") as out:
+            run_coll(coll, plan, send, recv, rank, n, a.label, out)
+        if rank == 0:
+            open(os.path.join(a.outdir, coll + ".done"), "w").close()
     dist.destroy_process_group()
     return 0
 
