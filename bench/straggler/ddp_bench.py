@@ -152,23 +152,22 @@ def worker(a):
         torch.manual_seed(0)
         net = DDP(make(), process_group=group, bucket_cap_mb=cap)
         nap = a.hook_delay if (s == "hook" and r == 1) else 0.0
-        seen = [] if model not in buckets else None  # the buckets of the model's first step, once
+        seen = [] if model not in buckets else None  # the model's buckets, once: those of its second step
+        # (DDP's first step runs one bucket of everything, then it rebuilds them in the order gradients came)
 
         def hook(pg, bucket):
-            if seen is not None and not hook.done:
+            if seen is not None and hook.step == 1:
                 seen.append(bucket.buffer().numel())
             if nap:
                 time.sleep(nap)
             return default_hooks.allreduce_hook(pg, bucket)
 
-        hook.done = False
+        hook.step = 0
         net.register_comm_hook(group, hook)
         opt = torch.optim.SGD(net.parameters(), lr=0.01)
         steps = a.big_steps if model == "big" else a.steps
         for i in range(a.warmup + steps):
-            if i == 1 and seen is not None:
-                hook.done = True
-                buckets[model] = seen
+            hook.step = i
             if i == a.warmup:
                 dist.barrier()
                 t0 = time.perf_counter()
@@ -275,10 +274,12 @@ def report(a, runs, info, loads):
                 qg = [x / y for x, y in zip(v, gl)]
                 rec = "-"
                 if b in ("ring_skip", "auto") and s != "none":
+                    # only where the straggler cost ring something: else the share means nothing ("n/a")
                     r0 = [x[(mo, "ring", "none")] for x in reps]
-                    per = [(rs - x) / (rs - rn) if rs != rn else float("nan") for x, rs, rn in zip(v, ring, r0)]
+                    per = [(rs - x) / (rs - rn) for x, rs, rn in zip(v, ring, r0) if rs > rn]
                     d = med(ring) - med(r0)
-                    rec = (f"{100 * (med(ring) - med(v)) / d:.0f}%" if d else "nan") + f" / {100 * med(per):.0f}%"
+                    rec = (f"{100 * (med(ring) - med(v)) / d:.0f}%" if d > 0 else "n/a") + " / " + \
+                        (f"{100 * med(per):.0f}% ({len(per)} of {len(reps)} reps)" if per else "n/a")
                 ref = "" if gs == s else " (gloo: none)"
                 print(f"| {mo} | {b} | {s} | {med(v):.3f} | {med(qr):.2f} [{min(qr):.2f}-{max(qr):.2f}] | "
                       f"{med(qg):.2f} [{min(qg):.2f}-{max(qg):.2f}]{ref} | {rec} |")
