@@ -1,5 +1,6 @@
 # tests/torch.cmake — the torch.distributed backend "fold" (python/fold/torch.py): every operation against a
-# reference and gloo, a killed rank, and DistributedDataParallel training equal to gloo's.
+# reference and gloo, a killed rank, DistributedDataParallel training equal to gloo's, and the DDP straggler
+# bench (bench/straggler/ddp_bench.py) kept from rotting.
 # Pass = every rank exits 0 (foldrun and kill.py pass the first failure on); a "FAIL" or a traceback in the output
 # fails the test too. Python cannot load a sanitizer-built libfold without LD_PRELOAD: every test here is labelled nosan.
 if(TARGET fold_torch)
