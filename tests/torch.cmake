@@ -1,5 +1,6 @@
 # tests/torch.cmake — the torch.distributed backend "fold" (python/fold/torch.py): every operation against a
-# reference and gloo, a killed rank, and DistributedDataParallel training equal to gloo's.
+# reference and gloo, a killed rank, DistributedDataParallel training equal to gloo's, and the DDP straggler
+# bench (bench/straggler/ddp_bench.py) kept from rotting.
 # Pass = every rank exits 0 (foldrun and kill.py pass the first failure on); a "FAIL" or a traceback in the output
 # fails the test too. Python cannot load a sanitizer-built libfold without LD_PRELOAD: every test here is labelled nosan.
 if(TARGET fold_torch)
@@ -54,6 +55,12 @@ if(TARGET fold_torch)
       FAIL_REGULAR_EXPRESSION "FAIL|Traceback")
   endforeach()
   set_tests_properties(torch_ddp_digits_4 PROPERTIES LABELS "nosan;slow")
+  # bench/straggler/ddp_bench.py (DDP step time with a straggler: fold's ring, ring_skip and default
+  # selection against gloo) in its tiny mode, so that it does not rot: every configuration gets a positive
+  # figure, and a rank that fails fails the run, named (ddp_bench_check.sh; the figures are not judged).
+  add_test(NAME torch_ddp_bench_tiny
+    COMMAND ${FOLD_TORCH_RUN} sh ${FOLD_TORCH_DIR}/ddp_bench_check.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(torch_ddp_bench_tiny PROPERTIES TIMEOUT 120 LABELS nosan)
   # `import fold` after `import torch.distributed` registers "fold" (no `import fold.torch`); fold alone no torch.
   add_test(NAME torch_backend_autoregister
     COMMAND ${FOLD_TORCH_RUN} $<TARGET_FILE:foldrun> -n 2 --timeout 60 /usr/bin/python3 ${FOLD_TORCH_DIR}/autoregister.py)
