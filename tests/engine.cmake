@@ -60,3 +60,12 @@ foreach(case order task)
 endforeach()
 add_test(NAME engine_watch_pthread COMMAND engine_watch pthread)
 set_tests_properties(engine_watch_pthread PROPERTIES TIMEOUT 30 ENVIRONMENT "FOLD_PROGRESS_THREAD=1")
+
+# A timed-out rank names the silent rank through a peer's failure report, whatever the order of the report and the
+# peer's close: both during its own telling (lazy tcp, where telling may include connecting), the report alone
+# then, the report later, and a close without a report (a stub transport replays each order).
+fold_add_test_exe(engine_fail engine/engine_fail.c check.c)
+foreach(case close_in_tell report_in_tell report_after close_no_report)
+  add_test(NAME engine_fail_${case} COMMAND engine_fail ${case})
+  set_tests_properties(engine_fail_${case} PROPERTIES TIMEOUT 30)
+endforeach()

@@ -229,7 +229,9 @@ int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq);
  * waiting for rank who: tell every peer "this rank waits for who", keep
  * collecting their reports for a short, bounded time (until every rank
  * but the one the chain of waits ends at has reported, that rank is lost,
- * or at most 1 s), then fail with FOLD_ETIMEDOUT and self_msg naming the
+ * or at most 1 s; reports read while telling are handled before the
+ * chain is first judged, so a reporter that closed meanwhile is not
+ * taken for its end), then fail with FOLD_ETIMEDOUT and self_msg naming the
  * rank the chain ends at: the silent one, not a rank that only waited
  * like us. cause: the text peers keep (names who). */
 int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *self_msg);

@@ -387,6 +387,13 @@ int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *sel
   if (who < 0 || who >= c->size || who == c->rank) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self_msg);
   tell_all(c, FOLD_ETIMEDOUT, who, cause);
   c->telling = 1; /* peers that go meanwhile must not override the cause */
+  /* Reports first, then the verdict: tell_all polls for up to 500 ms (with
+   * lazy tcp, while it connects to peers it had not talked to), and the
+   * reports it reads wait in the unexpected queue. A report's sender may
+   * have closed meanwhile: judged before its report ran, it would end the
+   * chain as a lost rank that named nobody, and this rank would blame it
+   * instead of the silent rank its report names. */
+  fold__handlers_run(c);
   int64_t now = fold__now(c), left = c->timeout_ns < FOLD__CHAIN_WAIT_NS ? c->timeout_ns : FOLD__CHAIN_WAIT_NS;
   for (int64_t end = now + left; !c->sim_drive && !fold__comm_failed(c) && now < end; now = fold__now(c)) {
     int via, y = wait_chain(c, who, &via);
