@@ -116,8 +116,8 @@ void fold__co_recv(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
  * the next step's receive is posted as soon as this step's arrives, not
  * when the right neighbour has drained ours (else the left neighbour's
  * next message lands unexpected: a buffer allocated, faulted in and
- * copied again). The simulator waits for it as for fold__co_send (its
- * costs model the rounds as written); so does a round with
+ * copied again). Only over shm (coll.c, nowait_pays): tcp and the
+ * simulator wait for it as for fold__co_send, and so does a round with
  * FOLD__NOWAIT_MAX such sends already under way. */
 void fold__co_send_nowait(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
 void fold__co_reduce(fold__coll *co, int out_buf, size_t out_off, int a_buf, size_t a_off, int b_buf, size_t b_off,
