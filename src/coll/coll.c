@@ -68,15 +68,15 @@ void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, siz
 /* co->reqs[i] is the request of co->ops[i] (NULL for local ops); nreqs
  * counts the round's started transfers, nlocal the ops before the first
  * local op not run yet (see run_ready_local_ops). */
-/* Does not waiting for a send to peer pay? Over shm a large send
- * completes only as the receiver drains it, so waiting holds back our next
- * receive (fold__co_send_nowait). Over tcp a large send is a rendezvous
- * that completes once the receiver posted, and not waiting was measured
- * slower (ring allreduce, n = 4, 1 and 4 MiB: 2-3 times); the simulator
- * models the rounds as written. */
+/* Does not waiting for a send to peer pay? Where a large send completes
+ * only as the receiver drains it (the transport's drain_sends: shm),
+ * waiting holds back our next receive (fold__co_send_nowait). Over tcp a
+ * large send is a rendezvous that completes once the receiver posted, and
+ * not waiting was measured slower (ring allreduce, n = 4, 1 and 4 MiB: 2-3
+ * times); the simulator models the rounds as written. */
 static int nowait_pays(const fold_comm *c, int peer) {
   const fold__tp *tp = fold__peer_tp(c, peer);
-  return tp && tp->ops->kind == FOLD__TP_KIND_SHM;
+  return tp && tp->ops->drain_sends;
 }
 
 static int start_comm_ops(fold__coll *co) {
