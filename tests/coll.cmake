@@ -224,3 +224,8 @@ foreach(kc 3 5 "3;allgather" "5;reduce_scatter")
            $<TARGET_FILE:foldrun> $<TARGET_FILE:hier_test>)
   set_tests_properties(${tname} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
 endforeach()
+# Over shm, ring allreduce posts a step's receive while its send to a
+# neighbour that is away still waits (fold__co_send_nowait).
+fold_add_test_exe(ring_nowait coll/ring_nowait.c shm/shm_harness.c check.c)
+add_test(NAME coll_ring_nowait_shm COMMAND ring_nowait)
+set_tests_properties(coll_ring_nowait_shm PROPERTIES TIMEOUT 120)

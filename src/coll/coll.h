@@ -16,6 +16,7 @@ enum { FOLD__OP_SEND = 1, FOLD__OP_RECV, FOLD__OP_REDUCE, FOLD__OP_COPY };
 typedef struct fold__cop {
   uint8_t kind;
   uint8_t out_buf, a_buf, b_buf; /* reduce: out = a op b (a = lower ranks); copy: out <- a; send: a; recv: out */
+  uint8_t nowait;                /* send: the round does not wait for it (fold__co_send_nowait) */
   int peer;
   size_t out_off, a_off, b_off;
   size_t len;                    /* bytes for send/recv/copy, elements for reduce */
@@ -91,6 +92,15 @@ struct fold__coll {
    * 2 served (fold__coll_straggle) */
   int straggle;
   fold__timer straggle_timer;
+  /* sends the rounds did not wait for (fold__co_send_nowait), still under
+   * way: the request and the memory it reads */
+#define FOLD__NOWAIT_MAX 4
+  struct {
+    fold_request *req;
+    const char *p;
+    size_t len;
+  } nowait[FOLD__NOWAIT_MAX];
+  int nnowait;
   /* the shm algorithms' call on the collective area (src/coll/shm_coll.c) */
   fold__area_call area;
 };
@@ -99,6 +109,17 @@ struct fold__coll {
  * dropped (both sides compute the same lengths). */
 void fold__co_send(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
 void fold__co_recv(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
+/* A send its round does not wait for: the round completes when its other
+ * transfers do, and the send completes in the background. A later round
+ * that writes memory the send still reads waits for it before it starts,
+ * and the call ends only when every such send has. For a ring step's send:
+ * the next step's receive is posted as soon as this step's arrives, not
+ * when the right neighbour has drained ours (else the left neighbour's
+ * next message lands unexpected: a buffer allocated, faulted in and
+ * copied again). Only over shm (coll.c, nowait_pays): tcp and the
+ * simulator wait for it as for fold__co_send, and so does a round with
+ * FOLD__NOWAIT_MAX such sends already under way. */
+void fold__co_send_nowait(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
 void fold__co_reduce(fold__coll *co, int out_buf, size_t out_off, int a_buf, size_t a_off, int b_buf, size_t b_off,
                      size_t count);
 void fold__co_copy(fold__coll *co, int dst_buf, size_t dst_off, int src_buf, size_t src_off, size_t bytes);

@@ -110,6 +110,8 @@ static void coll_release(fold__task *t) {
     co->reqs[i] = NULL;
   }
   co->nreqs = 0;
+  for (int i = 0; i < co->nnowait; i++) fold__req_unref(co->nowait[i].req);
+  co->nnowait = 0;
   fold__req_unref(co->sig_send);
   fold__req_unref(co->sig_recv);
   fold__timer_cancel(co->comm, &co->straggle_timer);

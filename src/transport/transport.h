@@ -130,6 +130,11 @@ typedef struct fold__link {
 typedef struct fold__tp_ops {
   const char *name;
   int kind;
+  /* 1: a large send completes only as the receiver drains it, whether or
+   * not a receive is posted (shm's streamed rings), so a collective's
+   * round gains by not waiting for it (fold__co_send_nowait, coll.h);
+   * 0: a large send waits for the receive anyway (tcp's rendezvous). */
+  int drain_sends;
   /* Start sending r (FOLD__REQ_SEND) to r->peer. Either complete r before
    * returning, or take a reference (fold__req_ref) and complete it later
    * from poll()/another rank's progress. Returns 0, or a negative code when

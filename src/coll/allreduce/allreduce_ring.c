@@ -33,7 +33,7 @@ static int ring_round(fold__coll *co, int k) {
   if (k <= n - 1) { /* reduce-scatter */
     int s = k - 1;
     block(co, r - s, &off, &len);
-    fold__co_send(co, right, FOLD__B_RECV, off, len * co->esize);
+    fold__co_send_nowait(co, right, FOLD__B_RECV, off, len * co->esize);
     block(co, r - s - 1, &off, &len);
     fold__co_recv(co, left, FOLD__B_TMP, 0, len * co->esize);
     fold__co_reduce(co, FOLD__B_RECV, off, FOLD__B_TMP, 0, FOLD__B_RECV, off, len);
@@ -42,7 +42,7 @@ static int ring_round(fold__coll *co, int k) {
   if (k <= 2 * n - 2) { /* allgather */
     int s = k - n;
     block(co, r + 1 - s, &off, &len);
-    fold__co_send(co, right, FOLD__B_RECV, off, len * co->esize);
+    fold__co_send_nowait(co, right, FOLD__B_RECV, off, len * co->esize);
     block(co, r - s, &off, &len);
     fold__co_recv(co, left, FOLD__B_RECV, off, len * co->esize);
     return 1;

@@ -481,6 +481,7 @@ static int shm_link(fold__tp *tp, int tpeer, fold__link *out) {
 static const fold__tp_ops shm_ops = {
     .name = "shm",
     .kind = FOLD__TP_KIND_SHM,
+    .drain_sends = 1,
     .isend = fold__shm_isend,
     .poll = shm_poll,
     .wait = shm_wait,
