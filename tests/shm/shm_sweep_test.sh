@@ -17,7 +17,7 @@ names=$(grep -o 'shm: segment /fold-[^,]*' "$T/e" | sed 's/shm: segment \///')
 leaked=""
 for nm in $names; do [ -e "/dev/shm/$nm" ] && leaked="$leaked $nm"; done
 [ -n "$leaked" ] || echo "no segment was left behind (nothing to check)"
-timeout 60 "$B/foldrun" -n 2 --transport shm -- "$B/examples/ring_demo" >/dev/null 2>"$T/next" || { echo "the next job failed"; exit 1; }
+FOLD_DEBUG=INFO timeout 60 "$B/foldrun" -n 2 --transport shm -- "$B/examples/ring_demo" >/dev/null 2>"$T/next" || { echo "the next job failed"; exit 1; }
 left=""
 for nm in $leaked; do [ -e "/dev/shm/$nm" ] && left="$left $nm"; done
 echo "segments of the killed job left:${leaked:- none}; after the next job:${left:- none}"

@@ -127,8 +127,11 @@ void fold__shm_map_release(fold__shm_map *m) {
 
 /* A segment of the same name exists. If it is fold's and its owner process
  * is gone (a crashed earlier run with the same job id), remove it and say
- * so; returns 1 if the caller may retry. */
-static int remove_stale(fold_comm *c, const char *name) {
+ * so: a warning when it held the name this rank wants (own), an INFO line
+ * when the sweep finds another job's leftover (a warning there would land
+ * in the output of whatever job runs next on the host). Returns 1 if the
+ * caller may retry. */
+static int remove_stale(fold_comm *c, const char *name, int own) {
   int fd = shm_open(name, O_RDONLY, 0);
   if (fd < 0)
     return errno == ENOENT; /* vanished meanwhile: retry */
@@ -143,10 +146,12 @@ static int remove_stale(fold_comm *c, const char *name) {
     }
   }
   close(fd);
-  if (stale) {
+  if (stale && own)
     FOLD__WARN(c, "removing stale shared-memory segment %s of an exited process", name);
+  else if (stale)
+    FOLD__INFO(c, "removing stale shared-memory segment %s of an exited process (another job's)", name);
+  if (stale)
     shm_unlink(name);
-  }
   return stale;
 }
 
@@ -165,7 +170,7 @@ static void sweep_stale(fold_comm *c) {
     if (strncmp(e->d_name, "fold-", 5) != 0)
       continue;
     snprintf(name, sizeof name, "/%s", e->d_name);
-    remove_stale(c, name);
+    remove_stale(c, name, 0);
   }
   closedir(d);
 }
@@ -176,7 +181,7 @@ int fold__shm_seg_create(fold_comm *c, const char *name, uint64_t bytes, fold__s
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
     fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0 && !(errno == EEXIST && attempt == 0 && remove_stale(c, m->name)))
+    if (fd < 0 && !(errno == EEXIST && attempt == 0 && remove_stale(c, m->name, 1)))
       break;
   }
   if (fd < 0) {
