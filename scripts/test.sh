@@ -59,8 +59,9 @@ wait_build() { # wait_build DIR: until the background job has built DIR; fails w
 }
 # The tests in two parts. First, per build, the tests that may run beside
 # another (ctest -j2). Then the RUN_SERIAL ones (label serial), which ctest
-# runs alone: they mostly wait (on timeouts, killed or stopped peers), so the
-# three builds' serial tests run side by side, each build's one at a time.
+# runs alone: one of them leaves a core mostly to waiting (on timeouts,
+# killed or stopped peers), so the three builds' serial tests run side by
+# side, each build's one at a time (docs/testing.md).
 run_tests build -LE serial -j2
 # Sanitizer builds run everything but the slow and the launcher-only tests ...
 san_asan='slow|nosan'
