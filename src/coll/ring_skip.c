@@ -42,12 +42,14 @@
  * the order they came), so each block is received straight into the
  * result and forwarded from there.
  *
- * A rank that finds itself late (a partial waited for it longer than the
- * threshold, or its own block's last reduction did) remembers it for the
- * next call at this size: from its first position on it passes partials
- * and its raw contribution on without reducing, so the only reduction left
- * on it is its own block's last one, which also tells it whether it is
- * still late.
+ * A rank that finds itself late (note_late: a partial waited for it
+ * longer than the threshold, or it waited before its reductions) remembers
+ * it for the next calls, of any size (fold__rs_threshold says when it
+ * acts on it: late by more than the threshold, or late in two calls in a
+ * row by more than handing on costs): from its first position on it
+ * passes partials and its raw contribution on without reducing, so the
+ * only reduction left on it is its own block's last one, which also tells
+ * it whether it is still late.
  *
  * T is estimated online per communicator (ring_skip_comm.c); FOLD_SKIP_T,
  * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
@@ -105,8 +107,9 @@ int fold__ring_skip_init(fold__coll *co) {
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
   fold__rs_threshold(s);
-  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us (noise margin %.1f us), late %d", s->maxb,
-           (double)s->threshold_ns / 1e3, (double)s->margin_ns / 1e3, s->late);
+  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us (T %.1f us, T_trans %.1f us, noise margin %.1f us), bar %.1f us, late %d",
+           s->maxb, (double)s->threshold_ns / 1e3, s->t_ns / 1e3, (double)s->ttrans_ns / 1e3, (double)s->margin_ns / 1e3,
+           (double)s->bar_ns / 1e3, s->late);
   s->late_min_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
@@ -312,15 +315,15 @@ static void call_end(rs_call *s, int status) {
   if (status == 1 && rc && rc->last_tag == co->tag) {
     fold__rs_report(s);
     /* What the next calls learn, at any size: how late this call found
-     * us (note_late), and in how many calls in a row that was more than
-     * handing on costs (bar_ns). A call that measured nothing (no
+     * us (note_late), and in how many calls in a row that was above the
+     * measure's noise level (noise_ns). A call that measured nothing (no
      * reduction of a non-empty block) leaves both as they were; one that
      * measured a normal reduction forgets them. The next call hands its
      * reductions on from the start when that lateness is above its own
      * threshold, or above its own bar after LATE_CALLS such calls
      * (fold__rs_threshold). */
     if (s->late_min_ns >= 0) {
-      rc->late_calls = s->late_min_ns > s->bar_ns ? rc->late_calls + 1 : 0;
+      rc->late_calls = s->late_min_ns > s->noise_ns ? rc->late_calls + 1 : 0;
       rc->late_ns = s->late_min_ns;
     }
     rc->left_suspect = s->saw_late || s->left_late;

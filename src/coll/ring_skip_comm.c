@@ -207,18 +207,31 @@ void fold__rs_threshold(rs_call *s) {
   if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->t_ns = t;
-  /* Late mode. The bar: what handing our reductions on costs at this
-   * block size, the transfer of one more block to the right (T_trans),
-   * and not less than a normal reduction of the class or, when the host's
-   * ranks share its CPUs, a time slice (the measure's own noise there). */
-  int64_t bar = s->ttrans_ns;
-  if (bar < (int64_t)k->r_ns) bar = (int64_t)k->r_ns;
-  if (bar < rc->floor_ns) bar = rc->floor_ns;
-  s->bar_ns = bar > 0 ? bar : 1;
+  /* Late mode. The noise level of our measure of lateness (note_late in
+   * ring_skip.c): a normal reduction of the class, and when the host's
+   * ranks share its CPUs, a time slice. The bar: what handing our
+   * reductions on costs at this block size. Our link to the right then
+   * carries two blocks a step (our raw contribution and the partial
+   * passed through) and the rank after us does two reductions: measured
+   * in the simulator (tests/coll/ring_skip_mix_test.c, one size, n = 4),
+   * late mode at 6.25 MiB blocks cost 2 T_trans per call (13.39 against
+   * 10.35 ms) where waiting for a 1.95 ms straggler cost 2.0 ms, and at
+   * 256 KiB-1.5 MiB blocks it recovered all but one delay. So the bar is
+   * 2 T_trans + a normal reduction, T_trans the smaller of our link's
+   * figure and the left neighbour's (two measures of the same kind of
+   * link, so that one outlier, such as a first send into cold pages, does
+   * not hide a straggler), and not less than the noise level. */
+  int64_t noise = (int64_t)k->r_ns;
+  if (noise < rc->floor_ns) noise = rc->floor_ns;
+  s->noise_ns = noise > 0 ? noise : 1;
+  int64_t tt = s->ttrans_ns;
+  if (mine > 0 && (tt <= 0 || mine < tt)) tt = mine;
+  int64_t bar = 2 * tt + (int64_t)k->r_ns;
+  s->bar_ns = bar > s->noise_ns ? bar : s->noise_ns;
   /* Enter it when our lateness, as last measured, is more than this
    * call's neighbours would wait for us (the paper's rule, from our side),
-   * or when it has been above the bar in LATE_CALLS measuring calls in a
-   * row and still is above this call's bar. The second rule is the
+   * or when it has been above the noise level in LATE_CALLS measuring
+   * calls in a row and is above this call's bar. The second rule is the
    * persistence of a straggler: late by less than alpha*T, it is never
    * routed around, yet at every step of every call it holds up everyone
    * after it (at 4 MiB on 4 ranks of this machine a normal step is 2-3 ms,

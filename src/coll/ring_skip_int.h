@@ -13,8 +13,8 @@ enum { HDR = 16, POOL_MAX = 16 };
  * CONFIRM: how many thresholds a left neighbour not late in the last call is waited for on a host with
  * noise (ring_skip_comm.c says why). */
 enum { MARGIN_Q = 50, MARGIN_K = 2, CONFIRM = 4 };
-/* LATE_CALLS: how many calls in a row must find us late by more than the cost of handing our reductions on
- * (the call's bar_ns) before a lateness under the threshold puts us in late mode (ring_skip_comm.c says why). */
+/* LATE_CALLS: how many calls in a row must find us late (above the measure's noise level) before a lateness
+ * under the threshold, but above what handing our reductions on costs, puts us in late mode (ring_skip_comm.c). */
 enum { LATE_CALLS = 2 };
 
 /* A partial's header. t_us: the sender's own estimate of T (see
@@ -70,6 +70,7 @@ struct rs_call {
   double t_ns;         /* the T in the threshold */
   int64_t late_min_ns; /* how late we are, as this call measured it (-1: not measured; see note_late) */
   int64_t bar_ns;      /* what handing a reduction on costs at this block size (ring_skip_comm.c, late mode) */
+  int64_t noise_ns;    /* the noise level of our measure of lateness (ring_skip_comm.c, late mode) */
   int64_t red_start;   /* the last reduction: when it started, and its time over the class's least (reduce_timed) */
   int64_t red_excess;
   out_msg *outs;
@@ -100,7 +101,7 @@ typedef struct rs_class {
 struct rs_comm {
   rs_class cls[NCLASS];
   int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
-  int late_calls;   /* calls in a row, of those that measured it, that found us later than their bar_ns */
+  int late_calls;   /* calls in a row, of those that measured it, that found us late (above their noise_ns) */
   int left_suspect; /* the left neighbour was late in the last call (ring_skip_comm.c, CONFIRM) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */

@@ -22,7 +22,7 @@
  *   some    4 MiB and 8 B alternating, the straggler late in some calls only
  *   newsize a size never seen before gets its T from the model of a step
  *   noise   the threshold's noise margin, from the estimator's window
- *   small   a persistent straggler late by less than alpha*T (2^-11 s),
+ *   small   a persistent straggler late by less than alpha*T (2^-10 s),
  *           4 MiB back to back, and 4 MiB / 8 B alternating
  *   once    the same small lateness in one call only: nothing follows */
 
@@ -188,15 +188,15 @@ static void case_some(void) {
   CHECK(sum(ks, 0, C) < sum(rs, 0, C));
 }
 
-/* A straggler late by 2^-11 s (0.49 ms) per reduction: at 4 MiB a step
- * takes 0.3 ms, so alpha*T + T_trans is about 1.5 ms and the straggler is
+/* A straggler late by 2^-10 s (0.98 ms) per reduction: at 4 MiB a step
+ * takes 0.3 ms, so alpha*T + T_trans is 1.45 ms and the straggler is
  * never waited out; it holds up every step of every call. What catches it
- * is persistence: late by more than handing on costs (T_trans, 0.25 ms
- * here) in LATE_CALLS calls in a row, it hands its reductions on from
- * then on (ring_skip_comm.c). Calls 0-1 measure it; from call 2 rank 3
- * names it, and half of its cost is recovered. */
+ * is persistence: late in LATE_CALLS calls in a row, by more than handing
+ * on costs (2 T_trans + a reduction, 0.56 ms here), it hands its
+ * reductions on from then on (ring_skip_comm.c). Calls 0-1 measure it;
+ * from call 2 rank 3 names it, and half of its cost is recovered. */
 static void case_small(void) {
-  delay = 1.0 / 2048;
+  delay = 1.0 / 1024;
   size_t one[10], alt[12];
   for (int k = 0; k < 10; k++) one[k] = 4 * MIB;
   pattern("small straggler, 4 MiB", one, 10, 2, 4 * MIB);
@@ -209,7 +209,7 @@ static void case_small(void) {
  * call is not a straggler): calls 4 on take what they take without it,
  * and nobody names anybody. */
 static void case_once(void) {
-  delay = 1.0 / 2048;
+  delay = 1.0 / 1024;
   enum { C = 10 };
   size_t cn[C];
   int on[C] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
