@@ -1,7 +1,29 @@
-"""torch_common.py — helpers of bench/torch_*.py: gloo's interface when ranks are hosts (network namespaces)."""
+"""torch_common.py — helpers of the torch benches and tests: gloo's interface when ranks are hosts, and the digits network."""
 import os
 import socket
 import subprocess
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+# sklearn's 8x8 digits (Debian's python3-sklearn), the data the digits network trains on
+DIGITS_CSV = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
+
+
+class Digits(nn.Module):
+    """A small CNN for 8x8 digits (10 classes): two 3x3 convolutions, a pooling, two linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.f1 = nn.Linear(32 * 4 * 4, 64)
+        self.f2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.relu(self.c1(x))
+        x = F.max_pool2d(F.relu(self.c2(x)), 2)
+        return self.f2(F.relu(self.f1(x.flatten(1))))
 
 
 def gloo_iface():

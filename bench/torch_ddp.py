@@ -13,26 +13,11 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import fold.torch  # noqa: F401
-from torch_common import gloo_iface
-
-
-class Digits(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c1 = nn.Conv2d(1, 16, 3, padding=1)
-        self.c2 = nn.Conv2d(16, 32, 3, padding=1)
-        self.f1 = nn.Linear(32 * 4 * 4, 64)
-        self.f2 = nn.Linear(64, 10)
-
-    def forward(self, x):
-        x = F.relu(self.c1(x))
-        x = F.max_pool2d(F.relu(self.c2(x)), 2)
-        return self.f2(F.relu(self.f1(x.flatten(1))))
+from torch_common import Digits, gloo_iface
 
 
 def resnet18():

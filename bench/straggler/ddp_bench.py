@@ -49,7 +49,6 @@ import time
 BACKENDS = ("ring", "ring_skip", "auto", "gloo")
 STRAGGLERS = ("none", "inject", "hook")
 ALGO = {"ring": "allreduce=ring", "ring_skip": "allreduce=ring_skip", "auto": None}
-DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 BIG_DIMS = (1024, 2048, 2048, 2048, 256, 10)
 TINY_DIMS = (64, 128, 10)
 
@@ -73,24 +72,13 @@ def worker(a):
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     import fold.torch  # noqa: F401  (registers the backend "fold")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from torch_common import DIGITS_CSV, Digits  # the digits network (one definition, bench/torch_common.py)
 
     torch.set_num_threads(1)
     timeout = timedelta(seconds=a.op_timeout)
     dist.init_process_group("gloo", timeout=timeout)  # the control group: barriers only
     r, n = dist.get_rank(), dist.get_world_size()
-
-    class Digits(nn.Module):  # tests/torch/ddp_digits.py's network
-        def __init__(self):
-            super().__init__()
-            self.c1 = nn.Conv2d(1, 16, 3, padding=1)
-            self.c2 = nn.Conv2d(16, 32, 3, padding=1)
-            self.f1 = nn.Linear(32 * 4 * 4, 64)
-            self.f2 = nn.Linear(64, 10)
-
-        def forward(self, x):
-            x = F.relu(self.c1(x))
-            x = F.max_pool2d(F.relu(self.c2(x)), 2)
-            return self.f2(F.relu(self.f1(x.flatten(1))))
 
     def mlp(dims):
         layers = []
@@ -104,7 +92,7 @@ def worker(a):
         import gzip
 
         import numpy as np
-        with gzip.open(DIGITS, "rt") as f:
+        with gzip.open(DIGITS_CSV, "rt") as f:
             t = np.loadtxt(f, delimiter=",", dtype=np.float32)
         x = torch.from_numpy(t[:, :64] / 16.0).reshape(-1, 1, 8, 8)
         y = torch.from_numpy(t[:, 64].astype(np.int64))

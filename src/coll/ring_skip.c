@@ -42,12 +42,14 @@
  * the order they came), so each block is received straight into the
  * result and forwarded from there.
  *
- * A rank that finds itself late (a partial waited for it longer than the
- * threshold, or its own block's last reduction did) remembers it for the
- * next call at this size: from its first position on it passes partials
- * and its raw contribution on without reducing, so the only reduction left
- * on it is its own block's last one, which also tells it whether it is
- * still late.
+ * A rank that finds itself late (note_late: a partial waited for it
+ * longer than the threshold, or it waited before its reductions) remembers
+ * it for the next calls, of any size (fold__rs_threshold says when it
+ * acts on it: late by more than the threshold, or late in two calls in a
+ * row by more than handing on costs): from its first position on it
+ * passes partials and its raw contribution on without reducing, so the
+ * only reduction left on it is its own block's last one, which also tells
+ * it whether it is still late.
  *
  * T is estimated online per communicator (ring_skip_comm.c); FOLD_SKIP_T,
  * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
@@ -105,8 +107,9 @@ int fold__ring_skip_init(fold__coll *co) {
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", fold__coll_name(co->kind), co->rank);
   }
   fold__rs_threshold(s);
-  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us (noise margin %.1f us), late %d", s->maxb,
-           (double)s->threshold_ns / 1e3, (double)s->margin_ns / 1e3, s->late);
+  RS_TRACE(s, "start: blocks of %zu bytes, threshold %.1f us (T %.1f us, T_trans %.1f us, noise margin %.1f us), bar %.1f us, late %d",
+           s->maxb, (double)s->threshold_ns / 1e3, s->t_ns / 1e3, (double)s->ttrans_ns / 1e3, (double)s->margin_ns / 1e3,
+           (double)s->bar_ns / 1e3, s->late);
   s->late_min_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
@@ -142,6 +145,22 @@ static int sig_step(rs_call *s) {
   return fold__comm_fail_and_tell(co->comm, FOLD_EMISMATCH, msg);
 }
 
+/* dst = a (op) b over len elements, timed: when it started and how much
+ * longer it took than the class's least recent reduction (the simulator's
+ * charge stands for the time a reduction takes there). note_reduction
+ * reads them. */
+static void reduce_timed(rs_call *s, void *dst, const void *a, const void *b, size_t len) {
+  fold__coll *co = s->co;
+  int64_t t0 = fold__now(co->comm);
+  double cost = fold__engine_reduce_cost(co->comm, len * co->esize);
+  fold__op_reduce3(co->comm, co->op, co->dtype, dst, a, b, len);
+  fold__engine_charge(co->comm, cost);
+  double dur = (double)(fold__now(co->comm) - t0) + cost * 1e9;
+  double least = fold__rs_r_sample(s->rc, s->maxb, dur);
+  s->red_start = t0;
+  s->red_excess = dur > least ? (int64_t)(dur - least) : 0;
+}
+
 /* Send our contribution to block j, merged with what we hold of it: the
  * reduction goes into the buffer the partial arrived in, which is then
  * sent (no copy). With nothing held, a copy of ours behind a header
@@ -152,8 +171,7 @@ static int send_own(rs_call *s, int j, unsigned flags) {
   char *buf = s->hold[j];
   int cov = s->acc_cov[j] + 1;
   if (buf) {
-    fold__op_reduce3(co->comm, co->op, co->dtype, buf + HDR, buf + HDR, own(s, j), len);
-    fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
+    reduce_timed(s, buf + HDR, buf + HDR, own(s, j), len);
     s->hold[j] = NULL;
   } else {
     if ((buf = fold__rs_buf_get(s)) == NULL) return fold__rs_no_memory(s);
@@ -205,19 +223,24 @@ static int rs_straggle(rs_call *s, int j) {
   return w;
 }
 
-/* How late we are, learnt across calls (any size): the least excess over
- * the normal step of the reductions of this call (a straggler is late at
- * every one; a rank preempted once is not), a reduction's time counted
- * from when it could start. A self-skip counts the time the partial had
- * waited for us. Empty blocks measure nothing. */
+/* How late we are, learnt across calls (any size): the least, over the
+ * reductions of this call (a straggler is late at every one; a rank
+ * preempted once is not), of the time from when the reduction could start
+ * (its partial here and our previous position done) to when it started,
+ * plus what it took over a normal reduction of its class (reduce_timed).
+ * A rank with nothing in its way measures about 0 whatever the transfer
+ * and the host's load do to its steps; one that waits before each
+ * reduction (FOLD_INJECT_DELAY, other work) measures that wait. A
+ * self-skip counts the time the partial had waited for us. Empty blocks
+ * measure nothing. */
 static void note_late(rs_call *s, int j, int64_t x) {
-  if (s->threshold_ns == 0 || blk_len(s, j) == 0) return;
+  if (blk_len(s, j) == 0) return;
   if (x < 0) x = 0;
   if (s->late_min_ns < 0 || x < s->late_min_ns) s->late_min_ns = x;
 }
 static void note_reduction(rs_call *s, int j) {
   int64_t t0 = s->full_at[j] > s->ready_ns ? s->full_at[j] : s->ready_ns;
-  note_late(s, j, fold__now(s->co->comm) - t0 - (int64_t)s->t_ns);
+  note_late(s, j, s->red_start - t0 + s->red_excess);
 }
 
 /* Work positions while we can. 0: waiting; <0 error. */
@@ -268,8 +291,7 @@ static int advance(rs_call *s) {
       if (p == 0 || len == 0) {
         if (len && out_of(s, j) != own(s, j)) memcpy(out_of(s, j), own(s, j), len * co->esize);
       } else {
-        fold__op_reduce3(co->comm, co->op, co->dtype, out_of(s, j), s->hold[j] + HDR, own(s, j), len);
-        fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, len * co->esize));
+        reduce_timed(s, out_of(s, j), s->hold[j] + HDR, own(s, j), len);
       }
       fold__rs_buf_put(s, s->hold[j]);
       s->hold[j] = NULL;
@@ -287,17 +309,23 @@ static void call_end(rs_call *s, int status) {
   fold__coll *co = s->co;
   fold_comm *c = co->comm;
   co->u[7] = 0;
-  RS_TRACE(s, "end (status %d, threshold %.1f us, late %d, measured late by %.1f us)", status,
-           (double)s->threshold_ns / 1e3, s->late, (double)s->late_min_ns / 1e3);
+  RS_TRACE(s, "end (status %d, threshold %.1f us, bar %.1f us, late %d, measured late by %.1f us)", status,
+           (double)s->threshold_ns / 1e3, (double)s->bar_ns / 1e3, s->late, (double)s->late_min_ns / 1e3);
   rs_comm *rc = fold__ext_get(c, &fold__rs_key);
   if (status == 1 && rc && rc->last_tag == co->tag) {
     fold__rs_report(s);
     /* What the next calls learn, at any size: how late this call found
-     * us (note_late). A call that measured nothing (no reduction of a
-     * non-empty block) leaves it as it was; one that measured a normal
-     * step forgets it. The next call hands its reductions on from the
-     * start when that lateness is above its own threshold. */
-    if (s->late_min_ns >= 0) rc->late_ns = s->late_min_ns;
+     * us (note_late), and in how many calls in a row that was above the
+     * measure's noise level (noise_ns). A call that measured nothing (no
+     * reduction of a non-empty block) leaves both as they were; one that
+     * measured a normal reduction forgets them. The next call hands its
+     * reductions on from the start when that lateness is above its own
+     * threshold, or above its own bar after LATE_CALLS such calls
+     * (fold__rs_threshold). */
+    if (s->late_min_ns >= 0) {
+      rc->late_calls = s->late_min_ns > s->noise_ns ? rc->late_calls + 1 : 0;
+      rc->late_ns = s->late_min_ns;
+    }
     rc->left_suspect = s->saw_late || s->left_late;
   }
   if (status == 1 && rc) {

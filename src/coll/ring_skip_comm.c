@@ -143,6 +143,17 @@ void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns) {
   if (k->q_ns < k->t_ns) k->q_ns = k->t_ns;
 }
 
+double fold__rs_r_sample(rs_comm *rc, size_t bytes, double ns) {
+  rs_class *k = fold__rs_class(rc, bytes);
+  k->rwin[k->rn++ % TWIN] = ns > 0 ? ns : 0;
+  int w = k->rn < TWIN ? k->rn : TWIN;
+  double least = k->rwin[0];
+  for (int i = 1; i < w; i++)
+    if (k->rwin[i] < least) least = k->rwin[i];
+  k->r_ns = least;
+  return least;
+}
+
 double fold__rs_t_of(const rs_comm *rc, size_t bytes, int *small) {
   *small = 0;
   int k = (int)(fold__rs_class((rs_comm *)rc, bytes) - rc->cls);
@@ -196,9 +207,40 @@ void fold__rs_threshold(rs_call *s) {
   if (s->threshold_ns > 0 && rc->t_env_ns == 0 && s->threshold_ns < rc->floor_ns) s->threshold_ns = rc->floor_ns;
   if (s->threshold_ns == 0 && t > 0) s->threshold_ns = 1;
   s->t_ns = t;
-  /* late mode: our lateness, as last measured, is more than this call's
-   * neighbours would wait for us (the paper's rule, from our side) */
-  s->late = s->threshold_ns > 0 && rc->late_ns > s->threshold_ns;
+  /* Late mode. The noise level of our measure of lateness (note_late in
+   * ring_skip.c): a normal reduction of the class, and when the host's
+   * ranks share its CPUs, a time slice. The bar: what handing our
+   * reductions on costs at this block size. Our link to the right then
+   * carries two blocks a step (our raw contribution and the partial
+   * passed through) and the rank after us does two reductions: measured
+   * in the simulator (tests/coll/ring_skip_mix_test.c, one size, n = 4),
+   * late mode at 6.25 MiB blocks cost 2 T_trans per call (13.39 against
+   * 10.35 ms) where waiting for a 1.95 ms straggler cost 2.0 ms, and at
+   * 256 KiB-1.5 MiB blocks it recovered all but one delay. So the bar is
+   * 2 T_trans + a normal reduction, T_trans the smaller of our link's
+   * figure and the left neighbour's (two measures of the same kind of
+   * link, so that one outlier, such as a first send into cold pages, does
+   * not hide a straggler), and not less than the noise level. */
+  int64_t noise = (int64_t)k->r_ns;
+  if (noise < rc->floor_ns) noise = rc->floor_ns;
+  s->noise_ns = noise > 0 ? noise : 1;
+  int64_t tt = s->ttrans_ns;
+  if (mine > 0 && (tt <= 0 || mine < tt)) tt = mine;
+  int64_t bar = 2 * tt + (int64_t)k->r_ns;
+  s->bar_ns = bar > s->noise_ns ? bar : s->noise_ns;
+  /* Enter it when our lateness, as last measured, is more than this
+   * call's neighbours would wait for us (the paper's rule, from our side),
+   * or when it has been above the noise level in LATE_CALLS measuring
+   * calls in a row and is above this call's bar. The second rule is the
+   * persistence of a straggler: late by less than alpha*T, it is never
+   * routed around, yet at every step of every call it holds up everyone
+   * after it (at 4 MiB on 4 ranks of this machine a normal step is 2-3 ms,
+   * so alpha*T is 8-12 ms and a 2 ms straggler was named in 1 call of 45).
+   * A rank late once (preempted, a one-off delay) is not: it needs
+   * LATE_CALLS calls in a row. Each call in late mode measures us again
+   * at its one remaining reduction, and one normal measure ends it. */
+  s->late = s->threshold_ns > 0 && (rc->late_ns > s->threshold_ns ||
+                                    (rc->late_calls >= LATE_CALLS && rc->late_ns > s->bar_ns));
   s->suspect = rc->left_suspect;
 }
 

@@ -13,6 +13,9 @@ enum { HDR = 16, POOL_MAX = 16 };
  * CONFIRM: how many thresholds a left neighbour not late in the last call is waited for on a host with
  * noise (ring_skip_comm.c says why). */
 enum { MARGIN_Q = 50, MARGIN_K = 2, CONFIRM = 4 };
+/* LATE_CALLS: how many calls in a row must find us late (above the measure's noise level) before a lateness
+ * under the threshold, but above what handing our reductions on costs, puts us in late mode (ring_skip_comm.c). */
+enum { LATE_CALLS = 2 };
 
 /* A partial's header. t_us: the sender's own estimate of T (see
  * t_sample); ttrans_us: what the sender measured of its link to us (a
@@ -66,6 +69,10 @@ struct rs_call {
   int left_late;       /* the left neighbour handed its reductions on to us */
   double t_ns;         /* the T in the threshold */
   int64_t late_min_ns; /* how late we are, as this call measured it (-1: not measured; see note_late) */
+  int64_t bar_ns;      /* what handing a reduction on costs at this block size (ring_skip_comm.c, late mode) */
+  int64_t noise_ns;    /* the noise level of our measure of lateness (ring_skip_comm.c, late mode) */
+  int64_t red_start;   /* the last reduction: when it started, and its time over the class's least (reduce_timed) */
+  int64_t red_excess;
   out_msg *outs;
   int nouts, outcap;
   int skips;           /* positions at which the left neighbour was routed around */
@@ -85,12 +92,16 @@ typedef struct rs_class {
   int tn;            /* samples taken */
   double left_t_ns;  /* the left neighbour's own estimate for this class, from its last header (0: none) */
   double left_ttrans_ns; /* the left neighbour's measure of its link to us, from its last header (0: none) */
+  double rwin[TWIN]; /* the last TWIN reductions' own times (wall, or the simulator's charge) */
+  double r_ns;       /* their smallest: a normal reduction of this class */
+  int rn;            /* reductions sampled */
 } rs_class;
 
 /* Per communicator (an extension slot, not a field of fold_comm). */
 struct rs_comm {
   rs_class cls[NCLASS];
   int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
+  int late_calls;   /* calls in a row, of those that measured it, that found us late (above their noise_ns) */
   int left_suspect; /* the left neighbour was late in the last call (ring_skip_comm.c, CONFIRM) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
@@ -117,6 +128,8 @@ rs_comm *fold__rs_comm_state(fold_comm *c);
 /* A step of `ns` that waited for its partial, at a block size of `bytes` (ring_skip_comm.c says why the
  * estimate is the smallest recent one, per size class). */
 void fold__rs_t_sample(rs_comm *rc, size_t bytes, double ns);
+/* A reduction of `ns` at a block size of `bytes`; returns the class's least recent one (a normal reduction). */
+double fold__rs_r_sample(rs_comm *rc, size_t bytes, double ns);
 /* The size class of a block of `bytes`. */
 rs_class *fold__rs_class(rs_comm *rc, size_t bytes);
 /* The estimate of T at a block of `bytes`: its class's, else the model fitted over the classes (0: none);

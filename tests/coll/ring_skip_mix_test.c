@@ -1,4 +1,5 @@
 /* ring_skip_mix_test.c — ring_skip in a training loop's pattern: calls of several sizes interleaved, in virtual time. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,10 @@
  *   ddp     a DDP-like step: 25, 25, 12 and 1 MiB, then 8 B
  *   some    4 MiB and 8 B alternating, the straggler late in some calls only
  *   newsize a size never seen before gets its T from the model of a step
- *   noise   the threshold's noise margin, from the estimator's window */
+ *   noise   the threshold's noise margin, from the estimator's window
+ *   small   a persistent straggler late by less than alpha*T (2^-10 s),
+ *           4 MiB back to back, and 4 MiB / 8 B alternating
+ *   once    the same small lateness in one call only: nothing follows */
 
 enum { N = 4, SLOW = 2, MAXCALLS = 32 };
 #define LAT (1.0 / 131072)
@@ -28,6 +32,8 @@ enum { N = 4, SLOW = 2, MAXCALLS = 32 };
 #define OP_T (1.0 / 17179869184.0)
 #define DELAY (1.0 / 512)
 #define MIB (1024 * 1024 / 8) /* int64 elements in a MiB */
+
+static double delay = DELAY; /* the straggler's delay per reduction (the small and once cases lower it) */
 
 static int64_t val(int r, size_t i, int call) { return (int64_t)r * 1000003 + (int64_t)(i % 1013) * 7 + call; }
 
@@ -41,7 +47,7 @@ static void run(const char *algo, const size_t *counts, const int *slow, int cal
   fold_sim *sim;
   fold_sim_params p = {.latency = LAT, .byte_time = BYTE_T, .op_time = OP_T};
   char d[64];
-  snprintf(d, sizeof d, "%d:%.12f", SLOW, DELAY);
+  snprintf(d, sizeof d, "%d:%.12f", SLOW, delay);
   setenv("FOLD_INJECT_DELAY", d, 1);
   CHECK_RC(fold_sim_create(N, &p, &sim, c), FOLD_OK, NULL);
   unsetenv("FOLD_INJECT_DELAY");
@@ -182,6 +188,43 @@ static void case_some(void) {
   CHECK(sum(ks, 0, C) < sum(rs, 0, C));
 }
 
+/* A straggler late by 2^-10 s (0.98 ms) per reduction: at 4 MiB a step
+ * takes 0.3 ms, so alpha*T + T_trans is 1.45 ms and the straggler is
+ * never waited out; it holds up every step of every call. What catches it
+ * is persistence: late in LATE_CALLS calls in a row, by more than handing
+ * on costs (2 T_trans + a reduction, 0.56 ms here), it hands its
+ * reductions on from then on (ring_skip_comm.c). Calls 0-1 measure it;
+ * from call 2 rank 3 names it, and half of its cost is recovered. */
+static void case_small(void) {
+  delay = 1.0 / 1024;
+  size_t one[10], alt[12];
+  for (int k = 0; k < 10; k++) one[k] = 4 * MIB;
+  pattern("small straggler, 4 MiB", one, 10, 2, 4 * MIB);
+  for (int k = 0; k < 12; k++) alt[k] = k % 2 ? 1 : 4 * MIB;
+  /* calls 0 and 2 measure it (the 8 B call 1 reduces nothing of rank 2's) */
+  pattern("small straggler, 4 MiB / 8 B", alt, 12, 3, 4 * MIB);
+}
+
+/* The same small lateness in call 3 only: no later call acts on it (one
+ * call is not a straggler): calls 4 on take what they take without it,
+ * and nobody names anybody. */
+static void case_once(void) {
+  delay = 1.0 / 1024;
+  enum { C = 10 };
+  size_t cn[C];
+  int on[C] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+  for (int k = 0; k < C; k++) cn[k] = 4 * MIB;
+  double ks[C], k0[C];
+  int who[C], ns[C], who0[C], ns0[C];
+  run("ring_skip", cn, on, C, ks, who, ns);
+  run("ring_skip", cn, NULL, C, k0, who0, ns0);
+  printf("small lateness in call 3 only: call, ring_skip / without (ms), rank %d names:\n", SLOW + 1);
+  for (int k = 0; k < C; k++) printf("  %2d %d  %10.6f %10.6f  %d\n", k, on[k], ks[k] * 1e3, k0[k] * 1e3, who[k]);
+  CHECK(ks[3] > k0[3]); /* it was late there */
+  for (int k = 0; k < C; k++) CHECK(ns[k] == 0 && ns0[k] == 0);
+  for (int k = 4; k < C; k++) CHECK(fabs(ks[k] - k0[k]) <= 1e-9 * k0[k]); /* equal but for rounding (timers in ns) */
+}
+
 /* Three calls at 4 MiB and 8 B each, then 1 MiB for the first time: its T
  * comes from the model through the two (rank 3 names the straggler in that
  * very call; one T for the last size only had nothing there). */
@@ -232,7 +275,7 @@ static void case_noise(void) {
 int main(int argc, char **argv) {
   static const sim_check_case cases[] = {
       {"alt", case_alt}, {"alt2", case_alt2}, {"ddp", case_ddp}, {"some", case_some}, {"newsize", case_newsize},
-      {"noise", case_noise},
+      {"noise", case_noise}, {"small", case_small}, {"once", case_once},
   };
   return sim_check_run("ring_skip_mix_test", cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -10,40 +10,28 @@ stay ~1e-12, so the comparison tests the backend, not the rounding. Prints the l
 Usage: ddp_digits.py [epochs] [bucket_cap_mb]
 """
 import gzip
+import os
 import sys
 
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import fold.torch  # noqa: F401
 
-DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from torch_common import DIGITS_CSV, Digits  # noqa: E402  (the one definition of the network)
+
 EPOCHS = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 BUCKET_MB = float(sys.argv[2]) if len(sys.argv) > 2 else 0.05  # small buckets: several allreduces per step
 BATCH = 32  # per rank
 TOL = 1e-6
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c1 = nn.Conv2d(1, 16, 3, padding=1)
-        self.c2 = nn.Conv2d(16, 32, 3, padding=1)
-        self.f1 = nn.Linear(32 * 4 * 4, 64)
-        self.f2 = nn.Linear(64, 10)
-
-    def forward(self, x):
-        x = F.relu(self.c1(x))
-        x = F.max_pool2d(F.relu(self.c2(x)), 2)
-        return self.f2(F.relu(self.f1(x.flatten(1))))
-
-
 def load():
-    with gzip.open(DIGITS, "rt") as f:
+    with gzip.open(DIGITS_CSV, "rt") as f:
         a = np.loadtxt(f, delimiter=",", dtype=np.float32)
     x = torch.from_numpy(a[:, :64].astype(np.float64) / 16.0).reshape(-1, 1, 8, 8)
     y = torch.from_numpy(a[:, 64].astype(np.int64))
@@ -52,7 +40,7 @@ def load():
 
 def train(group, xtr, ytr, xte, yte, r, n):
     torch.manual_seed(1234)
-    model = DDP(Net().double(), process_group=group, bucket_cap_mb=BUCKET_MB)
+    model = DDP(Digits().double(), process_group=group, bucket_cap_mb=BUCKET_MB)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     losses = []
     g = torch.Generator().manual_seed(42)
