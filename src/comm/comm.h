@@ -75,8 +75,10 @@ int fold__kid_fill_recs(fold_comm *c, fold_comm *k, uint32_t cid, const fold__me
 void fold__kid_free(fold_comm *k);
 
 /* ---- the children of the hierarchical collectives (comm_hier_split.c, used by coll/hier.c) ----
- * One exchange over c (an allgather with a signature of its own, started
- * inside a collective call and stepped by it, never blocking) makes c's
+ * One exchange over c (an allgather with a signature of its own, on a
+ * simulated world an allreduce of the next cid with the hosts from the
+ * simulator; started inside a collective call and stepped by it, never
+ * blocking) makes c's
  * host child (its host's ranks, as fold_comm_split_host), on the
  * hosts' leaders (the lowest rank of each host) the leaders' child, in
  * rank order, and where hosts are of one size the lane child. */
