@@ -10,9 +10,10 @@
 #             (default 2G: every rank's scratch is a copy of the vector)
 #   RING_MAX_N, HIER_MAX_N  rank counts above which ring and broadcast=
 #             scatter_allgather (2(n-1) or n-1 steps,
-#             2n(n-1) messages) and hier (its first call's host split is an
-#             allgather of 24 bytes per rank: 24 n^2 bytes in all) get the
-#             closed form only (defaults 4096, 8192)
+#             2n(n-1) messages) and hier get the closed form only
+#             (defaults 4096, 65536)
+#   ALGOS     only these algorithms (e.g. "hier hier_all"); the other
+#             algorithms' rows of COLLS are kept from the existing CSV
 #   LAYOUT    contiguous (default) or roundrobin
 #   PLOT_ONLY non-empty: no runs; the table and PNG from the existing CSV
 # allreduce runs hier twice: `hier` with one leader per host
@@ -40,7 +41,8 @@ COLLS=${COLLS:-"allreduce broadcast"}
 SIZES=${SIZES:-"8,64,512,4K,32K,256K,1M,2M,16M,128M,256M"}
 SIM_CAP=${SIM_CAP:-2G}
 RING_MAX_N=${RING_MAX_N:-4096}
-HIER_MAX_N=${HIER_MAX_N:-8192}
+HIER_MAX_N=${HIER_MAX_N:-65536}
+ALGOS=${ALGOS:-}
 LAYOUT=${LAYOUT:-contiguous}
 [ -x "$SIM" ] || { echo "hier_sim.sh: no $SIM (build first)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -107,12 +109,14 @@ for cfg in $CONFIGS; do
   : >"$tmp/all.csv"
   [ -n "${PLOT_ONLY:-}" ] && cp "$csv" "$tmp/all.csv"
   if [ -z "${PLOT_ONLY:-}" ] && [ -s "$csv" ]; then # the other collectives' rows stay
-    awk -F, -v colls=" $COLLS " 'NR == 1 || index(colls, " " $1 " ") == 0' "$csv" >"$tmp/all.csv"
+    awk -F, -v colls=" $COLLS " -v algos=" $ALGOS " 'NR == 1 || index(colls, " " $1 " ") == 0 ||
+        (algos != "  " && index(algos, " " $2 " ") == 0)' "$csv" >"$tmp/all.csv"
     [ "$(wc -l <"$tmp/all.csv")" -gt 1 ] || : >"$tmp/all.csv"
   fi
   for coll in $COLLS; do
     [ -n "${PLOT_ONLY:-}" ] && break
     for a in $(algos_of "$coll"); do
+      case " ${ALGOS:-$a} " in *" $a "*) ;; *) continue ;; esac
       cap=$SIM_CAP
       case $a in ring | scatter_allgather) [ "$n" -le "$RING_MAX_N" ] || cap=1 ;; hier) [ "$n" -le "$HIER_MAX_N" ] || cap=1 ;; esac
       # hier: one untimed call first (its first call also makes its children)

@@ -153,6 +153,10 @@ foreach(case threads mismatch sim)
   add_test(NAME hier_${case} COMMAND hier_test ${case})
   set_tests_properties(hier_${case} PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
 endforeach()
+# a large simulated world: hier's results at 4,096 ranks, and its memory
+# per simulated rank bounded (the split keeps no table of the world's size)
+add_test(NAME hier_sim_big COMMAND hier_test sim-big)
+set_tests_properties(hier_sim_big PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
 # several leaders per host (allreduce: every rank leads its slice), where
 # hosts are of one size: FOLD_HIER_LEADERS all, one and unset (by size) on
 # contiguous, round-robin and interleaved layouts, and that `all` does run

@@ -133,9 +133,10 @@ typedef struct fold__coll_args {
   fold_dtype dtype;
   fold_op op;
   int root;
-  /* 0, or for the library's own exchanges on a collective without an op
-   * (fold_comm_split's allgather): a value for the signature's op field,
-   * so that a user's call never matches them */
+  /* 0, or for the library's own exchanges (fold_comm_split's allgather,
+   * hier's split: an allgather, on a simulated world an allreduce): a
+   * value for the signature's op field, in place of a reduction's op, so
+   * that a user's call never matches them */
   uint16_t sig_op;
   /* the caller's per-call options (include/fold.h), or NULL */
   const fold_coll_opts *opts;

@@ -83,7 +83,8 @@ static void describe(const fold__coll *co, const fold__sig *s, char *buf, size_t
   char an[64];
   snprintf(an, sizeof an, "%s", algo_name(s->coll, s->algo, at, sizeof at));
   if (s->seg) snprintf(an + strlen(an), sizeof an - strlen(an), ", segment_bytes=%u", (unsigned)s->seg);
-  if (s->coll == FOLD__COLL_ALLGATHER && s->op >= FOLD__SIG_OP_HIER) {
+  if ((s->coll == FOLD__COLL_ALLGATHER && s->op >= FOLD__SIG_OP_HIER) ||
+      (s->coll == FOLD__COLL_ALLREDUCE && s->op == FOLD__SIG_OP_HIER)) {
     snprintf(buf, cap, "%s(algo=%s)",
              s->op == FOLD__SIG_OP_SPLIT ? "comm_split" : s->op == FOLD__SIG_OP_DUP ? "comm_dup"
              : s->op == FOLD__SIG_OP_SPLIT_HOST ? "comm_split_host" : "hier's host split",

@@ -280,7 +280,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
                a->kind == FOLD__COLL_SCATTER;
   co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
-                        .op = (uint16_t)(reduces ? a->op : a->sig_op), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
+                        .op = (uint16_t)(a->sig_op ? a->sig_op : reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
                         .algo = (uint8_t)fold__coll_algo_index(a->kind, algo), .seg = (uint32_t)co->seg_bytes};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
   co->sig_rounds = fold__coll_sig_rounds(co);

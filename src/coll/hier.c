@@ -44,6 +44,7 @@ typedef struct hier_comm {
   hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
   fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
   fold__hier_layout lay;   /* the hosts' shapes, once the children are made */
+  int *local_own;          /* lay.local when made here (not the simulator's) */
   void *scratch;           /* the plans' scratch (fold__hier_scratch), kept across calls */
   size_t scratch_cap;
 } hier_comm;
@@ -88,7 +89,7 @@ static void hc_teardown(void *p) {
     f = hc->c->fam; /* the family may end with the last child */
   }
   fold__hier_split_free(hc->split);
-  free(hc->lay.local);
+  free(hc->local_own);
   free(hc->scratch);
   free(hc);
 }
@@ -147,16 +148,21 @@ static int sync_user_ops(fold_comm *c, fold_comm *k) {
 /* The hosts' shapes from the children (every rank computes the same). */
 static int layout_make(hier_comm *hc, const fold__hier_kids *kids) {
   fold_comm *c = hc->c;
+  if (kids->local) { /* the simulator's, shared by its ranks */
+    hc->lay = (fold__hier_layout){kids->maxh, kids->even, kids->local};
+    return FOLD_OK;
+  }
   int n = c->size, nh = kids->nhosts;
   int *cnt = calloc((size_t)(nh > 0 ? nh : 1), sizeof *cnt);
-  hc->lay.local = malloc((size_t)(n > 0 ? n : 1) * sizeof *hc->lay.local);
-  if (cnt == NULL || hc->lay.local == NULL) {
+  int *local = hc->local_own = malloc((size_t)(n > 0 ? n : 1) * sizeof *local);
+  if (cnt == NULL || local == NULL) {
     free(cnt);
     return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
   }
+  hc->lay.local = local;
   hc->lay.maxh = 0;
   for (int r = 0; r < n; r++) {
-    hc->lay.local[r] = cnt[kids->host_of[r]]++;
+    local[r] = cnt[kids->host_of[r]]++;
     if (cnt[kids->host_of[r]] > hc->lay.maxh) hc->lay.maxh = cnt[kids->host_of[r]];
   }
   hc->lay.even = 1;
@@ -192,8 +198,7 @@ void *fold__hier_scratch(fold__coll *co, size_t bytes) {
 /* The parent's rank of child k's rank i. */
 static int parent_rank(const fold_comm *c, const fold_comm *k, int i) {
   if (i < 0 || i >= k->size) return -1;
-  int rr = k->to_root[i];
-  return c->to_root ? c->from_root[rr] : rr;
+  return fold__kid_rank(c, fold__root_rank(k, i));
 }
 
 /* Give up the current child call: it cannot go on (the parent failed, or
@@ -437,6 +442,7 @@ int fold__hier_leaders(const fold__coll *co) {
 }
 
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r) {
+  if (kids->local) return kids->local[r];
   int l = 0;
   for (int q = 0; q < r; q++) l += kids->host_of[q] == kids->host_of[r];
   (void)co;

@@ -51,7 +51,7 @@ int fold__hier_leaders(const fold__coll *co);
 typedef struct fold__hier_layout {
   int maxh;
   int even;
-  int *local;
+  const int *local;
 } fold__hier_layout;
 const fold__hier_layout *fold__hier_layout_get(const fold__coll *co);
 /* The blocks of count elements of the call, one per rank, between rank

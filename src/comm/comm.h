@@ -56,26 +56,42 @@ struct fold__family *fold__family_of(fold_comm *c);
 /* A new child before its members are known: configured like its parent c,
  * failed with FOLD_EINVAL (op names the call) until it is filled. */
 fold_comm *fold__kid_shell(fold_comm *c, const char *op);
+/* Where a child's members are: id[i] member i's host id (in the child's
+ * order), or id NULL and the child's layout as the caller knows it. */
+typedef struct fold__kid_hosts {
+  const uint64_t *id;
+  int nhosts, max_ppn, local_rank, local_size;
+} fold__kid_hosts;
 /* Fill shell k as the child of c with the members mem[0..n) (parent ranks,
- * in the child's order), this rank being mem[me], recs the exchange's
- * records (indexed by parent rank): k joins the family under cid. 0 or
- * FOLD_ENOMEM. */
+ * in the child's order), this rank being mem[me], on the hosts h says: k
+ * joins the family under cid. Its tables are of its own size (none when
+ * its members are evenly spaced root ranks). 0 or FOLD_ENOMEM. */
 int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
-                   const fold__split_rec *recs);
+                   const fold__kid_hosts *h);
+/* The same with the hosts from recs, the exchange's records (indexed by parent rank). */
+int fold__kid_fill_recs(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
+                        const fold__split_rec *recs);
 /* Free a child (filled or a shell) that is not, or no longer, in the family's table. */
 void fold__kid_free(fold_comm *k);
 
 /* ---- the children of the hierarchical collectives (comm_hier_split.c, used by coll/hier.c) ----
- * One exchange over c (an allgather with a signature of its own, started
- * inside a collective call and stepped by it, never blocking) makes c's
+ * One exchange over c (an allgather with a signature of its own, on a
+ * simulated world an allreduce of the next cid with the hosts from the
+ * simulator; started inside a collective call and stepped by it, never
+ * blocking) makes c's
  * host child (its host's ranks, as fold_comm_split_host), on the
  * hosts' leaders (the lowest rank of each host) the leaders' child, in
  * rank order, and where hosts are of one size the lane child. */
 typedef struct fold__hier_kids {
   fold_comm *host;  /* this rank's host */
   fold_comm *net;   /* the leaders, NULL on the other ranks */
-  int *host_of;     /* per rank of c: its host's index, i.e. its leader's rank in net */
+  const int *host_of; /* per rank of c: its host's index, i.e. its leader's rank in net */
   int nhosts;
+  /* on the simulator (shared by its ranks, read only): per rank of c its
+   * rank within its host, the most ranks on one host, and whether host h
+   * holds ranks h maxh ...; local NULL elsewhere (hier.c works them out) */
+  const int *local;
+  int maxh, even;
   /* When every host holds ppn > 1 ranks on several hosts: the ranks of this
    * rank's local rank on every host, in host order (its rank there is its
    * host's index); else NULL and ppn 0. */

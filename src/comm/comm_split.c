@@ -58,9 +58,9 @@ struct fold__family *fold__family_of(fold_comm *c) {
 void fold__kid_free(fold_comm *k) {
   fold__comm_drop_queues(k);
   free(k->peer_tp);
-  free(k->lost);
+  if (!k->lost_shared) free(k->lost);
   free(k->to_root);
-  free(k->from_root);
+  free(k->by_root);
   fold__lost_notes_free(k);
   free(k->poison);
   free(k->user_ops);
@@ -107,48 +107,98 @@ fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   return k;
 }
 
-/* Fill shell k as the child of parent c with the given members (parent
- * ranks, in the child's order), this rank being mem[me]. */
+/* by_root: the child's ranks sorted by their root rank (insertion sort
+ * would be n^2 on a large split: a merge sort of the indices). */
+static void sort_by_root(const int *to_root, int *idx, int *tmp, int n) {
+  for (int w = 1; w < n; w *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * w) {
+      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) tmp[o++] = to_root[idx[i]] <= to_root[idx[j]] ? idx[i++] : idx[j++];
+      while (i < mid) tmp[o++] = idx[i++];
+      while (j < hi) tmp[o++] = idx[j++];
+    }
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+  }
+}
+
+/* The child's map to the root's ranks: evenly spaced (to_base, to_step,
+ * no table) when it is, else to_root and by_root, of the child's size. */
+static int map_fill(fold_comm *c, fold_comm *k, const fold__member *mem, int n) {
+  int base = fold__root_rank(c, mem[0].rank), step = n > 1 ? fold__root_rank(c, mem[1].rank) - base : 1;
+  int even = step > 0;
+  for (int i = 2; i < n && even; i++) even = fold__root_rank(c, mem[i].rank) == base + i * step;
+  k->kid = 1;
+  if (even) {
+    k->to_base = base;
+    k->to_step = step;
+    return FOLD_OK;
+  }
+  k->to_root = malloc((size_t)n * sizeof *k->to_root);
+  k->by_root = malloc((size_t)n * sizeof *k->by_root);
+  int *tmp = malloc((size_t)n * sizeof *tmp);
+  if (k->to_root == NULL || k->by_root == NULL || tmp == NULL) {
+    free(tmp);
+    return FOLD_ENOMEM;
+  }
+  for (int i = 0; i < n; i++) {
+    k->to_root[i] = fold__root_rank(c, mem[i].rank);
+    k->by_root[i] = i;
+  }
+  sort_by_root(k->to_root, k->by_root, tmp, n);
+  free(tmp);
+  return FOLD_OK;
+}
+
+/* Fill shell k as the child of parent c with the members mem[0..n) (parent
+ * ranks, in the child's order), this rank being mem[me], on the hosts h
+ * says. */
 int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
-                    const fold__split_rec *recs) {
+                   const fold__kid_hosts *h) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
   k->rank = me;
   k->size = n;
-  k->peer_tp = calloc((size_t)n, sizeof *k->peer_tp);
-  k->lost = calloc((size_t)n, 1);
-  k->to_root = malloc((size_t)n * sizeof *k->to_root);
-  k->from_root = malloc((size_t)root->size * sizeof *k->from_root);
+  /* a root without a peer table (the simulator's) reaches every peer
+   * through its one transport: so does its child */
+  int table = root->peer_tp != NULL;
+  k->peer_tp = table ? calloc((size_t)n, sizeof *k->peer_tp) : NULL;
+  int lost_any = 0;
+  for (int i = 0; i < n && !lost_any; i++) lost_any = root->lost[fold__root_rank(c, mem[i].rank)] || c->lost[mem[i].rank];
+  /* no member lost and the root's array shared (all zeros, of the root's
+   * size): the child shares it too, copied on its first write */
+  k->lost_shared = !lost_any && root->lost_shared;
+  k->lost = k->lost_shared ? root->lost : calloc((size_t)n, 1);
   if (c->nuser_ops > 0 && (k->user_ops = malloc((size_t)c->nuser_ops * sizeof *c->user_ops)) != NULL) {
     memcpy(k->user_ops, c->user_ops, (size_t)c->nuser_ops * sizeof *c->user_ops);
     k->nuser_ops = c->nuser_ops;
   }
-  if (!k->peer_tp || !k->lost || !k->to_root || !k->from_root || (c->nuser_ops && !k->user_ops))
+  if ((table && !k->peer_tp) || !k->lost || (c->nuser_ops && !k->user_ops) || map_fill(c, k, mem, n) != FOLD_OK)
     return FOLD_ENOMEM;
   fold__inject_delay_init(k); /* FOLD_INJECT_DELAY names ranks of each communicator */
-  for (int i = 0; i < root->size; i++) k->from_root[i] = -1;
-  uint64_t host = recs[mem[me].rank].host;
+  if (!table && n > 1) k->tps[k->ntps++] = root->tps[0];
   for (int i = 0; i < n; i++) {
     int rr = fold__root_rank(c, mem[i].rank);
-    k->to_root[i] = rr;
-    k->from_root[rr] = i;
-    k->peer_tp[i] = fold__peer_tp(root, rr);
-    k->lost[i] = root->lost[rr] || c->lost[mem[i].rank];
-    if (recs[mem[i].rank].host == host) {
+    if (!k->lost_shared) k->lost[i] = root->lost[rr] || c->lost[mem[i].rank];
+    if (h->id && h->id[i] == h->id[me]) {
       if (i < me) k->local_rank++;
       k->local_size++;
     }
+    if (!table) continue;
+    k->peer_tp[i] = fold__peer_tp(root, rr);
     /* the transports that reach its peers: selection's view (fold__comm_tp_kind) and waits */
     fold__tp *tp = k->peer_tp[i];
     int seen = i == me || tp == NULL;
     for (int j = 0; j < k->ntps && !seen; j++) seen = k->tps[j] == tp;
     if (!seen && k->ntps < FOLD__TP_MAX) k->tps[k->ntps++] = tp;
   }
-  /* the child's layout from its members' host ids (selection's rules) */
-  uint64_t *ids = malloc((size_t)n * sizeof *ids);
-  for (int i = 0; ids && i < n; i++) ids[i] = recs[mem[i].rank].host;
-  if (ids) fold__comm_set_layout(k, ids, n);
-  free(ids);
+  /* the child's layout (selection's rules): from its members' host ids,
+   * or as the caller knows it */
+  if (h->id) {
+    fold__comm_set_layout(k, h->id, n);
+  } else {
+    k->nhosts = h->nhosts, k->max_ppn = h->max_ppn;
+    k->local_rank = h->local_rank, k->local_size = h->local_size;
+  }
   k->cid = cid;
   if (f->nkids == f->capkids) {
     int cap = f->capkids ? 2 * f->capkids : 4;
@@ -176,6 +226,17 @@ int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member 
   }
   f->early_tail = last;
   return FOLD_OK;
+}
+
+int fold__kid_fill_recs(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member *mem, int n, int me,
+                        const fold__split_rec *recs) {
+  uint64_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+  if (ids == NULL) return FOLD_ENOMEM;
+  for (int i = 0; i < n; i++) ids[i] = recs[mem[i].rank].host;
+  fold__kid_hosts h = {ids, 0, 0, 0, 0};
+  int rc = fold__kid_fill(c, k, cid, mem, n, me, &h);
+  free(ids);
+  return rc;
 }
 
 /* One split in progress: the exchange's request and what finishing needs. */
@@ -235,7 +296,7 @@ static int finish(pending *ps) {
   qsort(mem, (size_t)n, sizeof *mem, member_cmp);
   for (int i = 0; i < n; i++)
     if (mem[i].rank == c->rank) me = i;
-  rc = fold__kid_fill(c, ps->k, cid, mem, n, me, recs);
+  rc = fold__kid_fill_recs(c, ps->k, cid, mem, n, me, recs);
   free(mem);
   if (rc != FOLD_OK)
     return fold__error(c, rc, "%s: rank %d: out of memory creating a communicator of %d ranks", op, c->rank, n);
@@ -403,7 +464,7 @@ static void family_free(struct fold__family *f) {
 }
 
 void fold__fam_free(fold_comm *root) {
-  if (root->fam == NULL || root->to_root != NULL) return;
+  if (root->fam == NULL || root->kid) return;
   family_free(root->fam);
   root->fam = NULL;
 }

@@ -199,11 +199,17 @@ struct fold_comm {
    * messages of this comm carry (0: the family root, the comm the
    * transports were made for); fam is the family of comms sharing those
    * transports (NULL until the first split or dup); a child maps its ranks
-   * to the root's (to_root[size]) and back (from_root[root size], -1: not
-   * a member). Both NULL on a root. */
+   * to the root's and back (fold__root_rank, fold__kid_rank): when its
+   * members are evenly spaced root ranks (a host, the leaders or a lane of
+   * a regular layout, a dup) by to_base + i * to_step alone, else by
+   * to_root[size] and by_root[size] (its ranks in root rank order, for a
+   * binary search): tables of the child's size, never the root's. kid is 0
+   * and the tables NULL on a root. */
   uint32_t cid;
   struct fold__family *fam;
-  int *to_root, *from_root;
+  int kid;
+  int to_base, to_step;
+  int *to_root, *by_root;
   int wait_ep;               /* waits over several transports: 1 + the epoll fd they sleep in,
                               * 0 before the first, -1 if some transport has no wait_fd (progress.c) */
   struct fold__pthread *pthread; /* FOLD_PROGRESS_THREAD's helper, or NULL (progress_thread.c) */
@@ -240,7 +246,28 @@ static inline int fold__lost_own(fold_comm *c) {
 }
 
 /* Rank p of c in the numbering of its family's root (the world). */
-static inline int fold__root_rank(const fold_comm *c, int p) { return c->to_root ? c->to_root[p] : p; }
+static inline int fold__root_rank(const fold_comm *c, int p) {
+  return !c->kid ? p : c->to_root ? c->to_root[p] : c->to_base + p * c->to_step;
+}
+
+/* The rank of child k whose rank in the root is rr, or -1 when rr is not a
+ * member (O(1) for evenly spaced members, else a binary search). */
+static inline int fold__kid_rank(const fold_comm *k, int rr) {
+  if (!k->kid) return rr;
+  if (k->to_root == NULL) {
+    int d = rr - k->to_base;
+    if (d < 0 || d % k->to_step != 0 || d / k->to_step >= k->size) return -1;
+    return d / k->to_step;
+  }
+  int lo = 0, hi = k->size - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2, r = k->to_root[k->by_root[mid]];
+    if (r == rr) return k->by_root[mid];
+    if (r < rr) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
 
 /* How long a wait for r may last: its own timeout, else the communicator's. */
 static inline int64_t fold__req_timeout_ns(const fold_request *r) {

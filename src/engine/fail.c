@@ -316,7 +316,7 @@ int fold__fail_for_lost(fold_comm *c, int p, const char *what) {
 
 void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
   /* a root passes the loss on to the children that contain p */
-  if (c->fam && c->to_root == NULL && p >= 0 && p < c->size && fold__fam_peer_lost(c, p, pending, why))
+  if (c->fam && !c->kid && p >= 0 && p < c->size && fold__fam_peer_lost(c, p, pending, why))
     return;
   if (p < 0 || p >= c->size || fold__comm_failed(c))
     return;

@@ -24,8 +24,8 @@ void fold__unexp_drop(fold__unexp *u) {
 fold_request *fold__fam_match(fold_comm *root, uint32_t cid, int src, int ctx, int tag) {
   if (root->fam == NULL) return NULL;
   fold_comm *k = fold__fam_kid(root->fam, cid);
-  if (k == NULL || src < 0 || src >= root->size || k->from_root[src] < 0) return NULL;
-  return fold__match_posted(k, k->from_root[src], ctx, tag);
+  int s = k && src >= 0 && src < root->size ? fold__kid_rank(k, src) : -1;
+  return s < 0 ? NULL : fold__match_posted(k, s, ctx, tag);
 }
 
 int fold__fam_deliver(fold_comm *root, fold__unexp *u) {
@@ -37,7 +37,7 @@ int fold__fam_deliver(fold_comm *root, fold__unexp *u) {
   }
   fold_comm *k = fold__fam_kid(f, u->cid);
   if (k) {
-    int s = (u->src >= 0 && u->src < root->size) ? k->from_root[u->src] : -1;
+    int s = (u->src >= 0 && u->src < root->size) ? fold__kid_rank(k, u->src) : -1;
     if (s < 0) {
       fold__unexp_drop(u);
       return 1;
@@ -60,7 +60,8 @@ int fold__fam_peer_lost(fold_comm *root, int p, int pending, const char *why) {
   struct fold__family *f = root->fam;
   for (int i = 0; i < f->nkids; i++) {
     fold_comm *k = f->kids[i];
-    if (k->from_root[p] >= 0) fold__peer_lost(k, k->from_root[p], pending, why);
+    int s = fold__kid_rank(k, p);
+    if (s >= 0) fold__peer_lost(k, s, pending, why);
   }
   if (f->root_gone && fold__lost_own(root) == 0) root->lost[p] = 1; /* children created later start with it lost */
   return f->root_gone;
@@ -111,8 +112,8 @@ fold_comm *fold__fam_shutdown_owner(fold_comm *c) {
 }
 
 const char *fold__world_note(const fold_comm *c, int p, char *buf, size_t cap) {
-  if (c->to_root == NULL || p < 0 || p >= c->size) snprintf(buf, cap, "%s", "");
-  else snprintf(buf, cap, " (rank %d of the world)", c->to_root[p]);
+  if (!c->kid || p < 0 || p >= c->size) snprintf(buf, cap, "%s", "");
+  else snprintf(buf, cap, " (rank %d of the world)", fold__root_rank(c, p));
   return buf;
 }
 

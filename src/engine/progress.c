@@ -341,9 +341,9 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
   /* a sub-communicator names the awaited rank in the world's numbering too */
   char world[48];
   fold__world_note(c, who, world, sizeof world);
-  if (c->to_root) {
+  if (c->kid) {
     size_t len = strlen(self);
-    snprintf(self + len, sizeof self - len, " [rank %d here is rank %d of the world]", who, c->to_root[who]);
+    snprintf(self + len, sizeof self - len, " [rank %d here is rank %d of the world]", who, fold__root_rank(c, who));
   }
   snprintf(cause, sizeof cause, "rank %d%s was silent for %.3g s (%s) while rank %d waited for it in %s", who, world,
            s, limit, c->rank, op);

@@ -169,7 +169,7 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
   /* a child's message reaches the root its transports belong to; the root
    * passes it on (engine/family.c); never on the world's path */
-  if (c->fam && c->to_root == NULL && fold__fam_deliver(c, u))
+  if (c->fam && !c->kid && fold__fam_deliver(c, u))
     return;
   fold_request *r = fold__match_posted(c, u->src, u->ctx, u->tag);
   if (r) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -20,6 +21,11 @@
  *                       the environment: shm within a host, tcp between)
  *   hier_test sim       simulated ranks (each its own host: the leaders'
  *                       phase alone), nonblocking calls run by fold_sim_run
+ *   hier_test sim-big   4,096 simulated ranks on 256 hosts of 16, contiguous
+ *                       and round-robin, and 1,000 on 300 uneven hosts: hier
+ *                       allreduce results, and the peak RSS per rank bounded
+ *                       (not under ASan); a rank forcing ring on a 2 x 4
+ *                       world: FOLD_EMISMATCH on all, naming it
  *   hier_test lanes     threads on layouts whose hosts are of one size
  *                       (contiguous and round-robin; an uneven one, where
  *                       allreduce keeps one leader), for FOLD_HIER_LEADERS
@@ -321,6 +327,114 @@ static void run_sim(int n) {
   printf("sim n=%d: %s\n", n, atomic_load(&check_failures) ? "FAILED" : "ok");
 }
 
+/* hier on a large simulated world (n ranks on `hosts` hosts: contiguous,
+ * or round-robin when rr): an allreduce of 1 element (one leader per host)
+ * and of 256 (every rank leads its slice where hosts are of one size),
+ * every rank's result checked. With max_kb_per_rank > 0 (not under ASan,
+ * whose allocator keeps freed memory) the process's peak RSS grew by at
+ * most that much per simulated rank: the hier split keeps no table of the
+ * world's size per rank (it used to: 24 n bytes of records, more than
+ * 150 KB per rank at n = 4,096). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HIER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HIER_ASAN 1
+#endif
+#endif
+static long peak_kb(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+static void run_sim_big(int n, int hosts, int rr, long max_kb_per_rank) {
+  long kb0 = peak_kb();
+  double t0 = check_now_s();
+  fold_sim *sim;
+  fold_comm **comms = calloc((size_t)n, sizeof *comms);
+  int *of = malloc((size_t)n * sizeof *of);
+  enum { BIG = 256 };
+  int64_t *in = malloc((size_t)n * BIG * sizeof *in), *out = calloc((size_t)n * (BIG + 1), sizeof *out);
+  int64_t want[BIG] = {0}, want1 = 0;
+  fold_request **req = calloc((size_t)n * 2, sizeof *req);
+  if (!comms || !of || !in || !out || !req) {
+    CHECK(0, "sim-big n=%d: out of memory", n);
+    goto done;
+  }
+  for (int r = 0; r < n; r++) of[r] = rr ? r % hosts : (int)((int64_t)r * hosts / n);
+  fold_sim_params prm;
+  fold_sim_params_default(&prm);
+  CHECK_OK(fold_sim_create(n, &prm, &sim, comms), NULL);
+  CHECK_OK(fold_sim_set_hosts(sim, hosts, of, NULL, NULL), NULL);
+  for (int r = 0; r < n; r++) {
+    for (int i = 0; i < BIG; i++) in[(size_t)r * BIG + i] = val(r, (size_t)i, 3);
+    for (int i = 0; i < BIG; i++) want[i] = (int64_t)((uint64_t)want[i] + (uint64_t)in[(size_t)r * BIG + i]);
+    want1 = (int64_t)((uint64_t)want1 + (uint64_t)val(r, 0, 5));
+    CHECK_OK(fold_comm_set_algo(comms[r], "allreduce=hier"), comms[r]);
+  }
+  /* the first call makes the children inside the simulation, the second
+   * runs on them */
+  for (int r = 0; r < n; r++) {
+    out[(size_t)r * (BIG + 1) + BIG] = val(r, 0, 5);
+    CHECK_OK(fold_iallreduce(&out[(size_t)r * (BIG + 1) + BIG], &out[(size_t)r * (BIG + 1) + BIG], 1, FOLD_INT64, FOLD_SUM, comms[r],
+                             &req[2 * r]), comms[r]);
+    CHECK_OK(fold_iallreduce(&in[(size_t)r * BIG], &out[(size_t)r * (BIG + 1)], BIG, FOLD_INT64, FOLD_SUM, comms[r],
+                             &req[2 * r + 1]), comms[r]);
+  }
+  CHECK_OK(fold_sim_run(sim), NULL);
+  int bad = 0;
+  for (int r = 0; r < n; r++) {
+    CHECK_OK(fold_wait(req[2 * r]), comms[r]);
+    CHECK_OK(fold_wait(req[2 * r + 1]), comms[r]);
+    const int64_t *o = &out[(size_t)r * (BIG + 1)];
+    if (!bad && (o[BIG] != want1 || memcmp(o, want, sizeof want) != 0)) {
+      CHECK(0, "sim-big n=%d hosts=%d%s: rank %d's sum is wrong", n, hosts, rr ? " (round-robin)" : "", r);
+      bad = 1;
+    }
+  }
+  CHECK_OK(fold_sim_destroy(sim), NULL);
+  long grew = peak_kb() - kb0;
+  printf("sim-big n=%d hosts=%d%s: %.2f s, peak RSS +%ld KB (%.1f KB per rank)%s\n", n, hosts,
+         rr ? " round-robin" : "", check_now_s() - t0, grew, (double)grew / n,
+         max_kb_per_rank > 0 ? "" : " (not bounded here)");
+  if (max_kb_per_rank > 0)
+    CHECK(grew <= max_kb_per_rank * n, "sim-big n=%d: peak RSS grew %ld KB, %.1f KB per rank (bound %ld)", n, grew,
+          (double)grew / n, max_kb_per_rank);
+done:
+  free(comms);
+  free(of);
+  free(in);
+  free(out);
+  free(req);
+}
+
+/* A simulated world of 2 x 4 whose rank 3 forces ring while the others
+ * make hier's children: FOLD_EMISMATCH on every rank, naming rank 3. */
+static void run_sim_mismatch(void) {
+  enum { N = 8 };
+  fold_sim *sim;
+  fold_comm *comms[N];
+  fold_request *req[N];
+  int64_t v[N], o[N];
+  fold_sim_params prm;
+  fold_sim_params_default(&prm);
+  CHECK_OK(fold_sim_create(N, &prm, &sim, comms), NULL);
+  CHECK_OK(fold_sim_set_hosts(sim, 2, NULL, NULL, NULL), NULL);
+  for (int r = 0; r < N; r++) {
+    v[r] = r;
+    CHECK_OK(fold_comm_set_algo(comms[r], r == 3 ? "allreduce=ring" : "allreduce=hier"), comms[r]);
+    CHECK_OK(fold_iallreduce(&v[r], &o[r], 1, FOLD_INT64, FOLD_SUM, comms[r], &req[r]), comms[r]);
+  }
+  CHECK_OK(fold_sim_run(sim), NULL);
+  for (int r = 0; r < N; r++) {
+    int rc = fold_wait(req[r]);
+    CHECK(rc == FOLD_EMISMATCH && strstr(fold_comm_last_error(comms[r]), "rank 3 called") != NULL,
+          "sim mismatch: rank %d: %s: %s", r, fold_strerror(rc), fold_comm_last_error(comms[r]));
+  }
+  CHECK_OK(fold_sim_destroy(sim), NULL);
+  printf("sim mismatch: %s\n", atomic_load(&check_failures) ? "FAILED" : "ok");
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "threads";
   if (!strcmp(mode, "threads")) {
@@ -349,6 +463,16 @@ int main(int argc, char **argv) {
     run_sim(1);
     run_sim(5);
     run_sim(64);
+  } else if (!strcmp(mode, "sim-big")) {
+#ifdef HIER_ASAN
+    long bound = 0;
+#else
+    long bound = 48;
+#endif
+    run_sim_big(4096, 256, 0, bound); /* 256 x 16 */
+    run_sim_big(4096, 256, 1, 0);     /* 256 x 16 round-robin: the peak is the first run's */
+    run_sim_big(1000, 300, 0, 0);     /* hosts of 3 and 4 ranks: one leader */
+    run_sim_mismatch();
   } else if (!strcmp(mode, "mismatch")) {
     for (int mode = 1; mode <= 3; mode++) {
       run_threads(6, "0,0,1,1,2,2", mode);
@@ -398,7 +522,7 @@ int main(int argc, char **argv) {
     CHECK(rc == FOLD_EPEER, "rank %d: wanted FOLD_EPEER, got %s", me, fold_strerror(rc));
     fold_comm_destroy(c);
   } else {
-    fprintf(stderr, "usage: hier_test threads|lanes|lanes-trace|mismatch|sim|procs|kill K\n");
+    fprintf(stderr, "usage: hier_test threads|lanes|lanes-trace|mismatch|sim|sim-big|procs|kill K\n");
     return 2;
   }
   return check_report("hier_test");

@@ -65,10 +65,10 @@ static void kid_teardown(void *ptr) {
 /* A new area for child c, or NULL when some peer is not reached through t
  * or its world area differs from ours (the same test as the world's). */
 static fold__shm_area *kid_new(fold__shm_tp *t, fold_comm *c) {
-  if (t->own.coll == NULL || c->size < 2 || c->to_root == NULL) return NULL;
+  if (t->own.coll == NULL || c->size < 2 || !c->kid) return NULL;
   for (int i = 0; i < c->size; i++) {
     if (i == c->rank) continue;
-    const fold__shm_peer *p = &t->peers[c->to_root[i]];
+    const fold__shm_peer *p = &t->peers[fold__root_rank(c, i)];
     if (p->map.hdr == NULL || p->map.coll == NULL || p->map.coll_slot != t->own.coll_slot) {
       FOLD__INFO(c, "shm: peer rank %d of communicator %u has no collective area like ours: shm collectives off there",
                  i, (unsigned)c->cid);
@@ -82,7 +82,7 @@ static fold__shm_area *kid_new(fold__shm_tp *t, fold_comm *c) {
   }
   a->comm = c;
   a->missing = c->size - 1;
-  for (int i = 0; i < c->size; i++) a->peer[i] = i == c->rank ? NULL : &t->peers[c->to_root[i]];
+  for (int i = 0; i < c->size; i++) a->peer[i] = i == c->rank ? NULL : &t->peers[fold__root_rank(c, i)];
   return a;
 }
 

@@ -79,6 +79,7 @@ struct fold_sim {
   int nhosts;              /* 0: no hosts (every rank its own, per-rank parameters) */
   int *host_of;            /* host_of[i]: rank i's host (NULL without hosts) */
   fold_sim_params host_link, net_link; /* the two message classes with hosts */
+  struct fold__sim_layout *layout; /* made at the first hier split (sim_layout.c), then fixed */
   int running;             /* an event loop is on the stack (no reentry) */
   int alive;               /* comms not yet destroyed */
 };
@@ -118,6 +119,27 @@ double fold__sim_reduce_cost(const fold_comm *c, size_t bytes);
  * event fold__now(c) >= t_ns holds. Returns 0, FOLD_ENOMEM, or FOLD_EINVAL if
  * c is not simulated. */
 int fold__sim_wake_at(fold_comm *c, int64_t t_ns);
+
+/* ---- the world's host layout (sim_layout.c) ----------------------------------
+ * The world's ranks by host, as hier's split groups them: hosts numbered in
+ * the order of their lowest rank (without hosts every rank is its own).
+ * One copy per simulator, read only, shared by every rank (tables of n
+ * entries per rank would be n^2 in all). */
+typedef struct fold__sim_layout {
+  int n, nhosts;
+  int *host_of;  /* rank -> its host's number */
+  int *local;    /* rank -> its rank within its host (rank order) */
+  int *start;    /* host h's ranks are members[start[h] .. start[h + 1]), in rank order */
+  int *members;
+  int maxh;      /* the most ranks on one host */
+  int ppn;       /* every host's rank count when they are all equal, else 0 */
+  int even;      /* host h holds ranks h maxh .. h maxh + maxh - 1 */
+} fold__sim_layout;
+/* c's simulator's layout, made at the first call (NULL when c is not
+ * simulated or out of memory). Fixed from then on: fold_sim_set_hosts
+ * refuses to run after it. */
+const fold__sim_layout *fold__sim_layout_get(const fold_comm *c);
+void fold__sim_layout_free(struct fold_sim *sim);
 
 /* ---- making and freeing a simulator (sim_api.c); its communicators are
  * the communicator layer's (src/comm/comm_sim.c: fold_sim_create,

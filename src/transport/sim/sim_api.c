@@ -316,7 +316,7 @@ int fold_sim_set_hosts(fold_sim *sim, int hosts, const int *host_of_rank, const 
     return fold__error(NULL, FOLD_EINVAL, "%s: called while the simulator is running", who);
   /* Messages already timed, split_host's cached host ids and busy links
    * would mix two layouts: only a world nothing happened on yet regroups. */
-  if (sim->heap.next_seq != 0)
+  if (sim->heap.next_seq != 0 || sim->layout)
     return fold__error(NULL, FOLD_EINVAL, "%s: operations have started on the world; call it before any", who);
   const int n = sim->n;
   if (hosts < 1 || hosts > n)
@@ -459,6 +459,7 @@ void fold__sim_free(struct fold_sim *sim) {
   free(sim->busy);
   free(sim->rp);
   free(sim->host_of);
+  fold__sim_layout_free(sim);
   free(sim->no_lost);
   free(sim);
 }
