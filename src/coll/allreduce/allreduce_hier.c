@@ -64,7 +64,7 @@ static int ar_plan_multi(fold__coll *co, const fold__hier_kids *kids, int i, fol
       src = v;
     }
     *p = (fold__hier_phase){kids->host, {FOLD__COLL_REDUCE_SCATTER, src, mine, b, co->dtype, op, -1, 0, NULL},
-                            "host reduce_scatter"};
+                            "host reduce_scatter", 0, 0};
     return 1;
   }
   case 1:
@@ -81,11 +81,112 @@ static int ar_plan_multi(fold__coll *co, const fold__hier_kids *kids, int i, fol
   }
 }
 
+/* ---- every rank leading, pipelined over chunks ---------------------------------------- */
+
+/* From this many bytes on, every rank leading runs its phases over chunks
+ * of the vector, pipelined: chunk j+1's host reduce_scatter and chunk
+ * j-1's host allgather run while chunk j's lanes allreduce it, so the host
+ * link's time hides under the NIC's instead of adding to it. K chunks
+ * cost K lane latency chains (at 64 x 8, 12 latencies of 5 us each for a
+ * lane's rabenseifner) and save about (K-1)/K of the host phases' time
+ * (2 (P-1)/P S over the host link), so the best K grows as the square root
+ * of the size: K = ceil(sqrt(bytes / FOLD__HIER_PIPE_UNIT)). Chosen from
+ * the simulator (docs/hierarchy.md, "Large sizes"): at 64 x 8 and 8 x 8
+ * every count of chunks tried was slower than none at 1 MiB and faster
+ * from 4 MiB; the unit puts K at 3 for 16 MiB, 6 for 64 MiB and 12 for
+ * 256 MiB, within a few percent of the best K found at each size. */
+#define FOLD__HIER_PIPE_BYTES ((size_t)4 << 20)
+#define FOLD__HIER_PIPE_UNIT ((double)(2 << 20))
+#define FOLD__HIER_PIPE_MAX 64 /* chunks chosen by size at most (1 TiB) */
+
+/* The pipeline's chunks: K of C elements (C a multiple of P; the last
+ * chunk holds the rest). K 1: not pipelined. */
+static size_t ar_chunks(const fold__coll *co, const fold__hier_kids *kids, size_t *C) {
+  size_t P = (size_t)kids->ppn, bytes = co->count * co->esize, K = (size_t)fold__hier_chunks(co);
+  if (K == 0) {
+    K = 1;
+    if (bytes >= FOLD__HIER_PIPE_BYTES)
+      while (K < FOLD__HIER_PIPE_MAX && (double)K * (double)K * FOLD__HIER_PIPE_UNIT < (double)bytes) K++;
+  }
+  if (K > co->count / P) K = co->count / P; /* a chunk holds at least one element per rank */
+  if (K <= 1) return 1;
+  size_t c = (co->count + K - 1) / K;
+  *C = (c + P - 1) / P * P;
+  return (co->count + *C - 1) / *C;
+}
+
+/* The schedule: at step t, chunk t's reduce_scatter, chunk t-1's lanes'
+ * allreduce and chunk t-2's allgather, in that order on every rank (so
+ * every child sees its calls in one order). Phase i's kind (0 reduce_scatter,
+ * 1 lane allreduce, 2 allgather) and chunk; 0 past the end. */
+static int pipe_phase(size_t K, int i, int *kind, size_t *j) {
+  for (size_t t = 0; t < K + 2; t++)
+    for (int q = 0; q < 3; q++) {
+      if (t < (size_t)q || t - (size_t)q >= K) continue;
+      if (i-- == 0) {
+        *kind = q;
+        *j = t - (size_t)q;
+        return 1;
+      }
+    }
+  return 0;
+}
+
+static int pipe_index(size_t K, int kind, size_t j) {
+  int i = 0, q;
+  size_t c;
+  while (pipe_phase(K, i, &q, &c) && !(q == kind && c == j)) i++;
+  return i;
+}
+
+static int ar_plan_pipe(fold__coll *co, const fold__hier_kids *kids, int i, size_t K, size_t C, fold__hier_phase *p) {
+  fold_op op = fold__hier_op(co);
+  size_t P = (size_t)kids->ppn, l = (size_t)kids->host->rank, es = co->esize;
+  size_t rest = co->count - (K - 1) * C, bl = (rest + P - 1) / P, pad = P * bl - rest;
+  int kind;
+  size_t j;
+  if (!pipe_phase(K, i, &kind, &j)) { /* every phase is over */
+    const char *v = pad ? fold__hier_scratch(co, P * bl * es) : NULL; /* allocated already: never NULL here */
+    if (pad && v == NULL) return FOLD_ENOMEM;
+    if (pad) memcpy((char *)co->rbuf + (K - 1) * C * es, v, rest * es);
+    return 0;
+  }
+  size_t cnt = j + 1 < K ? C : rest, b = (cnt + P - 1) / P;
+  const char *src = (const char *)co->sbuf + j * C * es; /* recvbuf when in place */
+  char *v = (char *)co->rbuf + j * C * es;               /* the P b elements chunk j's phases run in */
+  if (j + 1 == K && pad) { /* the last chunk, padded in scratch (touched by no other chunk's phase) */
+    if ((v = fold__hier_scratch(co, P * b * es)) == NULL) return FOLD_ENOMEM;
+    if (kind == 0) {
+      memcpy(v, src, cnt * es);
+      memset(v + cnt * es, 0, pad * es);
+    }
+    src = v;
+  }
+  char *mine = v + l * b * es;
+  switch (kind) {
+  case 0:
+    *p = (fold__hier_phase){kids->host, {FOLD__COLL_REDUCE_SCATTER, src, mine, b, co->dtype, op, -1, 0, NULL},
+                            "host reduce_scatter (a chunk)", 1, -1};
+    break;
+  case 1:
+    *p = (fold__hier_phase){kids->lane, {FOLD__COLL_ALLREDUCE, mine, mine, b, co->dtype, op, -1, 0, NULL},
+                            "lane allreduce (a chunk)", 1, pipe_index(K, 0, j)};
+    break;
+  default:
+    *p = (fold__hier_phase){kids->host, {FOLD__COLL_ALLGATHER, mine, v, b, co->dtype, FOLD_SUM, -1, 0, NULL},
+                            "host allgather (a chunk)", j + 1 < K, pipe_index(K, 1, j)};
+  }
+  return 1;
+}
+
 static int ar_plan(fold__coll *co, const fold__hier_kids *kids, int i, fold__hier_phase *p) {
   fold_comm *host = kids->host;
   fold_op op = fold__hier_op(co);
   if (co->count == 0) return 0;
-  if (ar_multi(co, kids)) return ar_plan_multi(co, kids, i, p);
+  if (ar_multi(co, kids)) {
+    size_t C = 0, K = ar_chunks(co, kids, &C);
+    return K > 1 ? ar_plan_pipe(co, kids, i, K, C, p) : ar_plan_multi(co, kids, i, p);
+  }
   if (kids->nhosts == 1) { /* the host phase alone */
     if (i > 0) return 0;
     *p = (fold__hier_phase){host, {FOLD__COLL_ALLREDUCE, co->sbuf, co->rbuf, co->count, co->dtype, op, -1, 0, NULL},
