@@ -83,30 +83,34 @@ static int ar_plan_multi(fold__coll *co, const fold__hier_kids *kids, int i, fol
 
 /* ---- every rank leading, pipelined over chunks ---------------------------------------- */
 
-/* From this many bytes on, every rank leading runs its phases over chunks
- * of the vector, pipelined: chunk j+1's host reduce_scatter and chunk
- * j-1's host allgather run while chunk j's lanes allreduce it, so the host
- * link's time hides under the NIC's instead of adding to it. K chunks
- * cost K lane latency chains (at 64 x 8, 12 latencies of 5 us each for a
- * lane's rabenseifner) and save about (K-1)/K of the host phases' time
- * (2 (P-1)/P S over the host link), so the best K grows as the square root
- * of the size: K = ceil(sqrt(bytes / FOLD__HIER_PIPE_UNIT)). Chosen from
- * the simulator (docs/hierarchy.md, "Large sizes"): at 64 x 8 and 8 x 8
- * every count of chunks tried was slower than none at 1 MiB and faster
- * from 4 MiB; the unit puts K at 3 for 16 MiB, 6 for 64 MiB and 12 for
- * 256 MiB, within a few percent of the best K found at each size. */
-#define FOLD__HIER_PIPE_BYTES ((size_t)4 << 20)
-#define FOLD__HIER_PIPE_UNIT ((double)(2 << 20))
-#define FOLD__HIER_PIPE_MAX 64 /* chunks chosen by size at most (1 TiB) */
+/* From FOLD__HIER_PIPE_BYTES on, every rank leading runs its phases over
+ * K chunks of the vector, pipelined: chunk j+1's host reduce_scatter and
+ * chunk j-1's host allgather run while chunk j's lanes allreduce it, so
+ * the host link's time hides under the NIC's instead of adding to it.
+ * Each chunk costs its lanes a chain of latencies (rabenseifner: 2 log2 H)
+ * and saves about 1/K of the host phases' time, so the best K grows as the
+ * square root of the bytes over the lane's latency rounds:
+ *   K = floor(sqrt(bytes / (FOLD__HIER_PIPE_UNIT ceil(log2 H)))).
+ * Fitted in the simulator (network 5 us and 12.5 GB/s per NIC, 0.5 us and
+ * 50 GB/s inside a host; docs/hierarchy.md, "Large sizes"): it picks the
+ * best K of 1-16 tried, or one within 1%, at 64 x 8 (1, 2, 4 MiB: K 2, 4,
+ * 5) and at 8 x 8 (1, 4, 16 MiB: K 4, 8, 16). Below 1 MiB the chains cost
+ * more than the overlap saves (64 x 8, 1 MiB: K 3 is 7% slower than none). */
+#define FOLD__HIER_PIPE_BYTES ((size_t)1 << 20)
+#define FOLD__HIER_PIPE_UNIT 20480.0
+#define FOLD__HIER_PIPE_MAX 64 /* chunks chosen by size at most */
 
 /* The pipeline's chunks: K of C elements (C a multiple of P; the last
  * chunk holds the rest). K 1: not pipelined. */
 static size_t ar_chunks(const fold__coll *co, const fold__hier_kids *kids, size_t *C) {
   size_t P = (size_t)kids->ppn, bytes = co->count * co->esize, K = (size_t)fold__hier_chunks(co);
   if (K == 0) {
+    double rounds = 0; /* ceil(log2 H) */
+    while ((1 << (int)rounds) < kids->nhosts) rounds++;
+    double per = FOLD__HIER_PIPE_UNIT * (rounds > 0 ? rounds : 1);
     K = 1;
     if (bytes >= FOLD__HIER_PIPE_BYTES)
-      while (K < FOLD__HIER_PIPE_MAX && (double)K * (double)K * FOLD__HIER_PIPE_UNIT < (double)bytes) K++;
+      while (K < FOLD__HIER_PIPE_MAX && (double)(K + 1) * (double)(K + 1) * per <= (double)bytes) K++;
   }
   if (K > co->count / P) K = co->count / P; /* a chunk holds at least one element per rank */
   if (K <= 1) return 1;
