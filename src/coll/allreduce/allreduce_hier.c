@@ -1,4 +1,4 @@
-/* allreduce_hier.c — allreduce in three phases, with one leader per host (reduce, leaders' allreduce, broadcast) or every rank leading a slice (reduce_scatter, lanes' allreduce, allgather) (docs/hierarchy.md).
+/* allreduce_hier.c — allreduce in three phases, with one leader per host (reduce, leaders' allreduce, broadcast) or every rank leading a slice (reduce_scatter, lanes' allreduce, allgather; pipelined over chunks for large vectors) (docs/hierarchy.md).
  *
  * One leader:
  *   host phase     reduce on the host child to its rank 0 (the leader),
@@ -17,7 +17,11 @@
  *   host phase     allgather of the slices on the host child, in place
  * When P does not divide count the vector is padded to P b elements in
  * scratch (zeros past count, whose results are dropped) and copied to
- * recvbuf at the end; else it runs in recvbuf, no copy.
+ * recvbuf at the end; else it runs in recvbuf, no copy. From
+ * FOLD__HIER_PIPE_BYTES the three phases run per chunk of the vector,
+ * pipelined (chunk t's reduce_scatter, chunk t-1's lane allreduce and
+ * chunk t-2's allgather at once; below, ar_plan_pipe), only the last
+ * chunk padded in scratch.
  *
  * Which one: FOLD_HIER_LEADERS (one, all), else by size: every rank leads
  * from FOLD__HIER_MULTI_BYTES on (below). A host of one rank skips its
@@ -93,7 +97,7 @@ static int ar_plan_multi(fold__coll *co, const fold__hier_kids *kids, int i, fol
  *   K = floor(sqrt(bytes / (FOLD__HIER_PIPE_UNIT ceil(log2 H)))).
  * Fitted in the simulator (network 5 us and 12.5 GB/s per NIC, 0.5 us and
  * 50 GB/s inside a host; docs/hierarchy.md, "Large sizes"): it picks the
- * best K of 1-16 tried, or one within 1%, at 64 x 8 (1, 2, 4 MiB: K 2, 4,
+ * best K of 1-16 tried, or one within 2%, at 64 x 8 (1, 2, 4 MiB: K 2, 4,
  * 5) and at 8 x 8 (1, 4, 16 MiB: K 4, 8, 16). Below 1 MiB the chains cost
  * more than the overlap saves (64 x 8, 1 MiB: K 3 is 7% slower than none). */
 #define FOLD__HIER_PIPE_BYTES ((size_t)1 << 20)
