@@ -71,7 +71,7 @@ all_model() {
         cnt = bytes / 4
         for (r = 0; 2 ^ r < H; r++);
         per = 20480 * (r > 0 ? r : 1)
-        if (K == 0) { K = 1; if (bytes >= 1048576) while (K < 64 && (K + 1) * (K + 1) * per <= bytes) K++ }
+        if (K == 0) { K = 1; if (bytes >= 4194304) while (K < 64 && (K + 1) * (K + 1) * per <= bytes) K++ }
         if (K > int(cnt / P)) K = int(cnt / P)
         if (K <= 1) { print 1, int((cnt + P - 1) / P) * 4; exit }
         C = int((int((cnt + K - 1) / K) + P - 1) / P) * P

@@ -98,9 +98,14 @@ static int ar_plan_multi(fold__coll *co, const fold__hier_kids *kids, int i, fol
  * Fitted in the simulator (network 5 us and 12.5 GB/s per NIC, 0.5 us and
  * 50 GB/s inside a host; docs/hierarchy.md, "Large sizes"): it picks the
  * best K of 1-16 tried, or one within 2%, at 64 x 8 (1, 2, 4 MiB: K 2, 4,
- * 5) and at 8 x 8 (1, 4, 16 MiB: K 4, 8, 16). Below 1 MiB the chains cost
- * more than the overlap saves (64 x 8, 1 MiB: K 3 is 7% slower than none). */
-#define FOLD__HIER_PIPE_BYTES ((size_t)1 << 20)
+ * 5) and at 8 x 8 (1, 4, 16 MiB: K 4, 8, 16). The floor, 4 MiB, is above
+ * the sizes the built-in rule picks hier for (tcp, 256 KiB-2 MiB), whose
+ * loopback gains were measured unpipelined: there (2 x 2 processes, tcp
+ * between) a lane's latency is far above the simulator's 5 us, and the
+ * rule's 14 and 28 chunks at 4 and 16 MiB took 2-7x as long as none
+ * (docs/hierarchy.md, "Measured"). The simulator's 4-7% at 1-2 MiB
+ * (64 x 8) is left for forced calls (FOLD_HIER_CHUNKS). */
+#define FOLD__HIER_PIPE_BYTES ((size_t)4 << 20)
 #define FOLD__HIER_PIPE_UNIT 20480.0
 #define FOLD__HIER_PIPE_MAX 64 /* chunks chosen by size at most */
 
