@@ -415,7 +415,7 @@ int main(int argc, char **argv) {
     run_sim_pipe(12, 4, 0, 1001); /* 4 x 3: slices and chunks padded */
     run_sim_pipe(12, 4, 1, 1001);
     run_sim_pipe(8, 2, 0, 4099);  /* 2 x 4 */
-    run_sim_pipe(6, 3, 1, 13);    /* 3 x 2: chunks of one element per rank */
+    run_sim_pipe(6, 3, 1, 13);    /* 3 x 2: chunks of 2 elements per rank, the last of 1 padded to 2 */
   } else if (!strcmp(mode, "mismatch")) {
     for (int mode = 1; mode <= 3; mode++) {
       run_threads(6, "0,0,1,1,2,2", mode);
