@@ -128,28 +128,41 @@ static size_t ar_chunks(const fold__coll *co, const fold__hier_kids *kids, size_
   return (co->count + *C - 1) / *C;
 }
 
+/* Phases in the steps before step t: kind q runs at steps q ... q+K-1. */
+static size_t pipe_before(size_t K, size_t t) {
+  size_t n = 0;
+  for (size_t q = 0; q < 3; q++) n += t <= q ? 0 : t - q < K ? t - q : K;
+  return n;
+}
+
 /* The schedule: at step t, chunk t's reduce_scatter, chunk t-1's lanes'
  * allreduce and chunk t-2's allgather, in that order on every rank (so
  * every child sees its calls in one order). Phase i's kind (0 reduce_scatter,
  * 1 lane allreduce, 2 allgather) and chunk; 0 past the end. */
 static int pipe_phase(size_t K, int i, int *kind, size_t *j) {
-  for (size_t t = 0; t < K + 2; t++)
-    for (int q = 0; q < 3; q++) {
-      if (t < (size_t)q || t - (size_t)q >= K) continue;
-      if (i-- == 0) {
-        *kind = q;
-        *j = t - (size_t)q;
-        return 1;
-      }
+  size_t lo = 0, hi = K + 2; /* the step of phase i: the last t with pipe_before(t) <= i */
+  if (i < 0 || (size_t)i >= 3 * K) return 0;
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (pipe_before(K, mid) <= (size_t)i) lo = mid;
+    else hi = mid;
+  }
+  size_t left = (size_t)i - pipe_before(K, lo);
+  for (size_t q = 0; q < 3; q++) {
+    if (lo < q || lo - q >= K) continue;
+    if (left-- == 0) {
+      *kind = (int)q;
+      *j = lo - q;
+      return 1;
     }
+  }
   return 0;
 }
 
 static int pipe_index(size_t K, int kind, size_t j) {
-  int i = 0, q;
-  size_t c;
-  while (pipe_phase(K, i, &q, &c) && !(q == kind && c == j)) i++;
-  return i;
+  size_t t = j + (size_t)kind, i = pipe_before(K, t);
+  for (size_t q = 0; q < (size_t)kind; q++) i += t >= q && t - q < K;
+  return (int)i;
 }
 
 static int ar_plan_pipe(fold__coll *co, const fold__hier_kids *kids, int i, size_t K, size_t C, fold__hier_phase *p) {
