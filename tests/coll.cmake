@@ -219,6 +219,11 @@ foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr" "6;0,0,1,1,2,2;lanes")
            ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-auto ${np} ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo hier)
   set_tests_properties(hier_procs_${tag} hier_coll_procs_${tag} PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 endforeach()
+# pipelined as processes: 6 ranks as 3 hosts x 2, 3 chunks (the host
+# child's reduce_scatter and allgather of two chunks at once through shm)
+add_test(NAME hier_procs_pipe COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOST_MAP=0,0,1,1,2,2 FOLD_HIER_LEADERS=all
+         FOLD_HIER_CHUNKS=3 FOLD_TIMEOUT=60 $<TARGET_FILE:foldrun> -n 6 -- $<TARGET_FILE:hier_test> procs)
+set_tests_properties(hier_procs_pipe PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 # several leaders per host (4 x 2, FOLD_HIER_LEADERS=all): rank 5 (local
 # rank 1, in the lane of the odd ranks) and rank 2 (a leader) exit after
 # the first allreduce: the 7 others each name it, the other lane's too
