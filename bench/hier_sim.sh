@@ -26,7 +26,11 @@
 # one latency plus P lanes' bytes (its time at the network bandwidth less its
 # time at an infinite one, times P); each phase's algorithm is the one the
 # library picks for it (fold-sim -a auto), above SIM_CAP the one it picked at
-# the largest size simulated.
+# the largest size simulated. Pipelined over K chunks (FOLD_HIER_CHUNKS, else
+# K by size as allreduce_hier.c counts it), the phases are those of a chunk's
+# slice, and the time is the first reduce_scatter, K times the longer of the
+# lanes' allreduce and the host link's reduce_scatter plus allgather, and the
+# last allgather.
 # Rows of collectives not in COLLS are kept from the existing CSV.
 # Writes OUT_DIR/hier_sim_HxP.csv (_rr added for roundrobin; every collective's rows; the columns of
 # fold-sim --csv, sim_s empty where not simulated) and hier_sim_HxP.png
@@ -64,9 +68,18 @@ all_model() {
   last_rs="" last_ag="" last_ar=""
   while IFS=, read -r rc algo nn bytes sim model rest; do
     if [ "$rc" = collective ]; then echo "$rc,$algo,$nn,$bytes,$sim,$model,$rest" >>"$f.new"; continue; fi
-    b=$(( (bytes / 4 + P - 1) / P * 4 ))
+    # the pipeline's chunks as allreduce_hier.c counts them (FOLD_HIER_CHUNKS, else by size)
+    set -- $(awk -v bytes="$bytes" -v P="$P" -v H="$H" -v K="${FOLD_HIER_CHUNKS:-0}" 'BEGIN {
+        cnt = bytes / 4
+        for (r = 0; 2 ^ r < H; r++);
+        per = 20480 * (r > 0 ? r : 1)
+        if (K == 0) { K = 1; if (bytes >= 4194304) while (K < 64 && (K + 1) * (K + 1) * per <= bytes) K++ }
+        if (K > int(cnt / P)) K = int(cnt / P)
+        if (K <= 1) { print 1, int((cnt + P - 1) / P) * 4; exit }
+        C = int((int((cnt + K - 1) / K) + P - 1) / P) * P
+        print int((cnt + C - 1) / C), C / P * 4 }')
+    K=$1 b=$2
     [ "$b" -gt 0 ] || b=4
-    t=0
     for ph in "reduce_scatter $P $HOST_LAT $HOST_BW rs" "allgather $P $HOST_LAT $HOST_BW ag" "allreduce $H $NET_LAT $NET_BW ar"; do
       set -- $ph
       eval "prev=\$last_$5"
@@ -82,8 +95,14 @@ all_model() {
         m0=$(model_of allreduce "$H" "$b" "$NET_LAT" 1e30 "$name")
         m=$(awk -v m="$m" -v m0="${m0#* }" -v p="$P" -v a="$NET_LAT" 'BEGIN { x = a + p * (m - m0); printf "%.9e", (x > m ? x : m) }')
       fi
-      t=$(awk -v t="$t" -v m="$m" 'BEGIN { printf "%.9e", t + m }')
+      eval "m_$5=\$m"
     done
+    # K 1: the sum of the phases; pipelined: the first chunk's reduce_scatter,
+    # then per chunk the longer of the lanes' allreduce and the host link's
+    # reduce_scatter plus allgather (they share each rank's link), then the
+    # last chunk's allgather
+    t=$(awk -v k="$K" -v rs="$m_rs" -v ag="$m_ag" -v ar="$m_ar" 'BEGIN {
+        h = rs + ag; printf "%.9e", (k == 1 ? rs + ar + ag : rs + ag + k * (ar > h ? ar : h)) }')
     ratio=$([ -n "$sim" ] && awk -v s="$sim" -v t="$t" 'BEGIN { printf "%.6f", s / t }' || echo "")
     echo "$rc,hier_all,$nn,$bytes,$sim,$t,$ratio,$(echo "$rest" | cut -d, -f2-)" >>"$f.new"
   done <"$f"

@@ -169,6 +169,25 @@ endforeach()
 add_test(NAME hier_lanes_used COMMAND sh -c "n=$(FOLD_DEBUG=TRACE FOLD_HIER_LEADERS=all $0 lanes-trace 2>&1 | grep -c 'lane allreduce'); o=$(FOLD_DEBUG=TRACE FOLD_HIER_LEADERS=one $0 lanes-trace 2>&1 | grep -c 'lane allreduce'); echo all: $n one: $o; test $n = 8 && test $o = 0"
          $<TARGET_FILE:hier_test>)
 set_tests_properties(hier_lanes_used PROPERTIES TIMEOUT 120 ENVIRONMENT "FOLD_TIMEOUT=60")
+# every rank leading, pipelined over chunks (FOLD_HIER_CHUNKS forces it at
+# any size): threads at 3 chunks on 3 x 3 round-robin and 3+1+2+2 (one
+# leader there) (counts 7 to 100003, in place, nonblocking calls
+# interleaved, ring's bits); the simulator on
+# 4 x 3 contiguous and round-robin, 2 x 4 and 3 x 2 (counts not divisible
+# by chunks or hosts, in place, bxor); the lane calls run per chunk (TRACE
+# names 3 per rank) and not at FOLD_HIER_CHUNKS=1
+add_test(NAME hier_pipe_lanes COMMAND ${CMAKE_COMMAND} -E env FOLD_HIER_LEADERS=all FOLD_HIER_CHUNKS=3 FOLD_TIMEOUT=60
+         $<TARGET_FILE:hier_test> lanes-pipe)
+add_test(NAME hier_pipe_sim COMMAND ${CMAKE_COMMAND} -E env FOLD_HIER_LEADERS=all FOLD_HIER_CHUNKS=4 FOLD_TIMEOUT=60
+         $<TARGET_FILE:hier_test> sim-pipe)
+add_test(NAME hier_pipe_used COMMAND sh -c "n=$(FOLD_DEBUG=TRACE FOLD_HIER_CHUNKS=3 FOLD_HIER_LEADERS=all $0 lanes-trace 2>&1 | grep -c 'lane allreduce (a chunk)'); o=$(FOLD_DEBUG=TRACE FOLD_HIER_CHUNKS=1 FOLD_HIER_LEADERS=all $0 lanes-trace 2>&1 | grep -c 'lane allreduce (a chunk)'); echo pipelined: $n not: $o; test $n = 24 && test $o = 0"
+         $<TARGET_FILE:hier_test>)
+set_tests_properties(hier_pipe_lanes hier_pipe_sim hier_pipe_used PROPERTIES TIMEOUT 300 ENVIRONMENT "FOLD_TIMEOUT=60")
+# and the sampled case matrix (dtypes, ops, user ops, in place) round-robin, pipelined
+add_test(NAME hier_matrix_allreduce_pipe_01 COMMAND coll_matrix --coll allreduce --algo hier --n 4,6,8,12 --quick)
+set_tests_properties(hier_matrix_allreduce_pipe_01 PROPERTIES TIMEOUT 600
+                     ENVIRONMENT "FOLD_TEST_HOST_MAP=0,1;FOLD_HIER_LEADERS=all;FOLD_HIER_CHUNKS=3;FOLD_TIMEOUT=60")
+
 foreach(map "0,0,1,1" "0,1")
   string(REPLACE "," "" tag ${map})
   add_test(NAME hier_matrix_allreduce_lanes_${tag} COMMAND coll_matrix --coll allreduce --algo hier --n 4,6,8,12 --quick)
@@ -205,6 +224,11 @@ foreach(lay "8;0,0,0,1,2,2,3,3;uneven" "5;0,1;rr" "6;0,0,1,1,2,2;lanes")
            ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-auto ${np} ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_procs> --algo hier)
   set_tests_properties(hier_procs_${tag} hier_coll_procs_${tag} PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 endforeach()
+# pipelined as processes: 6 ranks as 3 hosts x 2, 3 chunks (the host
+# child's reduce_scatter and allgather of two chunks at once through shm)
+add_test(NAME hier_procs_pipe COMMAND ${CMAKE_COMMAND} -E env FOLD_TEST_HOST_MAP=0,0,1,1,2,2 FOLD_HIER_LEADERS=all
+         FOLD_HIER_CHUNKS=3 FOLD_TIMEOUT=60 $<TARGET_FILE:foldrun> -n 6 -- $<TARGET_FILE:hier_test> procs)
+set_tests_properties(hier_procs_pipe PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 # several leaders per host (4 x 2, FOLD_HIER_LEADERS=all): rank 5 (local
 # rank 1, in the lane of the odd ranks) and rank 2 (a leader) exit after
 # the first allreduce: the 7 others each name it, the other lane's too
@@ -213,6 +237,11 @@ foreach(k 5 2)
            $<TARGET_FILE:foldrun> $<TARGET_FILE:hier_test>)
   set_tests_properties(hier_kill_lanes_${k} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
 endforeach()
+# and pipelined (FOLD_HIER_CHUNKS=4, allreduces of 64 elements): rank 5 exits
+# after the first call, the 7 others name it
+add_test(NAME hier_kill_pipe_5 COMMAND sh -c "out=$(FOLD_TEST_HOST_MAP=0,0,1,1,2,2,3,3 FOLD_HIER_LEADERS=all FOLD_HIER_CHUNKS=4 FOLD_TIMEOUT=30 $0 -n 8 -- $1 kill 5 allreduce64); echo \"$out\"; test $(echo \"$out\" | grep -c EPEER-naming-rank-K) = 7"
+         $<TARGET_FILE:foldrun> $<TARGET_FILE:hier_test>)
+set_tests_properties(hier_kill_pipe_5 PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
 # rank 3 (the only rank of its host: a leader) and rank 5 (not a leader)
 # exit after the first call: every survivor fails with FOLD_EPEER naming it
 # (allreduce calls; hier_kill_K_<coll>: allgather or reduce_scatter calls)

@@ -4,10 +4,12 @@
  * children, started by the first hier call (so every rank starts it at the
  * same point of its sequence; it never blocks), then the children, freed
  * with the communicator. Per call: its plan's phases, one child
- * collective at a time. The call steps its child collective's task itself
- * (the task is on no engine list), so that the next phase starts in the
- * same pass as the last one ends: waiting a pass could put a rank to sleep
- * while every peer waits for its next phase.
+ * collective at a time, or, where the plan marks a phase `ahead` (the
+ * pipelined allreduce), up to HIER_SLOTS at once, each started in plan
+ * order once the phase it waits for (`after`) is over. The call steps its
+ * child collectives' tasks itself (they are on no engine list), so that
+ * the next phase starts in the same pass as the last one ends: waiting a
+ * pass could put a rank to sleep while every peer waits for its next phase.
  *
  * Order on the children: the calls of a communicator take tickets in call
  * order, and a call starts its phases only when it is served; it serves
@@ -33,6 +35,12 @@
 
 typedef struct hier_call hier_call;
 
+/* Child calls one hier call may have under way at once: the pipelined
+ * allreduce runs a chunk's host reduce_scatter, the previous chunk's lane
+ * allreduce and the one before's host allgather, and one more may start
+ * as soon as a dependency ends. */
+#define HIER_SLOTS 4
+
 typedef struct hier_comm {
   fold_comm *c;
   fold__hier_split *split; /* the exchange making the children */
@@ -40,6 +48,7 @@ typedef struct hier_comm {
   int split_rc;            /* <0: it failed */
   uint32_t kid_cid[3];     /* the host child's, the leaders' and the lane child's ids (0: none) */
   int leaders;             /* FOLD_HIER_LEADERS: 0 by size, 1 one per host, 2 every rank */
+  int chunks;              /* FOLD_HIER_CHUNKS: 0 by size, else the pipeline's chunks */
   uint32_t next_ticket, serving;
   hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
   fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
@@ -56,10 +65,19 @@ struct hier_call {
   uint32_t ticket;
   int served;          /* this call passed the turn on */
   int phase;           /* the next phase to plan */
-  int nphases;         /* phases run so far (for messages) */
-  fold_comm *k;        /* the child running the current phase */
-  fold_request *cur;   /* its call, stepped here */
-  const char *what;
+  int nphases;         /* phases started so far (for messages) */
+  int busy;            /* slots in use */
+  struct hier_slot {   /* the child calls under way, stepped here */
+    fold_comm *k;      /* the child running the phase */
+    fold_request *cur; /* its call (NULL: the slot is free) */
+    const char *what;
+    int idx;           /* the phase's index in the plan */
+    int num;           /* its number among the child calls this rank started (for messages) */
+  } slot[HIER_SLOTS];
+  int pending;         /* a phase planned, not started yet: */
+  fold__hier_phase plan;
+  int next_idx;
+  int ahead;           /* the last phase planned may be followed by the next plan before it ends */
   int sig_ok;
 };
 
@@ -107,6 +125,7 @@ static hier_comm *hc_of(fold_comm *c) {
   if ((hc = calloc(1, sizeof *hc)) == NULL) return NULL;
   hc->c = c;
   hc->leaders = (int)fold__param_u64(FOLD__P_HIER_LEADERS);
+  hc->chunks = (int)fold__param_u64(FOLD__P_HIER_CHUNKS);
   fold__timer_init(&hc->wake, wake_fired, hc);
   if (fold__ext_attach(c, &hc_key, hc, hc_teardown) != FOLD_OK) {
     free(hc);
@@ -206,15 +225,19 @@ static int parent_rank(const fold_comm *c, const fold_comm *k, int i) {
  * nothing of it stays posted when its state is released. */
 static void call_drop(fold_comm *c, hier_call *h, int status) {
   (void)c;
-  if (h->cur) {
-    if (!fold__req_done(h->cur)) {
-      if (!fold__comm_failed(h->k))
-        fold__comm_fail(h->k, status, "hier: its parent's call was abandoned (the parent failed or went)");
-      if (!fold__req_done(h->cur)) fold__req_complete(h->cur, status);
+  for (int i = 0; i < HIER_SLOTS; i++) {
+    struct hier_slot *s = &h->slot[i];
+    if (s->cur == NULL) continue;
+    if (!fold__req_done(s->cur)) {
+      if (!fold__comm_failed(s->k))
+        fold__comm_fail(s->k, status, "hier: its parent's call was abandoned (the parent failed or went)");
+      if (!fold__req_done(s->cur)) fold__req_complete(s->cur, status);
     }
-    fold__req_unref(h->cur);
-    h->cur = NULL;
+    fold__req_unref(s->cur);
+    s->cur = NULL;
   }
+  h->busy = 0;
+  h->pending = 0;
 }
 
 static void call_end(hier_call *h) {
@@ -266,51 +289,80 @@ int fold__hier_init(fold__coll *co) {
   return FOLD_OK;
 }
 
-/* The child call of phase p finished with status st (<0): the parent call
+/* The child call of slot s finished with status st (<0): the parent call
  * fails on every rank, naming the cause in the parent's ranks. */
-static int phase_failed(hier_call *h, int st) {
+static int phase_failed(hier_call *h, const struct hier_slot *s, int st) {
   fold__coll *co = h->co;
-  fold_comm *c = co->comm, *k = h->k;
+  fold_comm *c = co->comm, *k = s->k;
   if (fold__comm_failed(c)) return fold__comm_failed(c);
   if (st == FOLD_EPEER)
     for (int i = 0; i < k->size; i++)
       if (k->lost[i] && parent_rank(c, k, i) >= 0) return fold__fail_for_lost(c, parent_rank(c, k, i), "needs");
   char msg[FOLD__ERRLEN];
   snprintf(msg, sizeof msg, "collective #%d: rank %d: %s (hier), its %s failed: %.300s", co->tag, co->rank,
-           fold__coll_name(co->kind), h->what, k->last_error);
+           fold__coll_name(co->kind), s->what, k->last_error);
   return fold__comm_fail_and_tell(c, st, msg);
 }
 
-/* Step the current child call. 1 when it is done (or there is none), 0
- * while it runs, <0 when it failed. */
-static int step_child(hier_call *h) {
-  if (h->cur == NULL) return 1;
-  if (!fold__req_done(h->cur)) {
-    fold__task *t = h->cur->task;
+/* Step slot s's child call. 1 when it is done (the slot freed), 0 while
+ * it runs, <0 when it failed. */
+static int step_child(hier_call *h, struct hier_slot *s) {
+  if (!fold__req_done(s->cur)) {
+    fold__task *t = s->cur->task;
     int rc = t->step(t);
-    int st = fold__comm_failed(h->k);
+    int st = fold__comm_failed(s->k);
     if (rc == 0 && !st) return 0;
-    fold__req_complete(h->cur, st ? st : rc > 0 ? FOLD_OK : rc);
+    fold__req_complete(s->cur, st ? st : rc > 0 ? FOLD_OK : rc);
   }
-  int st = h->cur->status;
-  fold__req_unref(h->cur);
-  h->cur = NULL;
-  return st < 0 ? phase_failed(h, st) : 1;
+  int st = s->cur->status;
+  fold__req_unref(s->cur);
+  s->cur = NULL;
+  h->busy--;
+  return st < 0 ? phase_failed(h, s, st) : 1;
 }
 
-/* Start phase p's child call and take its task off the child's list. */
-static int start_child(hier_call *h, const fold__hier_phase *p) {
+/* Step every child call under way: <0 when one failed, else how many run. */
+static int step_children(hier_call *h) {
+  for (int i = 0; i < HIER_SLOTS; i++) {
+    if (h->slot[i].cur == NULL) continue;
+    int rc = step_child(h, &h->slot[i]);
+    if (rc < 0) return rc;
+  }
+  return h->busy;
+}
+
+/* The planned phase may start: a slot is free and the phase it waits for
+ * is over (not under way: phases start in plan order, so one of a lower
+ * index not under way has ended). */
+static int can_start(const hier_call *h) {
+  if (h->busy == HIER_SLOTS) return 0;
+  for (int i = 0; i < HIER_SLOTS; i++)
+    if (h->slot[i].cur && h->slot[i].idx == h->plan.after) return 0;
+  return 1;
+}
+
+/* Start the planned phase's child call in a free slot and take its task
+ * off the child's list (a phase that this rank sits out ends at once). */
+static int start_child(hier_call *h) {
+  const fold__hier_phase *p = &h->plan;
+  h->pending = 0;
+  if (p->k == NULL) return FOLD_OK;
+  struct hier_slot *s = NULL;
+  for (int i = 0; i < HIER_SLOTS && s == NULL; i++)
+    if (h->slot[i].cur == NULL) s = &h->slot[i];
   fold_comm *c = h->co->comm;
   int rc = sync_user_ops(c, p->k);
-  h->k = p->k;
-  h->what = p->what;
-  h->nphases++;
-  if (rc == FOLD_OK) rc = fold__coll_start(p->k, p->what, &p->a, &h->cur);
+  s->k = p->k;
+  s->what = p->what;
+  s->idx = h->next_idx;
+  s->num = ++h->nphases;
+  if (rc == FOLD_OK) rc = fold__coll_start(p->k, p->what, &p->a, &s->cur);
   if (rc != FOLD_OK) {
-    h->cur = NULL;
-    return phase_failed(h, rc);
+    s->cur = NULL;
+    return phase_failed(h, s, rc);
   }
-  fold__task_cancel(p->k, h->cur->task);
+  h->busy++;
+  fold__task_cancel(p->k, s->cur->task);
   return FOLD_OK;
 }
 
@@ -336,11 +388,21 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
     h->sig_ok = rc;
   }
   for (;;) {
-    if ((rc = step_child(h)) <= 0) {
-      if (rc < 0) goto fail;
-      return 0;
+    int busy = step_children(h);
+    if (busy < 0) {
+      rc = busy;
+      goto fail;
     }
-    if (h->served && h->phase < 0) break; /* every phase done */
+    if (h->pending) { /* planned ahead: it starts when its dependency is over */
+      if (!can_start(h)) return 0;
+      if ((rc = start_child(h)) < 0) goto fail;
+      continue;
+    }
+    if (busy && !h->ahead) return 0; /* the next plan waits for every phase under way */
+    if (h->served && h->phase < 0) {
+      if (busy) return 0;
+      break; /* every phase done */
+    }
     if (h->ticket != hc->serving) return 0; /* an earlier call has phases to start */
     if (hc->kids == NULL) { /* the first call: the children are being made */
       if (hc->split_rc < 0) {
@@ -373,8 +435,10 @@ int fold__hier_step(fold__coll *co, fold__hier_plan plan) {
       serve_next(h);
       continue;
     }
-    h->phase++;
-    if (p.k && (rc = start_child(h, &p)) < 0) goto fail;
+    h->plan = p;
+    h->next_idx = h->phase++;
+    h->ahead = p.ahead;
+    h->pending = 1;
   }
   if (!h->sig_ok || (co->sig_send && !fold__req_done(co->sig_send))) return 0;
   int outputs = co->kind == FOLD__COLL_ALLREDUCE || co->kind == FOLD__COLL_REDUCE_SCATTER ||
@@ -392,13 +456,16 @@ int fold__hier_describe(fold__coll *co, char *buf, size_t cap) {
   hier_call *h = (hier_call *)(uintptr_t)co->u[7];
   buf[0] = '\0';
   if (h == NULL) return -1;
-  if (h->cur && h->cur->task && h->cur->task->describe) {
+  const struct hier_slot *s = NULL; /* the oldest phase under way */
+  for (int i = 0; i < HIER_SLOTS; i++)
+    if (h->slot[i].cur && (s == NULL || h->slot[i].idx < s->idx)) s = &h->slot[i];
+  if (s && s->cur->task && s->cur->task->describe) {
     char inner[240];
-    int w = h->cur->task->describe(h->cur->task, inner, sizeof inner);
-    int p = parent_rank(co->comm, h->k, w);
+    int w = s->cur->task->describe(s->cur->task, inner, sizeof inner);
+    int p = parent_rank(co->comm, s->k, w);
     const fold__hier_kids *kids = h->hc->kids;
-    snprintf(buf, cap, "rank %d in hier's %s (phase %d; ranks of the %s child: %s)", p, h->what, h->nphases,
-             kids && h->k == kids->host ? "host" : kids && h->k == kids->lane ? "lane" : "leaders'", inner);
+    snprintf(buf, cap, "rank %d in hier's %s (phase %d; ranks of the %s child: %s)", p, s->what, s->num,
+             kids && s->k == kids->host ? "host" : kids && s->k == kids->lane ? "lane" : "leaders'", inner);
     return p;
   }
   if (h->ticket != h->hc->serving) {
@@ -439,6 +506,11 @@ void fold__hier_blocks_to_rank(const fold__coll *co, const fold__hier_kids *kids
 int fold__hier_leaders(const fold__coll *co) {
   const hier_call *h = (const hier_call *)(uintptr_t)co->u[7];
   return h->hc->leaders;
+}
+
+int fold__hier_chunks(const fold__coll *co) {
+  const hier_call *h = (const hier_call *)(uintptr_t)co->u[7];
+  return h->hc->chunks;
 }
 
 int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r) {

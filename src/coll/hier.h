@@ -5,21 +5,31 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 
-/* One phase of a call on this rank: a collective on child k (the host's
- * or the leaders'), or nothing (k NULL) when this rank sits the phase out.
- * what names it in messages ("host reduce", "network allreduce"). */
+/* One phase of a call on this rank: a collective on child k (the host's,
+ * the leaders' or the lanes'), or nothing (k NULL) when this rank sits the
+ * phase out. what names it in messages ("host reduce", "network
+ * allreduce"). ahead: the plan may be asked for the next phase while this
+ * one runs (a pipeline); a phase planned while others run starts, in plan
+ * order, when the phase of index `after` is over (-1: none to wait for)
+ * and fewer than four phases are under way. Zero for both (the default):
+ * one phase at a time. */
 typedef struct fold__hier_phase {
   fold_comm *k;
   fold__coll_args a;
   const char *what;
+  int ahead;
+  int after;
 } fold__hier_phase;
 
 /* A collective's plan: phase i of the call on this rank, given the
  * children (every rank of a host and every leader must plan the same
  * child calls in the same order). 1 with *p filled, 0 past the last
  * phase, <0 on failure (the communicator's error set). It is called once
- * per phase, after the previous phase's child call finished, and may do
- * local work before the phase it plans (a copy, a permutation). */
+ * per phase, after the previous phase's child call finished (unless that
+ * phase was planned `ahead`: then at once, while it runs), and may do
+ * local work before the phase it plans (a copy, a permutation) on memory
+ * that no phase under way touches. It returns 0 only when every phase is
+ * over: a pipelined plan's last phase is not `ahead`. */
 typedef int (*fold__hier_plan)(fold__coll *co, const fold__hier_kids *kids, int i, fold__hier_phase *p);
 
 /* The algorithm interface (registry.h) shared by every hier collective:
@@ -42,6 +52,9 @@ int fold__hier_local_of(const fold__coll *co, const fold__hier_kids *kids, int r
  * plan chooses by size, 1 one leader per host, 2 every rank of a host
  * leads a slice (where hosts are of one size; else one leader). */
 int fold__hier_leaders(const fold__coll *co);
+/* FOLD_HIER_CHUNKS as read there: 0 the plan chooses by size, 1 no
+ * pipeline, k > 1 k chunks (fewer where a chunk would be too small). */
+int fold__hier_chunks(const fold__coll *co);
 
 /* The hosts' shapes (the same on every rank), for plans that lay blocks
  * out per host: maxh, the most ranks on one host; local[r], rank r's rank

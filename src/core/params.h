@@ -106,6 +106,10 @@
     "a communicator's first `hier` call",                                                                            \
     "`hier` allreduce: `one` leader per host runs the network phase, or `all` ranks of a host each run it for a "    \
     "slice of the vector (where every host holds the same number of ranks; else one leader)")                        \
+  X(HIER_CHUNKS, "FOLD_HIER_CHUNKS", UINT, 0, 0, 0, 4096, "an integer in [0, 4096]", "0: by size (docs/hierarchy.md)", \
+    "a communicator's first `hier` call",                                                                            \
+    "`hier` allreduce with every rank leading: chunks its phases are pipelined over (1: not pipelined; more: that "  \
+    "many, fewer where a chunk would hold under one element per rank), a test and measurement knob")               \
   X(SKIP_ALPHA, "FOLD_SKIP_ALPHA", REAL, LO_OPEN, 4, 1, 1e300, "a number > 1", "4",                                   \
     "a communicator's first `ring_skip` call",                                                                       \
     "`ring_skip`'s threshold factor alpha: a rank stops waiting for its left neighbour after alpha T + T_trans "     \
