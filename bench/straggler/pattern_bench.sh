@@ -9,7 +9,8 @@
 # The straggler: FOLD_INJECT_DELAY=2:DELAY (DELAY seconds, default 0.002).
 # Each rep runs the four configurations back to back (ring and ring_skip,
 # without and with the straggler), so a burst of load hits them alike.
-# Prints one CSV line per run, then per pattern: medians (ms per step),
+# Prints one CSV line per run (ms: rank 0's median step, fold-skip-pattern),
+# then per pattern: medians over the reps (ms per step),
 # the median of the paired ratios ring_skip/ring without the straggler,
 # the share of what the straggler costs ring that ring_skip recovers
 # ((ring,slow - skip,slow) / (ring,slow - ring,no delay), from the medians,

@@ -14,7 +14,10 @@
  * ALGO: the allreduce algorithm (ring, ring_skip, ...). Float32 sums.
  * Rank 0 prints one line:
  *   PATTERN ALGO ms_per_step named calls
- * ms_per_step: the mean wall time of a step on rank 0 (after a barrier);
+ * ms_per_step: the median wall time of a timed step on rank 0 (the steps
+ * run back to back after a barrier; a median, because on a shared host a
+ * few steps take 10-20 times the others (page faults, descheduling) and
+ * decide a mean of 9-30 steps);
  * named/calls: in how many of the timed calls rank (s+1) % n named the
  * straggler s (the lowest rank FOLD_INJECT_DELAY delays; 2 if none) in
  * fold_comm_last_skips. v: every rank prints each call's time and whom
@@ -87,12 +90,11 @@ int main(int argc, char **argv) {
   if (!in || !out) return 1;
   for (size_t i = 0; i < maxb / sizeof *in; i++) in[i] = (float)(me + 1) * 0.5f;
   int named = 0, calls = 0;
-  double t0 = 0;
+  double *st = malloc((size_t)steps * sizeof *st), t0 = 0;
+  if (!st) return 1;
   for (int s = 0; s < warm + steps; s++) {
-    if (s == warm) {
-      fold_barrier(c);
-      t0 = now_s();
-    }
+    if (s == warm) fold_barrier(c);
+    if (s >= warm) t0 = now_s();
     if (some) c->svc->inject_delay_ns = (s % 4) < 2 ? delay : 0;
     for (int k = 0; k < ns; k++) {
       double tc = now_s();
@@ -112,13 +114,21 @@ int main(int argc, char **argv) {
         if (fold_comm_last_skips(c, &who, 1) > 0 && who == slow) named++;
       }
     }
+    if (s >= warm) st[s - warm] = now_s() - t0;
   }
-  double t = now_s() - t0;
+  for (int i = 1; i < steps; i++) /* insertion sort: the median step */
+    for (int j = i; j > 0 && st[j - 1] > st[j]; j--) {
+      double x = st[j];
+      st[j] = st[j - 1];
+      st[j - 1] = x;
+    }
+  double med = steps % 2 ? st[steps / 2] : (st[steps / 2 - 1] + st[steps / 2]) / 2;
+  free(st);
   c->svc->inject_delay_ns = 0;
   int64_t got = me == watch ? named : 0, tot = 0;
   fold_comm_set_algo(c, "allreduce=ring");
   fold_allreduce(&got, &tot, 1, FOLD_INT64, FOLD_SUM, c);
-  if (me == 0) printf("%s %s %.3f %lld %d\n", pat, algo, 1e3 * t / steps, (long long)tot, calls);
+  if (me == 0) printf("%s %s %.3f %lld %d\n", pat, algo, 1e3 * med, (long long)tot, calls);
   free(in);
   free(out);
   fold_comm_destroy(c);

@@ -217,15 +217,20 @@ void fold__rs_threshold(rs_call *s) {
    * late mode at 6.25 MiB blocks cost 2 T_trans per call (13.39 against
    * 10.35 ms) where waiting for a 1.95 ms straggler cost 2.0 ms, and at
    * 256 KiB-1.5 MiB blocks it recovered all but one delay. So the bar is
-   * 2 T_trans + a normal reduction, T_trans the smaller of our link's
-   * figure and the left neighbour's (two measures of the same kind of
-   * link, so that one outlier, such as a first send into cold pages, does
-   * not hide a straggler), and not less than the noise level. */
+   * 2 T_trans + a normal reduction, T_trans the larger of our link's
+   * figure and the left neighbour's, and not less than the noise level.
+   * The larger: a link's figure is its best recent rate (shm: the best of
+   * 8 sends), which can understate a large block's transfer many times
+   * (on shm here 0.3 ms for a 6.25 MiB block, whose transfer takes 2-6
+   * ms), and a bar understated there put a 2 ms straggler into late mode
+   * at 25 MiB, where it cost ring_skip 20-25 ms per call against ring. An
+   * outlier the other way (a first send into cold pages) only delays late
+   * mode: the count of late calls goes on under it. */
   int64_t noise = (int64_t)k->r_ns;
   if (noise < rc->floor_ns) noise = rc->floor_ns;
   s->noise_ns = noise > 0 ? noise : 1;
   int64_t tt = s->ttrans_ns;
-  if (mine > 0 && (tt <= 0 || mine < tt)) tt = mine;
+  if (mine > tt) tt = mine;
   int64_t bar = 2 * tt + (int64_t)k->r_ns;
   s->bar_ns = bar > s->noise_ns ? bar : s->noise_ns;
   /* Enter it when our lateness, as last measured, is more than this
