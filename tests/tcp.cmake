@@ -4,7 +4,7 @@ add_test(NAME tcp_unit COMMAND tcp_unit)
 set_tests_properties(tcp_unit PROPERTIES TIMEOUT 30)
 
 fold_add_test_exe(tcp_p2p tcp/tcp_p2p.c tcp/tcp_harness.c p2p/p2p_suite.c p2p/p2p_wild.c check.c)
-# tcp_<case>: connections on first use (FOLD_TCP_CONNECT=lazy; the default is eager);
+# tcp_<case>: connections on first use (FOLD_TCP_CONNECT=lazy, the default);
 # tcp_eager_<case>: made at init, for the cases where that differs (the
 # connect phase: strangers, flood, timeout; a start's writes: batch; lost
 # peers and quiet ranks: peer_close, quiet).

@@ -49,11 +49,11 @@
   X(SOCKET_IFNAME, "FOLD_SOCKET_IFNAME", STR, 0, 0, 0, 0, "NCCL's: `eth,ib` prefixes, `^docker` excludes, `=eth0` exact", \
     "the interface that reaches the store host, else loopback", "each tcp transport's creation",                     \
     "interfaces for TCP")                                                                                            \
-  X(TCP_CONNECT, "FOLD_TCP_CONNECT", ENUM, 0, 1, 0, 0, "lazy|eager", "`eager`", "each tcp transport's creation",  \
+  X(TCP_CONNECT, "FOLD_TCP_CONNECT", ENUM, 0, 0, 0, 0, "lazy|eager", "`lazy`", "each tcp transport's creation",  \
     "when tcp connections are made: `lazy` on a rank's first send to a peer or first receive posted for it, so a "  \
     "rank's sockets follow the peers it talks to (an acceptor thread per rank answers its peers' connections; "     \
-    "docs/bootstrap.md 1.2, which says what keeps it from being the default); `eager` all at "               \
-    "`fold_init`, the higher rank dialing the lower; every rank must use the same")                                \
+    "docs/bootstrap.md 1.2); `eager` all at `fold_init`, the higher rank dialing the lower (n - 1 sockets per "    \
+    "rank); every rank must use the same")                                                                          \
   X(TEST_HOSTS, "FOLD_TEST_HOSTS", UINT, 0, 0, 0, 1 << 30, "", "0: the real hosts",                                    \
     "each rendezvous, each communicator family", "test knob: `k` makes one machine look like hosts of `k` ranks "    \
     "each (ranks `r`, `q` share a host only if `r/k == q/k`), so a job mixes shm and tcp")                           \
