@@ -31,6 +31,11 @@ static double now_s(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: fold-skip-pattern one|alt|alt2|ddp|some ALGO STEPS [WARMUP]\n");
@@ -116,12 +121,7 @@ int main(int argc, char **argv) {
     }
     if (s >= warm) st[s - warm] = now_s() - t0;
   }
-  for (int i = 1; i < steps; i++) /* insertion sort: the median step */
-    for (int j = i; j > 0 && st[j - 1] > st[j]; j--) {
-      double x = st[j];
-      st[j] = st[j - 1];
-      st[j - 1] = x;
-    }
+  qsort(st, (size_t)steps, sizeof *st, cmp_double); /* the median step */
   double med = steps % 2 ? st[steps / 2] : (st[steps / 2 - 1] + st[steps / 2]) / 2;
   free(st);
   c->svc->inject_delay_ns = 0;

@@ -111,6 +111,17 @@ static int lane_members(const fold__hier_kids *kids, int n, int me_rank, fold__m
   return ok ? nh : 0;
 }
 
+/* The end of both finishers: an error names this rank, else the shells
+ * this rank has no use for (net on non-leaders, lane where there is none)
+ * are freed. */
+static int children_made(fold__hier_split *s, int rc) {
+  if (rc != FOLD_OK) return fold__error(s->c, rc, "hier: rank %d: out of memory creating its children", s->c->rank);
+  if (s->net) fold__kid_free(s->net);
+  if (s->lane) fold__kid_free(s->lane);
+  s->net = s->lane = NULL;
+  return FOLD_OK;
+}
+
 /* The simulator's children, from its layout L (the same choices as
  * hier_finish below makes from the records). */
 static int sim_finish(fold__hier_split *s, uint32_t cid) {
@@ -148,11 +159,7 @@ static int sim_finish(fold__hier_split *s, uint32_t cid) {
     }
   }
   free(mem);
-  if (rc != FOLD_OK) return fold__error(c, rc, "hier: rank %d: out of memory creating its children", c->rank);
-  if (s->net) fold__kid_free(s->net); /* the shells this rank has no use for */
-  if (s->lane) fold__kid_free(s->lane);
-  s->net = s->lane = NULL;
-  return FOLD_OK;
+  return children_made(s, rc);
 }
 
 /* The exchange is over: the children filled (net freed on non-leaders,
@@ -222,11 +229,7 @@ static int hier_finish(fold__hier_split *s) {
   }
   free(mem);
   free(lead);
-  if (rc != FOLD_OK) return fold__error(c, rc, "hier: rank %d: out of memory creating its children", c->rank);
-  if (s->net) fold__kid_free(s->net); /* the shells this rank has no use for */
-  if (s->lane) fold__kid_free(s->lane);
-  s->net = s->lane = NULL;
-  return FOLD_OK;
+  return children_made(s, rc);
 }
 
 int fold__hier_split_step(fold__hier_split *s, fold__hier_kids **kids) {

@@ -107,20 +107,6 @@ fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   return k;
 }
 
-/* by_root: the child's ranks sorted by their root rank (insertion sort
- * would be n^2 on a large split: a merge sort of the indices). */
-static void sort_by_root(const int *to_root, int *idx, int *tmp, int n) {
-  for (int w = 1; w < n; w *= 2) {
-    for (int lo = 0; lo < n; lo += 2 * w) {
-      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, o = lo;
-      while (i < mid && j < hi) tmp[o++] = to_root[idx[i]] <= to_root[idx[j]] ? idx[i++] : idx[j++];
-      while (i < mid) tmp[o++] = idx[i++];
-      while (j < hi) tmp[o++] = idx[j++];
-    }
-    memcpy(idx, tmp, (size_t)n * sizeof *idx);
-  }
-}
-
 /* The child's map to the root's ranks: evenly spaced (to_base, to_step,
  * no table) when it is, else to_root and by_root, of the child's size. */
 static int map_fill(fold_comm *c, fold_comm *k, const fold__member *mem, int n) {
@@ -135,17 +121,18 @@ static int map_fill(fold_comm *c, fold_comm *k, const fold__member *mem, int n) 
   }
   k->to_root = malloc((size_t)n * sizeof *k->to_root);
   k->by_root = malloc((size_t)n * sizeof *k->by_root);
-  int *tmp = malloc((size_t)n * sizeof *tmp);
-  if (k->to_root == NULL || k->by_root == NULL || tmp == NULL) {
-    free(tmp);
+  fold__member *by = malloc((size_t)n * sizeof *by); /* (root rank, child rank), sorted: by_root */
+  if (k->to_root == NULL || k->by_root == NULL || by == NULL) {
+    free(by);
     return FOLD_ENOMEM;
   }
   for (int i = 0; i < n; i++) {
     k->to_root[i] = fold__root_rank(c, mem[i].rank);
-    k->by_root[i] = i;
+    by[i] = (fold__member){k->to_root[i], i};
   }
-  sort_by_root(k->to_root, k->by_root, tmp, n);
-  free(tmp);
+  qsort(by, (size_t)n, sizeof *by, member_cmp);
+  for (int i = 0; i < n; i++) k->by_root[i] = by[i].rank;
+  free(by);
   return FOLD_OK;
 }
 
