@@ -1,0 +1,88 @@
+/* svc.h — the engine's per-communicator state (struct fold__svc) and the extension slots layers keep theirs in (engine/ext.c). */
+#ifndef FOLD_ENGINE_SVC_H
+#define FOLD_ENGINE_SVC_H
+
+#include "engine/progress.h"
+#include "engine/timer.h"
+#include "engine/time.h"
+
+/* ---- extension slots (engine/ext.c) ------------------------------------------------
+ * Long-lived state of a layer (the collective cache, selection rules, an
+ * asynchronous reduction, a store, a queue) hangs off a communicator
+ * through a slot named by a key (the address of a static in the layer), not
+ * through a field of struct fold_comm. When the communicator is destroyed,
+ * the teardown hooks run in the reverse order of attachment, after the
+ * user's pending requests are dropped and before the transports go (a hook
+ * must not communicate). Few slots per communicator: a list. */
+/* Attach ptr under key with teardown (may be NULL: nothing to free).
+ * FOLD_EINVAL if key is NULL or already attached, FOLD_ENOMEM. */
+int fold__ext_attach(fold_comm *c, const void *key, void *ptr, void (*teardown)(void *ptr));
+/* The pointer attached under key, or NULL. */
+void *fold__ext_get(const fold_comm *c, const void *key);
+/* Remove key's slot without running its teardown; returns its pointer (or
+ * NULL if key is not attached). */
+void *fold__ext_detach(fold_comm *c, const void *key);
+/* Run every teardown hook, newest first, and empty the slots (comm.c, when
+ * the communicator is freed). */
+void fold__ext_teardown(fold_comm *c);
+
+/* ---- the engine's per-communicator state (engine/ext.c) ---------------------------- */
+struct fold__ext_slot;
+struct fold__handler;
+struct fold__sink;
+struct fold__svc {
+  fold__timer *timers;            /* armed, sorted by (due, seq) */
+  uint64_t timer_seq;             /* last arming number handed out */
+  const fold__clock_hooks *hooks; /* NULL: real time */
+  int64_t inject_delay_ns;        /* FOLD_INJECT_DELAY for this rank */
+  struct fold__ext_slot *slots;   /* newest first */
+  struct fold__handler *handlers; /* few: a list */
+  struct fold__sink *sinks;       /* dropped rendezvous messages being drained */
+  const fold__unexp *cur;         /* the message a handler is being called for */
+  int handlers_pending;           /* a handled message may be queued */
+  int in_handlers;                /* fold__handlers_run is on the stack */
+  /* idle polls (fold__idle_pause): when the current stretch of idle poll
+   * passes began (0: the last pass did something), whether the last pass
+   * yielded (a wait's spin then does not yield again), how many yields */
+  int64_t idle_since;
+  int idle_yielded;
+  uint64_t idle_yields;
+  /* the last progress pass ended with a flush that wrote held sends: they
+   * completed after the tasks stepped, so a wait must not sleep before the
+   * next pass lets the tasks see them */
+  int flushed;
+  /* the task whose first step fold__task_start runs (not yet listed in
+   * c->tasks): a failure report counts it among the pending calls */
+  fold__task *starting;
+  fold__watch *watchers;   /* started, newest first */
+  fold__watch *watch_next; /* the next one the running pass calls */
+  /* 1 + a peer whose failure report fails this rank's collectives from
+   * call number coll_told_from on (0: none; engine/fail.c) */
+  int coll_told;
+  uint32_t coll_told_from;
+};
+/* (declared in engine/time.h) */
+static inline int fold__engine_virtual(const fold_comm *c) { return c->svc->hooks != NULL; }
+/* fold__recv_post took u off the unexpected queue: if a handler is being
+ * called for it, the handler consumed it. */
+static inline void fold__handler_note_taken(fold_comm *c, const fold__unexp *u) {
+  if (c->svc->cur == u) c->svc->cur = NULL;
+}
+/* Allocate c->svc and attach the engine layers every communicator has (the
+ * failure reports' handler, FOLD_INJECT_DELAY).
+ * FOLD_ENOMEM. */
+int fold__svc_init(fold_comm *c);
+/* The same for a sub-communicator k of parent (comm/comm_split.c): the
+ * clock hooks and the failure reports' handler (the communicator layer
+ * then gives it the parent's selection, fold__select_inherit).
+ * FOLD_INJECT_DELAY is read once k knows its rank (fold__inject_delay_init). */
+int fold__svc_init_child(fold_comm *k, const fold_comm *parent);
+/* Free c->svc, after the transports are gone (drain buffers may be written
+ * until then). */
+void fold__svc_free(fold_comm *c);
+/* The layers fold__svc_init attaches, and pieces of fold__svc_init/free. */
+int fold__report_init(fold_comm *c);    /* engine/fail.c: the handler of FOLD__CTX_SYS */
+void fold__inject_delay_init(fold_comm *c);
+void fold__handlers_free(fold_comm *c);
+
+#endif /* FOLD_ENGINE_SVC_H */
