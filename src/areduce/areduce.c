@@ -327,7 +327,7 @@ static int ar_status(const fold_areduce *ar) {
  * events instead (a call from a fold_sim_at callback must not run them):
  * a timer due now is an event there, whose progress pass steps the task. */
 static int pass(fold_areduce *ar) {
-  if (ar->c->sim_drive == NULL)
+  if (!fold__engine_virtual(ar->c))
     fold__progress(ar->c);
   else if (!fold__timer_armed(&ar->kick) && !fold__req_done(ar->task.req))
     fold__timer_arm(ar->c, &ar->kick, fold__now(ar->c));

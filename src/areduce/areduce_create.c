@@ -119,9 +119,9 @@ static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int 
   int64_t *sig = ar ? ar->sig : reg->sink_sig;
   fold_request *chk = NULL;
   int rc = fold_iallreduce(mine, sig, 14, FOLD_INT64, FOLD_MAX, c, &chk);
-  if (rc == FOLD_OK && bad && c->sim_drive)
+  if (rc == FOLD_OK && bad && fold__engine_virtual(c))
     return FOLD_EINVAL; /* the others learn it from the check; its request goes with the communicator */
-  if (rc == FOLD_OK && c->sim_drive == NULL) {
+  if (rc == FOLD_OK && !fold__engine_virtual(c)) {
     /* real transports (or a bad argument here): the answer now */
     rc = fold_wait(chk);
     chk = NULL;

@@ -10,6 +10,9 @@
 
 #define SRV_LINGER_NS (3LL * 1000000000)
 
+/* The key of the world's slot that keeps rank 0's store server (comm_init_impl). */
+static const char boot_srv_slot;
+
 static void warn_no_token_once(const char *store) {
   static atomic_int warned;
   if (atomic_exchange(&warned, 1) == 0)
@@ -292,9 +295,9 @@ static int comm_init_impl(fold_comm **comm, int rank, int size, const store_arg 
   /* Rank 0's server lives as long as the comm: a peer may still be in its
    * last store calls after rank 0 returns (everything after the final
    * barrier is best effort, and fold__store_srv_stop waits up to 2 s for
-   * connected clients to leave). */
-  c->boot = b->srv;
-  c->boot_release = b->srv ? fold__store_srv_stop : NULL;
+   * connected clients to leave): its stop is the teardown of a slot of the
+   * comm. */
+  if (b->srv && (rc = fold__ext_attach(c, &boot_srv_slot, b->srv, fold__store_srv_stop)) < 0) goto out;
   b->srv = NULL;
   FOLD__INFO(c, "joined %d ranks at %s (%d transports; %ld store requests by this rank; cards after %.3f s, "
              "joined after %.3f s; CLOCK_MONOTONIC at start %.6f, cards %.6f)", size, b->url, c->ntps, b->store->nreq,

@@ -203,7 +203,8 @@ typedef struct fold__store_srv_cfg {
  * FOLD_EINVAL if the host does not resolve. Records a message. */
 int fold__store_srv_start(const fold__store_srv_cfg *cfg, fold__store_srv **out, int *port_out, int *os_errno);
 /* Stop the thread, close every connection, free everything. NULL ignored.
- * Has the signature of fold_comm.boot_release. */
+ * Has the signature of an extension slot's teardown (the world keeps rank 0's
+ * server in one: bootstrap/init.c). */
 void fold__store_srv_stop(void *srv);
 
 /* Wait until no client is connected or until deadline_ns (CLOCK_MONOTONIC). */

@@ -30,7 +30,7 @@ fold__area *fold__shm_area(const fold_comm *c) {
 
 const char *fold__shm_usable(const fold_comm *c) {
   if (c->size == 1) return NULL; /* nothing to share: a local copy */
-  if (c->sim_drive) return "the simulated transport has no shared memory";
+  if (fold__engine_virtual(c)) return "the simulated transport has no shared memory";
   /* A sub-communicator has areas of its own (the transport makes them on
    * first use), so the tests are the world's: one transport reaching every
    * peer (a child's tps are those that reach its members). */

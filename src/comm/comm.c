@@ -131,8 +131,6 @@ void fold__comm_free(fold_comm *c) {
     close(c->wait_ep - 1);
   for (int i = c->ntps - 1; i >= 0; i--)
     c->tps[i]->ops->destroy(c->tps[i]);
-  if (c->boot_release)
-    c->boot_release(c->boot);
   free(c->peer_tp);
   if (!c->lost_shared) free(c->lost);
   fold__lost_notes_free(c);
@@ -149,7 +147,7 @@ int fold_comm_destroy(fold_comm *comm) {
   fold__log_flush(); /* no repeat count held back goes unsaid */
   if (comm->fam) /* a comm with sub-communicators, or one of them (comm/comm_split.c) */
     return fold__fam_destroy(comm);
-  if (comm->sim_drive) /* the simulator owns its communicators */
+  if (fold__engine_virtual(comm)) /* the simulator owns its communicators */
     return fold__sim_comm_destroy(comm);
   fold__pthread_stop(comm); /* joined: nothing touches comm any more */
   fold__comm_free(comm);

@@ -90,7 +90,6 @@ fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   k->log_level = c->log_level;
   k->clock = c->clock;
   k->clock_ctx = c->clock_ctx;
-  k->sim_drive = c->sim_drive;
   k->pthread = c->pthread; /* one helper (and lock) per family: the root's */
   memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
   k->no_sig_check = c->no_sig_check;
@@ -376,7 +375,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   uint16_t sig = mode == MODE_SPLIT ? FOLD__SIG_OP_SPLIT : mode == MODE_DUP ? FOLD__SIG_OP_DUP : FOLD__SIG_OP_SPLIT_HOST;
   fold__coll_args a = {FOLD__COLL_ALLGATHER, &ps->mine, recs, sizeof ps->mine, FOLD_UINT8, FOLD_SUM, -1, sig};
   rc = fold__coll_start(c, op, &a, &ps->ag);
-  if (rc == FOLD_OK && c->sim_drive) {
+  if (rc == FOLD_OK && fold__engine_virtual(c)) {
     fold_request *r = fold__req_new(c, FOLD__REQ_TASK);
     if (r == NULL) {
       rc = fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
@@ -512,7 +511,7 @@ static int fam_destroy(fold_comm *c) {
   if (!f->root_gone || f->nkids > 0) return FOLD_OK;
   root->fam = NULL;
   family_free(f);
-  if (root->sim_drive) return fold__sim_comm_destroy(root);
+  if (fold__engine_virtual(root)) return fold__sim_comm_destroy(root);
   fold__comm_free(root);
   return FOLD_OK;
 }

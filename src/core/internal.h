@@ -169,8 +169,6 @@ struct fold_comm {
   /* time: every piece of code asks the engine (fold__now), never the OS */
   fold__clock_fn clock;
   void *clock_ctx;
-  /* simulated communicators are driven by the simulator, not by waits */
-  int (*sim_drive)(fold_comm *c, fold_request *until); /* NULL unless sim */
   /* collectives: sequence number, user ops (op/op.c), algorithm choice */
   uint32_t coll_seq;
   struct fold__user_op *user_ops;
@@ -213,9 +211,6 @@ struct fold_comm {
   int wait_ep;               /* waits over several transports: 1 + the epoll fd they sleep in,
                               * 0 before the first, -1 if some transport has no wait_fd (progress.c) */
   struct fold__pthread *pthread; /* FOLD_PROGRESS_THREAD's helper, or NULL (progress_thread.c) */
-  /* bootstrap leftovers owned by the comm (e.g. a store server thread) */
-  void *boot;
-  void (*boot_release)(void *boot);
   /* (last: read only by selection's multihost rules, off the hot fields)
    * the communicator's host layout, the same on every rank (selection's
    * "multihost" rules): how many hosts its ranks are on and the most ranks

@@ -194,7 +194,7 @@ static void tell_all(fold_comm *c, int status, int culprit, const char *msg) {
     if (p != c->rank && !c->lost[p])
       fold__isend_bytes(c, buf, len + 12, p, FOLD__CTX_SYS, 0, &reqs[p]);
   int64_t deadline = fold__now(c) + 500000000;
-  for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !c->sim_drive && fold__now(c) < deadline;) {
+  for (int pending = 1; pending && reqs && !fold__comm_failed(c) && !fold__engine_virtual(c) && fold__now(c) < deadline;) {
     fold__poll_transports(c);
     pending = 0;
     for (int p = 0; p < c->size; p++) pending |= reqs[p] && !fold__req_done(reqs[p]);
@@ -395,7 +395,7 @@ int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *sel
    * instead of the silent rank its report names. */
   fold__handlers_run(c);
   int64_t now = fold__now(c), left = c->timeout_ns < FOLD__CHAIN_WAIT_NS ? c->timeout_ns : FOLD__CHAIN_WAIT_NS;
-  for (int64_t end = now + left; !c->sim_drive && !fold__comm_failed(c) && now < end; now = fold__now(c)) {
+  for (int64_t end = now + left; !fold__engine_virtual(c) && !fold__comm_failed(c) && now < end; now = fold__now(c)) {
     int via, y = wait_chain(c, who, &via);
     if (y == c->rank || c->lost[y] || all_reported_but(c, y)) break;
     fold__poll_transports(c);

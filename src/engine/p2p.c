@@ -150,7 +150,7 @@ static int recv_blocking(void *buf, size_t count, fold_dtype dtype, int peer, in
 /* One step of a simulated communicator: the simulator runs one event (all
  * ranks live in this thread, so nothing else would move them). */
 static int sim_step(fold_comm *c) {
-  return c->sim_drive(c, NULL) < 0 ? fold__comm_failed(c) : 0;
+  return fold__engine_drive(c, NULL) < 0 ? fold__comm_failed(c) : 0;
 }
 
 static int test_impl(fold_request *req, int *done, fold_status *status, const char *op) {
@@ -159,7 +159,7 @@ static int test_impl(fold_request *req, int *done, fold_status *status, const ch
   fold_comm *c = req->comm;
   *done = 0;
   int st = fold__req_done(req) ? 0 : fold__progress(c);
-  if (!fold__req_done(req) && !st && c->sim_drive)
+  if (!fold__req_done(req) && !st && fold__engine_virtual(c))
     st = sim_step(c);
   if (!fold__req_done(req)) {
     if (!st)
@@ -196,7 +196,7 @@ static int progress_impl(fold_comm *comm) {
   int rc = fold__check_comm(comm);
   if (rc) return rc;
   rc = fold__progress(comm);
-  if (!rc && comm->sim_drive)
+  if (!rc && fold__engine_virtual(comm))
     rc = sim_step(comm);
   return rc;
 }

@@ -355,8 +355,8 @@ static int timed_out(fold_comm *c, fold_request *r, const char *op) {
  * FOLD__WAIT_STOPPED with r untouched. The clock is read only after a first
  * progress pass: an operation that completes at once pays no clock read. */
 static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *start, int64_t slice) {
-  if (c->sim_drive) {
-    int rc = c->sim_drive(c, r);
+  if (fold__engine_virtual(c)) {
+    int rc = fold__engine_drive(c, r);
     if (rc < 0 && !fold__req_done(r))
       fold__req_complete(r, rc);
     return rc < 0 ? rc : FOLD_OK;

@@ -155,7 +155,7 @@ static void pt_free(struct fold__pthread *pt) {
 }
 
 int fold__pthread_start(fold_comm *c) {
-  if (c == NULL || c->sim_drive || c->pthread || !env_on())
+  if (c == NULL || fold__engine_virtual(c) || c->pthread || !env_on())
     return FOLD_OK;
   struct fold__pthread *pt = calloc(1, sizeof *pt);
   if (pt == NULL)

@@ -23,6 +23,8 @@ int fold__engine_wake_at(fold_comm *c, int64_t t_ns) {
   return h && h->wake_at ? h->wake_at(c, t_ns) : FOLD_OK;
 }
 
+int fold__engine_drive(fold_comm *c, fold_request *until) { return c->svc->hooks->drive(c, until); }
+
 int64_t fold__engine_inject_delay(const fold_comm *c) { return c->svc->inject_delay_ns; }
 
 int64_t fold__link_ns(fold_comm *c, int peer, size_t bytes) {

@@ -15,10 +15,15 @@ typedef struct fold__clock_hooks {
   void (*charge)(fold_comm *c, double seconds);
   double (*reduce_cost)(const fold_comm *c, size_t bytes); /* virtual seconds of one reduction call */
   int (*wake_at)(fold_comm *c, int64_t t_ns); /* make the clock reach t_ns and run fold__progress(c) there */
+  /* waits call this instead of sleeping: run the world until `until`
+   * completes (NULL: one step, never blocking); < 0: c failed */
+  int (*drive)(fold_comm *c, fold_request *until);
 } fold__clock_hooks;
 void fold__engine_hooks_set(fold_comm *c, const fold__clock_hooks *hooks);
-/* 1 if c's clock is not real time (hooks installed: the simulator), where
- * costs are modelled, not measured. */
+/* Is c simulated? 1 if its clock is not real time (hooks installed: the
+ * simulator), where costs are modelled, not measured, and waits drive the
+ * simulator (fold__engine_drive) instead of sleeping. The one test of
+ * "is this communicator simulated" (defined in engine/svc.h). */
 static inline int fold__engine_virtual(const fold_comm *c);
 /* c's rank works `seconds` (seconds <= 0: nothing). */
 void fold__engine_charge(fold_comm *c, double seconds);
@@ -27,6 +32,10 @@ void fold__engine_charge(fold_comm *c, double seconds);
  * op_time of the rank in the simulator. The collective executor sums this
  * over a round's reductions and charges the sum. */
 double fold__engine_reduce_cost(const fold_comm *c, size_t bytes);
+/* Drive a simulated communicator (fold__engine_virtual) until `until`
+ * completes, or one step when until is NULL (fold_test, fold_progress).
+ * Returns 0 or c's failure status. */
+int fold__engine_drive(fold_comm *c, fold_request *until);
 /* Ask the clock to reach t_ns (used by the timers; real time: nothing to
  * do, waits are clamped instead). Returns 0 or a negative FOLD_E* code. */
 int fold__engine_wake_at(fold_comm *c, int64_t t_ns);

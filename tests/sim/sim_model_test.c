@@ -314,16 +314,16 @@ static void case_blocking(void) {
   CHECK_RC(fold_irecv(rbuf[1], B, FOLD_UINT8, 0, 7, c[1], &rr), FOLD_OK, c[1]);
   CHECK_RC(fold_isend(sbuf[0], B, FOLD_UINT8, 1, 7, c[0], &s), FOLD_OK, c[0]);
   CHECK(LAT < XFER); /* so the head reaches the port before the send is done */
-  CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* head reaches rank 1's port */
+  CHECK_RC(fold__engine_drive(c[1], NULL), FOLD_OK, c[1]); /* head reaches rank 1's port */
   CHECK_T(fold_sim_time(sim), t0 + LAT);
   CHECK(!fold__req_done(s) && !fold__req_done(rr));
-  CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* send done */
+  CHECK_RC(fold__engine_drive(c[1], NULL), FOLD_OK, c[1]); /* send done */
   CHECK_T(fold_sim_time(sim), t0 + XFER);
   CHECK(fold__req_done(s) && !fold__req_done(rr));
-  CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* arrival */
+  CHECK_RC(fold__engine_drive(c[1], NULL), FOLD_OK, c[1]); /* arrival */
   CHECK_T(fold_sim_time(sim), t0 + LAT + XFER);
   CHECK(fold__req_done(rr));
-  CHECK_RC(c[1]->sim_drive(c[1], NULL), FOLD_OK, c[1]); /* nothing left: no-op */
+  CHECK_RC(fold__engine_drive(c[1], NULL), FOLD_OK, c[1]); /* nothing left: no-op */
   CHECK_RC(fold_wait(rr), FOLD_OK, c[1]);
   CHECK_RC(fold_wait(s), FOLD_OK, c[0]);
   fold_sim_destroy(sim);

@@ -168,7 +168,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
 /* Everything happens in events; polling has nothing to move. */
 static int sim_poll(fold__tp *tp) { return fold__comm_failed(tp->comm); }
 
-/* Never called for simulated communicators (fold__wait_req uses sim_drive);
+/* Never called for simulated communicators (fold__wait_req drives the simulator);
  * must not sleep in real time if it ever is. */
 static int sim_wait(fold__tp *tp, int64_t timeout_ns) { return 0; }
 

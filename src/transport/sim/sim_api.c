@@ -11,6 +11,7 @@
 #define SIM_STUCK_LIST 8
 
 static int sim_drive(fold_comm *c, fold_request *until);
+static const fold__clock_hooks sim_hooks;
 
 /* ---- the virtual clock ------------------------------------------------------- */
 
@@ -25,7 +26,7 @@ static int64_t sim_clock(void *ctx) {
 }
 
 static struct fold_sim *sim_of(const fold_comm *c) {
-  return (c && c->sim_drive == sim_drive) ? (struct fold_sim *)c->clock_ctx : NULL;
+  return (c && c->svc && c->svc->hooks == &sim_hooks) ? (struct fold_sim *)c->clock_ctx : NULL;
 }
 
 int fold__sim_is(const fold_comm *c) { return sim_of(c) != NULL; }
@@ -79,7 +80,7 @@ static int describe_stuck(const struct fold_sim *sim, char *buf, size_t cap) {
 
 /* ---- driving the simulator -------------------------------------------------------- */
 
-/* The engine's hook (fold_comm.sim_drive), called by fold__wait_req instead
+/* The engine's hook (fold__clock_hooks.drive), called by fold__wait_req instead
  * of sleeping: run events in time order until `until` completes, then on
  * until this rank's charged work is over (busy time), so that a blocking call
  * returns when the rank could really go on. Fails c with FOLD_ETIMEDOUT,
@@ -238,6 +239,7 @@ static const fold__clock_hooks sim_hooks = {
     .charge = fold__sim_charge,
     .reduce_cost = fold__sim_reduce_cost,
     .wake_at = sim_timer_wake,
+    .drive = sim_drive,
 };
 
 /* ---- compute, callbacks, per-rank parameters ------------------------------------------ */
@@ -425,7 +427,6 @@ void fold__sim_attach(struct fold_sim *sim, int i, fold_comm *c) {
   sim->comms[i] = c;
   c->clock = sim_clock;
   c->clock_ctx = sim;
-  c->sim_drive = sim_drive;
   fold__engine_hooks_set(c, &sim_hooks);
   /* Every simulated rank has its own link to the switch: its own host. */
   c->local_rank = 0;
