@@ -257,10 +257,13 @@ FOLD_API int fold_comm_init_threads(int n, fold_comm **comms);
  * done, for a simulated rank while its fold_sim_run is running). */
 FOLD_API int fold_comm_destroy(fold_comm *comm);
 
-/* Fail every pending and later operation on comm with FOLD_EABORTED. Local:
- * peers notice only when they next need this rank (they see FOLD_EPEER once
- * it is destroyed or exits). Does not block. Returns FOLD_OK, or FOLD_EINVAL
- * for NULL. */
+/* Fail every pending and later operation on comm, and on every
+ * communicator split or duplicated from it (at any depth, also through a
+ * generation already destroyed), with FOLD_EABORTED; the communicators it
+ * was made from and its siblings go on. Local: peers notice only when they
+ * next need this rank (they see FOLD_EPEER once it is destroyed or exits).
+ * Any thread may call it; the owner acts on it at its next call or
+ * progress. Does not block. Returns FOLD_OK, or FOLD_EINVAL for NULL. */
 FOLD_API int fold_comm_abort(fold_comm *comm);
 
 /* This rank's index in [0, size), or FOLD_EINVAL for NULL. */
@@ -321,8 +324,9 @@ FOLD_API int fold_comm_local_size(const fold_comm *comm);
  *  - Failures: a lost peer fails, on every communicator of the family that
  *    contains it, the operations that need it (FOLD_EPEER naming the rank in
  *    the communicator and in the world: "peer rank 1 (rank 3 of the
- *    world)"). A mismatch, a timeout or fold_comm_abort fails only the
- *    communicator it happened on; the connections are closed only once
+ *    world)"). A mismatch or a timeout fails only the communicator it
+ *    happened on, fold_comm_abort that communicator and those made from
+ *    it; the connections are closed only once
  *    every communicator of the family has failed.
  *  - Destruction in any order: the connections belong to the family and
  *    go with its last communicator. A world destroyed before its children

@@ -207,7 +207,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   int rc;
   if (req) *req = NULL;
   if ((rc = fold__check_comm(c))) return rc;
-  if (atomic_load_explicit(&c->abort_req, memory_order_acquire)) fold__progress(c);
+  if (fold__abort_asker(c)) fold__progress(c);
   if ((rc = fold__comm_failed(c))) return rc;
   fold_dtype dtype = a->kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
   size_t esize = fold_dtype_size(dtype);

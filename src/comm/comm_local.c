@@ -105,7 +105,7 @@ int fold_sim_destroy(fold_sim *sim) {
 }
 
 int fold__sim_comm_destroy(fold_comm *c) {
-  struct fold_sim *sim = fold__sim_is(c) ? c->clock_ctx : NULL;
+  struct fold_sim *sim = fold__engine_virtual(c) ? c->clock_ctx : NULL;
   if (sim == NULL) { /* not ours after all: the ordinary path */
     fold__comm_free(c);
     return FOLD_OK;

@@ -21,7 +21,7 @@ enum { MODE_SPLIT, MODE_DUP, MODE_HOST };
  * (fold_sim_set_hosts; without hosts every rank is its own), as
  * fold_comm_local_rank says. */
 static uint64_t host_id(const fold_comm *root) {
-  if (fold__sim_is(root)) return 0x9e3779b97f4a7c15ull ^ (uint64_t)(fold__sim_host(root) + 1);
+  if (fold__engine_virtual(root)) return 0x9e3779b97f4a7c15ull ^ (uint64_t)(fold__sim_host(root) + 1);
   fold__card card;
   memset(&card, 0, sizeof card);
   if (fold__card_self(&card) != FOLD_OK) return 1;
@@ -462,7 +462,7 @@ int fold__fam_destroy(fold_comm *c) {
    * lock while the members change; it is stopped before the root goes */
   fold_comm *root = c->fam->root;
   fold__enter(root);
-  if (fold__sim_is(c) && ((struct fold_sim *)c->clock_ctx)->running) {
+  if (fold__engine_virtual(c) && ((struct fold_sim *)c->clock_ctx)->running) {
     fold__leave(root);
     return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running", c->rank);
   }
@@ -491,10 +491,11 @@ int fold__fam_destroy(fold_comm *c) {
 static int fam_destroy(fold_comm *c) {
   struct fold__family *f = c->fam;
   fold_comm *root = f->root;
-  if (fold__sim_is(c) && ((struct fold_sim *)c->clock_ctx)->running)
+  if (fold__engine_virtual(c) && ((struct fold_sim *)c->clock_ctx)->running)
     return fold__error(c, FOLD_EINVAL, "fold_comm_destroy: rank %d: called while the simulator is running", c->rank);
   pending_forget(f, c);
   if (c != root) {
+    fold__fam_reparent(f, c);
     for (int i = 0; i < f->nkids; i++)
       if (f->kids[i] == c) {
         f->kids[i] = f->kids[--f->nkids];

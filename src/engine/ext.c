@@ -82,6 +82,7 @@ int fold__svc_init_child(fold_comm *k, const fold_comm *parent) {
   k->svc = calloc(1, sizeof *k->svc);
   if (k->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   k->svc->hooks = parent->svc->hooks; /* a simulated parent's child runs on virtual time too */
+  k->svc->parent = parent;            /* its fold_comm_abort reaches k (fold__abort_asker) */
   return fold__report_init(k);
 }
 

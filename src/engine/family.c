@@ -13,6 +13,11 @@ fold_comm *fold__fam_kid(const struct fold__family *f, uint32_t cid) {
   return NULL;
 }
 
+void fold__fam_reparent(struct fold__family *f, const fold_comm *c) {
+  for (int i = 0; i < f->nkids; i++)
+    if (f->kids[i]->svc->parent == c) f->kids[i]->svc->parent = c->svc->parent;
+}
+
 /* Release an unexpected record nobody will take. */
 void fold__unexp_drop(fold__unexp *u) {
   if (u->tp) u->tp->ops->pull(u->tp, u, NULL);

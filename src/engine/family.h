@@ -24,6 +24,9 @@ struct fold__family {
 
 /* The live child with communicator id cid, or NULL. */
 fold_comm *fold__fam_kid(const struct fold__family *f, uint32_t cid);
+/* c, a child, is being destroyed: the children split or duplicated from it
+ * take its parent (so an abort of an ancestor still reaches them). */
+void fold__fam_reparent(struct fold__family *f, const fold_comm *c);
 /* Release an unexpected record nobody will take (a rendezvous one through
  * its transport). */
 void fold__unexp_drop(fold__unexp *u);

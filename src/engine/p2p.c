@@ -52,7 +52,7 @@ static int check_p2p(fold_comm *c, const char *op, const void *buf, size_t count
   if (rc) return rc;
   if ((rc = fold__check_buf(c, op, buf, count, dtype, bytes))) return rc;
   if ((rc = check_peer_tag(c, op, peer, tag, recv))) return rc;
-  if (atomic_load_explicit(&c->abort_req, memory_order_acquire))
+  if (fold__abort_asker(c))
     fold__progress(c);
   return fold__comm_failed(c);
 }

@@ -187,8 +187,15 @@ static void step_tasks(fold_comm *c) {
 }
 
 int fold__progress_one(fold_comm *c, int poll) {
-  if (atomic_load_explicit(&c->abort_req, memory_order_acquire) && !fold__comm_failed(c))
-    fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
+  const fold_comm *asker = fold__abort_asker(c);
+  if (asker && !fold__comm_failed(c)) {
+    if (asker == c)
+      fold__comm_fail(c, FOLD_EABORTED, "rank %d: aborted by fold_comm_abort", c->rank);
+    else
+      fold__comm_fail(c, FOLD_EABORTED,
+                      "rank %d: aborted by fold_comm_abort on a communicator it was split or duplicated from (its rank %d "
+                      "there)", c->rank, asker->rank);
+  }
   int st = fold__comm_failed(c);
   if (st)
     return st;

@@ -60,9 +60,24 @@ struct fold__svc {
    * call number coll_told_from on (0: none; engine/fail.c) */
   int coll_told;
   uint32_t coll_told_from;
+  /* the communicator this one was split or duplicated from (NULL: a
+   * family's root); a destroyed one's children take its parent
+   * (fold__fam_reparent) */
+  const fold_comm *parent;
 };
 /* (declared in engine/time.h) */
 static inline int fold__engine_virtual(const fold_comm *c) { return c->svc->hooks != NULL; }
+/* fold_comm_abort reaches a communicator and everything split or
+ * duplicated from it, at any depth: the engine's one rule for aborts. The
+ * communicator whose abort c must act on (c itself, or the nearest of its
+ * ancestors that was aborted), or NULL. Owner thread (the ancestors are
+ * its family's, linked and unlinked by it); abort_req itself may be set by
+ * any thread. */
+static inline const fold_comm *fold__abort_asker(const fold_comm *c) {
+  for (; c; c = c->svc->parent)
+    if (atomic_load_explicit(&((fold_comm *)c)->abort_req, memory_order_acquire)) return c;
+  return NULL;
+}
 /* fold__recv_post took u off the unexpected queue: if a handler is being
  * called for it, the handler consumed it. */
 static inline void fold__handler_note_taken(fold_comm *c, const fold__unexp *u) {

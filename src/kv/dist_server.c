@@ -314,7 +314,6 @@ static int serve_step(fold__task *t) {
   fold_kv *kv = s->kv;
   fold_comm *c = kv->c;
   int rc = FOLD_OK;
-  fold__kv_forward_abort(kv);
   if (!s->serving) return 0;
   if (s->dying) return linger(kv); /* no more messages are taken: the store failed */
   while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {

@@ -16,7 +16,6 @@ static void watch(fold_comm *c, fold__watch *wd, void *arg) {
   (void)wd;
   fold_kv *kv = arg;
   struct fold__kv_worker *w = kv->w;
-  fold__kv_forward_abort(kv);
   if (w->leaving) return;
   if (w->nheap) fold__kvw_pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size && !w->fail_on; p++)

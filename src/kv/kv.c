@@ -26,11 +26,6 @@ int fold__kv_blamed(const fold_kv *kv, int p) {
   return q >= 0 && q != kv->c->rank ? q : p;
 }
 
-void fold__kv_forward_abort(fold_kv *kv) {
-  if (kv->user && kv->c && kv->c != kv->user && atomic_load_explicit(&kv->user->abort_req, memory_order_acquire))
-    atomic_store_explicit(&kv->c->abort_req, 1, memory_order_release);
-}
-
 /* The store whose updater this thread is running (NULL: none): a call on
  * it from inside its updater is refused (in_updater), not run: a local
  * store's push would sum into the buffer the updater is reading, and with

@@ -144,11 +144,6 @@ int fold__kv_err(const fold_kv *kv, int status, const char *fmt, ...) FOLD__PRIN
 /* Apply a merged value to a stored one: updater, optimizer, or copy. */
 void fold__kv_apply(fold_kv *kv, int64_t key, uint64_t off, const void *merged, void *stored, size_t count,
                     fold_dtype dtype); /* off: where the part (a server's piece) starts in the key */
-/* fold_comm_abort on the communicator a store was made on aborts the store
- * too: its own dup does not see that flag, so the store's tasks (a worker's
- * watch, a server's serve step) pass it on, and the next progress pass on
- * the dup fails it with FOLD_EABORTED. */
-void fold__kv_forward_abort(fold_kv *kv);
 /* The store's failure status, its message copied to the user's communicator. */
 int fold__kv_failed(fold_kv *kv);
 

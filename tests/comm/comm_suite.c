@@ -306,6 +306,52 @@ void comm_suite_host(fold_comm *w) {
   fold_comm_destroy(h);
 }
 
+void comm_suite_abort_family(fold_comm *w) {
+  int n = fold_comm_size(w), me = fold_comm_rank(w);
+  fold_comm *d = NULL, *k = NULL, *g = NULL, *s = NULL, *gk = NULL;
+  CHECK_OK(fold_comm_dup(w, &d), w);
+  CHECK_OK(fold_comm_dup(w, &s), w);
+  if (!d || !s) return;
+  CHECK_OK(fold_comm_split(d, me % 2, me, &k), d);
+  if (!k) return;
+  CHECK_OK(fold_comm_dup(k, &g), k);
+  CHECK_OK(fold_comm_dup(g, &gk), g);
+  if (!g || !gk) return;
+  /* the middle generation goes: g now hangs off d */
+  CHECK_OK(fold_comm_destroy(k), NULL);
+  int64_t one = 1, sum = 0;
+  CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, g), g);
+  CHECK(sum == (n + 1 - me % 2) / 2, "grandchild before the abort: %lld", (long long)sum);
+  /* every rank aborts d (local: nobody waits for anybody) */
+  CHECK_OK(fold_comm_abort(d), NULL);
+  CHECK_RC(fold_barrier(d), FOLD_EABORTED, d);
+  CHECK(strstr(fold_comm_last_error(d), "aborted by fold_comm_abort") != NULL, "d: %s", fold_comm_last_error(d));
+  CHECK_RC(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, g), FOLD_EABORTED, g);
+  CHECK(strstr(fold_comm_last_error(g), "split or duplicated from") != NULL, "g: %s", fold_comm_last_error(g));
+  int v = 0;
+  CHECK_RC(fold_send(&v, 1, FOLD_INT32, 0, 0, gk), FOLD_EABORTED, gk); /* two generations down */
+  /* the aborted one's parent and sibling go on */
+  sum = 0;
+  CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, s), s);
+  CHECK(sum == n, "sibling after an abort: %lld", (long long)sum);
+  sum = 0;
+  CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, w), w);
+  CHECK(sum == n, "parent after a child's abort: %lld", (long long)sum);
+  /* a child made now from the sibling is not aborted */
+  fold_comm *s2 = NULL;
+  CHECK_OK(fold_comm_dup(s, &s2), s);
+  if (s2) {
+    sum = 0;
+    CHECK_OK(fold_allreduce(&one, &sum, 1, FOLD_INT64, FOLD_SUM, s2), s2);
+    CHECK(sum == n, "sibling's child: %lld", (long long)sum);
+    fold_comm_destroy(s2);
+  }
+  fold_comm_destroy(gk);
+  fold_comm_destroy(g);
+  fold_comm_destroy(d);
+  fold_comm_destroy(s);
+}
+
 void comm_suite_all(fold_comm *w, int cases) {
   comm_suite_badargs(w);
   comm_suite_host(w);
@@ -313,4 +359,5 @@ void comm_suite_all(fold_comm *w, int cases) {
   comm_suite_interleave(w);
   for (int s = 1; s <= cases; s++) comm_suite_matrix(w, (unsigned)s);
   comm_suite_child_mismatch(w);
+  comm_suite_abort_family(w);
 }

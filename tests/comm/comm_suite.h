@@ -22,6 +22,10 @@ void comm_suite_badargs(fold_comm *w);
 void comm_suite_child_mismatch(fold_comm *w);
 /* fold_comm_split_host: the ranks of this host, as local_rank/local_size say. */
 void comm_suite_host(fold_comm *w);
+/* fold_comm_abort reaches everything split or duplicated from the aborted
+ * communicator, at any depth, also after a middle generation is destroyed,
+ * and nothing else: its parent and siblings go on. */
+void comm_suite_abort_family(fold_comm *w);
 /* Everything above, in order (seeds 1..cases). */
 void comm_suite_all(fold_comm *w, int cases);
 
