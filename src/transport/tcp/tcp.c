@@ -1,6 +1,7 @@
 /* tcp.c — the TCP transport's data path: framed streams per peer, eager and rendezvous messages, one epoll; its vtable, lifecycle, waiting and peer loss (sending: tcp_send.c, receiving: tcp_recv.c). */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,12 +28,31 @@ void fold__tcp_mark_dirty(fold__tcp_tp *t, fold__tcp_peer *p) {
   }
 }
 
+/* Is something (bytes, an end or an error) waiting to be read on fd? */
+static int rx_pending(int fd) {
+  struct pollfd q = {.fd = fd, .events = POLLIN};
+  return poll(&q, 1, 0) > 0 && (q.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
 /* The connection to p broke or p left. What p sent before is delivered
- * already; whether that fails the comm now depends on whether anything
- * still needs p (fold__peer_lost). */
+ * first: a send that met the reset of a peer that closed with unread data
+ * comes here before the poll has read that peer's last frames (its kernel
+ * delivered them before the reset), and a failure report among them must
+ * be seen before p's loss. Reading ends at the connection's end (a read of
+ * 0 or an error, which come back here and close it), at EAGAIN, or after a
+ * bounded number of passes. Whether the loss fails the comm now depends on
+ * whether anything still needs p (fold__peer_lost). */
 void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err) {
   if (p->fd < 0)
     return;
+  if (!p->reading_last) {
+    p->reading_last = 1;
+    for (int i = 0; i < 64 && p->fd >= 0 && !t->down && rx_pending(p->fd); i++)
+      fold__tcp_rx_drain(t, p);
+    p->reading_last = 0;
+    if (p->fd < 0 || t->down)
+      return;
+  }
   char buf[96];
   const char *why = err ? strerror_r(err, buf, sizeof buf) : "connection closed by peer";
   close(p->fd);
@@ -200,6 +220,21 @@ static int tcp_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   return rc < 0 ? rc : fold__comm_failed(c);
 }
 
+/* Close the connection to p so that what this rank sent last still
+ * arrives: closing a socket with unread bytes makes the kernel reset the
+ * connection and drop the data it has not sent yet, so half-close first and
+ * discard what is waiting to be read (bounded: destroy never hangs). */
+static void close_gracefully(fold__tcp_tp *t, fold__tcp_peer *p) {
+  (void)shutdown(p->fd, SHUT_WR);
+  for (int i = 0; i < 64; i++) {
+    ssize_t n = recv(p->fd, t->scratch, TCP_SCRATCH, MSG_DONTWAIT);
+    if (n <= 0 && !(n < 0 && errno == EINTR))
+      break;
+  }
+  close(p->fd);
+  p->fd = -1;
+}
+
 static void tcp_shutdown(fold__tp *tp, int status) {
   fold__tcp_tp *t = (fold__tcp_tp *)tp;
   if (t->down)
@@ -208,7 +243,9 @@ static void tcp_shutdown(fold__tp *tp, int status) {
   fold__tcp_lazy_free(t); /* peers that dial us from now on are refused */
   for (int i = 0; i < tp->comm->size; i++) {
     fold__tcp_peer *p = &t->peers[i];
-    if (p->fd >= 0) { /* peers see EOF and learn that this rank is gone */
+    if (p->fd >= 0 && t->scratch) /* peers see EOF and learn that this rank is gone, after its last frames */
+      close_gracefully(t, p);
+    else if (p->fd >= 0) {
       close(p->fd);
       p->fd = -1;
     }
@@ -235,21 +272,6 @@ static void tcp_shutdown(fold__tp *tp, int status) {
   }
   t->nflush = 0;
   t->nev = 0;
-}
-
-/* Close the connection to p so that what this rank sent last still
- * arrives: closing a socket with unread bytes makes the kernel reset the
- * connection and drop the data it has not sent yet, so half-close first and
- * discard what is waiting to be read (bounded: destroy never hangs). */
-static void close_gracefully(fold__tcp_tp *t, fold__tcp_peer *p) {
-  (void)shutdown(p->fd, SHUT_WR);
-  for (int i = 0; i < 64; i++) {
-    ssize_t n = recv(p->fd, t->scratch, TCP_SCRATCH, MSG_DONTWAIT);
-    if (n <= 0 && !(n < 0 && errno == EINTR))
-      break;
-  }
-  close(p->fd);
-  p->fd = -1;
 }
 
 static void tcp_destroy(fold__tp *tp) {
@@ -345,9 +367,12 @@ int fold__tcp_conn_count(const fold__tp *tp) {
   return n;
 }
 
+static size_t tcp_eager_max(int ctx) { return (size_t)fold__tcp_eager_max((uint32_t)ctx); }
+
 static const fold__tp_ops tcp_ops = {
     .name = "tcp",
     .kind = FOLD__TP_KIND_TCP,
+    .eager_max = tcp_eager_max,
     .isend = fold__tcp_isend,
     .poll = tcp_poll,
     .wait = tcp_wait,

@@ -48,6 +48,7 @@ typedef struct fold__tcp_peer {
   int fd;   /* -1: no connection (self, other transport, gone, shut down) */
   int rank;
   int gone; /* the connection broke or the peer left */
+  int reading_last; /* fold__tcp_peer_gone is reading what p sent before it went */
   int made; /* a connection to this peer was made (it may have closed since) */
   /* sending: data frames (requests, linked by ->next) and control frames;
    * frames go out back to back, so a partly written one is finished first */
@@ -109,7 +110,10 @@ static inline uint64_t fold__tcp_send_cookie(const fold_request *r) { return (ui
 void fold__tcp_set_pollout(fold__tcp_tp *t, fold__tcp_peer *p, int on);
 /* Put p on the flush list (frames queued during a batch or a poll). */
 void fold__tcp_mark_dirty(fold__tcp_tp *t, fold__tcp_peer *p);
-/* The connection to p broke (err: errno, 0 for an orderly close) or p left. */
+/* The connection to p broke (err: errno, 0 for an orderly close) or p left.
+ * A send that found it broken calls this too: the frames p sent before it
+ * went (a failure report naming the rank it failed on) are read and
+ * delivered first, so that they decide who is blamed. */
 void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err);
 /* A large send of `bytes` to p was written: time its delivery. Once
  * everything written to p is acknowledged (fold__tcp_link_check, from
