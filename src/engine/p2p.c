@@ -17,6 +17,15 @@ static int new_p2p(fold_comm *c, int kind, const void *buf, size_t bytes, int pe
   return FOLD_OK;
 }
 
+size_t fold__eager_max(const fold_comm *c, int ctx) {
+  size_t m = 0;
+  for (int i = 0; i < c->ntps; i++) {
+    size_t e = c->tps[i]->ops->eager_max ? c->tps[i]->ops->eager_max(ctx) : 0;
+    if (e && (m == 0 || e < m)) m = e;
+  }
+  return m;
+}
+
 int fold__isend_bytes(fold_comm *c, const void *buf, size_t bytes, int peer, int ctx, int tag,
                       fold_request **req) {
   int rc = new_p2p(c, FOLD__REQ_SEND, buf, bytes, peer, ctx, tag, req);

@@ -82,6 +82,11 @@ int fold__send_post(fold_comm *c, fold_request *r);
 /* The message used when a receive is too small. */
 int fold__recv_too_small(fold_request *r, size_t bytes);
 
+/* The largest payload a message of c on context ctx may have and still go
+ * eagerly through every transport of c (the smallest of their eager_max,
+ * transport.h); 0: any size does. */
+size_t fold__eager_max(const fold_comm *c, int ctx);
+
 /* Internal point-to-point helpers for tasks: byte counts, any context. */
 int fold__isend_bytes(fold_comm *c, const void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);
 int fold__irecv_bytes(fold_comm *c, void *buf, size_t bytes, int peer, int ctx, int tag, fold_request **req);

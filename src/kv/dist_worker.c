@@ -141,14 +141,9 @@ static void shard_of(const fold_kv *kv, const fold__kv_ent *e, int i, int *serve
 static int nshards(const fold_kv *kv, const fold__kv_ent *e) { return e->server >= 0 ? 1 : kv->nservers; }
 
 /* Every message of a key carries one piece of a shard, small enough to go
- * eagerly with its header (64 KiB in both transports): a bigger message
- * goes by rendezvous, and over tcp its CTS then waits behind the data
- * already queued the other way (a worker's pushes, a server's replies: up
- * to tbf's 50 ms and the socket buffers), which left the links idle between
- * messages (60% of the link bound, docs/kvstore.md). A server keeps rounds
- * per piece, so a piece's pull is answered while the key's later pieces
- * still stream in. */
-#define KV_PIECE_BYTES ((size_t)65536 - sizeof(fold__kv_hdr))
+ * eagerly with its header (kv->piece_bytes, kv.c says why). A server keeps
+ * rounds per piece, so a piece's pull is answered while the key's later
+ * pieces still stream in. */
 
 typedef struct kv_piece {
   int server;
@@ -159,7 +154,7 @@ typedef struct kv_piece {
  * r+1, so that a split key keeps every server busy. Calls fn on each. */
 typedef int (*piece_fn)(fold_kv *kv, const fold__kv_ent *e, const kv_piece *p, void *arg);
 static int each_piece(fold_kv *kv, const fold__kv_ent *e, piece_fn fn, void *arg) {
-  size_t per = KV_PIECE_BYTES / e->esize, biggest = 0;
+  size_t per = kv->piece_bytes / e->esize, biggest = 0;
   if (per == 0) per = 1;
   for (int i = 0; i < nshards(kv, e); i++) {
     kv_piece p;

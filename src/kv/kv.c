@@ -83,10 +83,28 @@ static int type_of(const char *s) {
   return -1;
 }
 
-/* The FOLD_KV_* variables: every rank of a store must agree on them. */
-enum { AG_TYPE, AG_SERVERS, AG_BOUND, AG_THREADS, AG_STALE, AG_N };
+/* The FOLD_KV_* variables: every rank of a store must agree on them. The
+ * last entry is not a variable: each rank's eager limit, of which the store
+ * takes the smallest (fold__kv_piece_bytes). */
+enum { AG_TYPE, AG_SERVERS, AG_BOUND, AG_THREADS, AG_STALE, AG_EAGER, AG_N };
 static const char *const ag_names[AG_N] = {"type", "FOLD_KV_SERVERS", "FOLD_KV_BIGARRAY_BOUND",
-                                           "FOLD_KV_REDUCE_THREADS", "FOLD_KV_STALENESS"};
+                                           "FOLD_KV_REDUCE_THREADS", "FOLD_KV_STALENESS", "eager limit"};
+
+/* A message of the store carries one piece of a key's shard behind its
+ * header, and a piece goes eagerly: a bigger message would go by
+ * rendezvous, and over tcp its CTS then waits behind the data already
+ * queued the other way (a worker's pushes, a server's replies: up to tbf's
+ * 50 ms and the socket buffers), which left the links idle between
+ * messages (60% of the link bound, docs/kvstore.md). So a piece is the
+ * smallest eager limit of any rank's transports (eager_max, on the store's
+ * context) less the header. Where no transport has a limit, pieces still
+ * let a server answer a piece's pull while the key's later pieces stream
+ * in: KV_PIECE_CAP bytes then. */
+#define KV_PIECE_CAP ((size_t)65536)
+static size_t piece_bytes(size_t eager) {
+  size_t m = eager && eager < KV_PIECE_CAP ? eager : KV_PIECE_CAP;
+  return m > 2 * sizeof(fold__kv_hdr) ? m - sizeof(fold__kv_hdr) : sizeof(fold__kv_hdr);
+}
 
 static int agree(fold_kv *kv, const int64_t mine[AG_N]) {
   fold_comm *c = kv->c;
@@ -97,8 +115,12 @@ static int agree(fold_kv *kv, const int64_t mine[AG_N]) {
     free(all);
     return fold__kv_failed(kv) ? fold__kv_failed(kv) : rc;
   }
+  int64_t eager = all[AG_EAGER];
+  for (int r = 1; r < c->size; r++)
+    if (all[r * AG_N + AG_EAGER] && (eager == 0 || all[r * AG_N + AG_EAGER] < eager)) eager = all[r * AG_N + AG_EAGER];
+  kv->piece_bytes = piece_bytes((size_t)eager);
   for (int r = 1; r < c->size && rc == FOLD_OK; r++)
-    for (int i = 0; i < AG_N; i++)
+    for (int i = 0; i < AG_EAGER; i++)
       if (all[r * AG_N + i] != all[i]) {
         rc = fold__kv_err(kv, FOLD_EMISMATCH, "fold_kv_create: rank %d: ranks disagree on %s: rank 0 has %lld, rank %d has %lld",
                           c->rank, ag_names[i], (long long)all[i], r, (long long)all[r * AG_N + i]);
@@ -125,7 +147,8 @@ static int create(fold_comm *comm, const char *type, fold_kv **out) {
       free(kv);
       return rc;
     }
-    int64_t mine[AG_N] = {kv->type, kv->nservers, (int64_t)kv->bound, kv->threads, kv->staleness};
+    int64_t mine[AG_N] = {kv->type, kv->nservers, (int64_t)kv->bound, kv->threads, kv->staleness,
+                          (int64_t)fold__eager_max(kv->c, fold__kv_ctx())};
     if ((rc = agree(kv, mine)) != FOLD_OK) goto fail;
   }
   if (kv->type != FOLD__KV_LOCAL) {

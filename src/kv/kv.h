@@ -117,6 +117,7 @@ struct fold_kv {
   size_t bound;            /* FOLD_KV_BIGARRAY_BOUND */
   int threads;             /* FOLD_KV_REDUCE_THREADS */
   int staleness;           /* FOLD_KV_STALENESS */
+  size_t piece_bytes;      /* dist: the most value bytes one message carries (kv.c, agree) */
   fold__kv_pool *pool;
   fold__kv_map ents;       /* local, worker: key -> fold__kv_ent */
   fold__kv_map names;      /* key -> fold__kv_name (fold_kv_key) */

@@ -135,6 +135,11 @@ typedef struct fold__tp_ops {
    * round gains by not waiting for it (fold__co_send_nowait, coll.h);
    * 0: a large send waits for the receive anyway (tcp's rendezvous). */
   int drain_sends;
+  /* The largest payload a message on context ctx may have and still
+   * travel eagerly: whole, behind its header, with no rendezvous round
+   * trip. 0: any size does. NULL: the transport never uses a rendezvous.
+   * Layers that cut data into messages size them by it (fold__eager_max). */
+  size_t (*eager_max)(int ctx);
   /* Start sending r (FOLD__REQ_SEND) to r->peer. Either complete r before
    * returning, or take a reference (fold__req_ref) and complete it later
    * from poll()/another rank's progress. Returns 0, or a negative code when

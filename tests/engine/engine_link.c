@@ -1,4 +1,4 @@
-/* engine_link.c — fold__link_ns: what each transport measured of a link (ring_skip's T_trans).
+/* engine_link.c — fold__link_ns and fold__eager_max: what each transport measured of a link (ring_skip's T_trans), and its eager limit per context.
  *
  * Usage: engine_link threads | sim      (one process)
  *        engine_link mp [NOMINAL_BPS]   (3 ranks under foldrun or netns_run.sh: shm, tcp;
@@ -29,6 +29,8 @@ static void case_threads(void) {
   CHECK_RC(fold_comm_init_threads(3, c), FOLD_OK, NULL);
   for (int i = 0; i < 3; i++)
     for (int p = -1; p <= 3; p++) CHECK(fold__link_ns(c[i], p, BIG) == -1);
+  /* inproc: a rendezvous beyond 64 KiB on every context */
+  CHECK(fold__eager_max(c[0], FOLD__CTX_P2P) == 65536 && fold__eager_max(c[0], fold__ctx_ext(FOLD__EXT_KV)) == 65536);
   for (int i = 0; i < 3; i++) fold_comm_destroy(c[i]);
 }
 
@@ -47,6 +49,8 @@ static void case_sim(void) {
   CHECK(fold__link_ns(c[2], 0, 1000) == 20000 + 1000);
   CHECK(fold__link_ns(c[2], 2, 1000) == -1);
   CHECK(fold__link_ns(c[0], 3, 1000) == -1 && fold__link_ns(c[0], -1, 1000) == -1);
+  /* the simulator delivers every payload eagerly */
+  CHECK(fold__eager_max(c[0], FOLD__CTX_P2P) == 0 && fold__eager_max(c[0], FOLD__CTX_COLL) == 0);
   fold_sim_destroy(sim);
 }
 
@@ -66,6 +70,12 @@ static int case_mp(double nominal_bps) {
   const char *tp = fold_comm_transport(w);
   int shm = strcmp(tp, "shm") == 0;
   CHECK(fold__link_ns(w, r, BIG) == -1);
+  /* eager limits: shm answers only user messages over 64 KiB; tcp sends
+   * collectives' messages eagerly up to 1 MiB, others up to 64 KiB */
+  size_t e_p2p = fold__eager_max(w, FOLD__CTX_P2P), e_ext = fold__eager_max(w, fold__ctx_ext(FOLD__EXT_KV)),
+         e_coll = fold__eager_max(w, FOLD__CTX_COLL);
+  CHECK(e_p2p == 65536);
+  CHECK(shm ? e_ext == 0 && e_coll == 0 : e_ext == 65536 && e_coll == (1u << 20));
   if (shm)
     for (int p = 0; p < n; p++) CHECK(fold__link_ns(w, p, BIG) == -1); /* nothing large sent yet */
   char *buf = malloc(BIG);

@@ -425,9 +425,15 @@ static void inproc_destroy(fold__tp *tp) {
   }
 }
 
+static size_t inproc_eager_max(int ctx) {
+  (void)ctx;
+  return INPROC_EAGER;
+}
+
 static const fold__tp_ops inproc_ops = {
   .name = "inproc",
   .kind = FOLD__TP_KIND_INPROC,
+  .eager_max = inproc_eager_max,
   .isend = inproc_isend,
   .poll = inproc_poll,
   .wait = inproc_wait,

@@ -478,10 +478,15 @@ static int shm_link(fold__tp *tp, int tpeer, fold__link *out) {
   return 0;
 }
 
+/* Only user point-to-point messages over EAGER_MAX are answered
+ * (fold__shm_answered); every other message streams through the ring. */
+static size_t shm_eager_max(int ctx) { return ctx == FOLD__CTX_P2P ? EAGER_MAX : 0; }
+
 static const fold__tp_ops shm_ops = {
     .name = "shm",
     .kind = FOLD__TP_KIND_SHM,
     .drain_sends = 1,
+    .eager_max = shm_eager_max,
     .isend = fold__shm_isend,
     .poll = shm_poll,
     .wait = shm_wait,
