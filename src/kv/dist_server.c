@@ -286,26 +286,20 @@ static void peer_died(fold_kv *kv, int w) {
     }
     fold__kvs_send_owned(kv, p, FOLD__KV_MSG_DEAD, h, sizeof *h + clen);
   }
-  /* out now, before the failure that linger() ends with */
+  /* out now, before the failure that die() ends with */
   fold__tx_batch_end(c);
   fold__tx_batch_begin(c);
   kv->s->dying = w + 1;
-  kv->s->dying_until = fold__now(c) + LINGER_NS;
 }
 
-/* After a loss the server keeps its connections open (the transports keep
- * reading them) until every live worker has gone or LINGER_NS passed, and
- * only then fails. Failing at once closes its sockets while workers still
- * send to it: a worker then meets a reset connection before it has read
- * the DEAD notice, and blames this server instead of the rank that died. */
-static int linger(fold_kv *kv) {
-  struct fold__kv_server *s = kv->s;
+/* After a loss the server fails at once, its DEAD notices sent. A worker
+ * that still sends to it then meets a closed or reset connection, and its
+ * transport reads the server's last frames, the notice among them, before
+ * it takes the server for lost (tcp: fold__tcp_peer_gone), so the worker
+ * blames the rank that died, not this server. */
+static int die(fold_kv *kv) {
   fold_comm *c = kv->c;
-  int live = 0;
-  for (int p = 0; p < kv->nworkers; p++)
-    if (!c->lost[p] && !kv->left[p] && !s->bye[p] && !kv->dead[p]) live++;
-  if (live > 0 && fold__now(c) < s->dying_until) return 0;
-  int w = s->dying - 1;
+  int w = kv->s->dying - 1;
   return fold__fail_for_lost(c, w, w < kv->nworkers ? "fold_kv: the store lost its worker" : "fold_kv: the store lost its server");
 }
 
@@ -315,7 +309,7 @@ static int serve_step(fold__task *t) {
   fold_comm *c = kv->c;
   int rc = FOLD_OK;
   if (!s->serving) return 0;
-  if (s->dying) return linger(kv); /* no more messages are taken: the store failed */
+  if (s->dying) return die(kv); /* no more messages are taken: the store failed */
   while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {
     kv_msg *m = s->ihead;
     s->ihead = m->next;
@@ -330,12 +324,12 @@ static int serve_step(fold__task *t) {
   for (int w = 0; w < kv->nworkers; w++)
     if (c->lost[w] && !s->bye[w]) {
       peer_died(kv, w);
-      return linger(kv);
+      return die(kv);
     }
   for (int p = kv->nworkers; p < c->size; p++)
     if (p != c->rank && c->lost[p] && !kv->left[p]) {
       peer_died(kv, p);
-      return linger(kv);
+      return die(kv);
     }
   return s->nleft == kv->nworkers && s->ihead == NULL && s->nsent == 0;
 }

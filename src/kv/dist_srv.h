@@ -84,16 +84,12 @@ struct fold__kv_server {
    * updater set before it sees every push, even with a progress thread that
    * steps this task while the rank is still setting up */
   int serving;
-  /* a lost peer + 1 (0: none): the server lingers until dying_until, see linger() */
+  /* a lost peer + 1 (0: none): the server fails at its next step, see die() */
   int dying;
-  int64_t dying_until;
 };
 
 #define S_OF(kv) ((kv)->s)
 
-/* How long a server that lost a peer waits for the live workers to read its
- * DEAD notice and go (linger()); well inside the 5 s the store promises. */
-#define LINGER_NS 1000000000LL
 
 /* ---- dist_server_key.c: replies, a key's rounds, its pieces ---- */
 /* Send buf (which the server owns from here, freed once sent) to worker `to`
