@@ -87,8 +87,8 @@ FOLD_API int fold_kv_role(const fold_kv *kv);
  * call (the workers' pushes wait for it), so an updater or optimizer set
  * before it applies to every push, even with FOLD_PROGRESS_THREAD. Returns
  * FOLD_OK then; FOLD_EPEER naming the rank if a worker or another server
- * died first (after telling the live workers, and waiting up to 1 s for
- * them to go, so that they name that rank too); FOLD_EABORTED once
+ * died first (after telling the live workers, so that they name that rank
+ * too); FOLD_EABORTED once
  * fold_comm_abort was called on the communicator the store was made on (as
  * for every wait of the store); the store's failure status;
  * FOLD_EINVAL on a worker or a local store. Call fold_kv_destroy after. */
