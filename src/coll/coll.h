@@ -50,6 +50,7 @@ struct fold__coll {
   fold_dtype dtype;
   size_t esize;
   fold_op op;
+  int commutative;   /* op may combine in any order (fold__call) */
   int root;
   int in_place;
   int tag;           /* sequence number of this call */
@@ -146,16 +147,17 @@ typedef struct fold__coll_args {
 #define FOLD__SIG_OP_SPLIT_HOST 0xFFFDu
 #define FOLD__SIG_OP_HIER 0xFFFCu /* the split that makes hier's children (comm/comm_hier_split.c) */
 
-/* What a call's fold_coll_opts ask for (coll_opts.c), checked. */
-typedef struct fold__call_opts {
-  int force;          /* FOLD__SELECT_COMM (select/select.h), -1 (auto) or an algorithm index */
-  int64_t timeout_ns; /* 0: the communicator's FOLD_TIMEOUT */
-  size_t seg_bytes;   /* the communicator's FOLD_SEGMENT_BYTES unless the call sets one; 0: the algorithm's default */
-} fold__call_opts;
-/* Read a->opts (NULL: the communicator's settings): FOLD_OK, or FOLD_EINVAL
+/* Read a->opts (fold__call_opts: coll/registry.h; NULL: the communicator's settings): FOLD_OK, or FOLD_EINVAL
  * with a message naming this rank and the bad field. */
 int fold__call_opts_read(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call_opts *out);
 
+/* Work out the facts of a call (fold__call, coll/registry.h) from its
+ * arguments, once: the dtype's size, the op's validity for it, its
+ * commutativity and FOLD_SUM_EXACT's accumulator size, the buffers, the
+ * root, the in-place form, the per-call options. FOLD_OK, or FOLD_EINVAL
+ * with a message naming this rank and what is wrong. The algorithm is left
+ * for selection (fold__select_call). */
+int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call);
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);

@@ -140,18 +140,23 @@ static int need(fold_comm *c, const char *opname, const void *buf, const char *w
   return FOLD_OK;
 }
 
-static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a, size_t esize) {
+/* The root, the count, the op (fold__op_facts: call's op facts set) and
+ * the buffers, in that order; call's kind, esize and rooted are set. */
+static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call) {
   int n = c->size, me = c->rank, rc;
   size_t count = a->count;
-  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
-               a->kind == FOLD__COLL_SCATTER;
-  if (rooted && (a->root < 0 || a->root >= n))
+  if (call->rooted && (a->root < 0 || a->root >= n))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: root %d is not a rank of this communicator (size %d)", opname, me,
                        a->root, n);
-  if (count > SIZE_MAX / esize / (size_t)n)
+  if (count > SIZE_MAX / call->esize / (size_t)n)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows", opname, me, count);
-  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
-  if (reduces && (rc = fold__op_check(c, opname, a->op, a->dtype))) return rc;
+  call->op = call->reduces ? a->op : FOLD_SUM;
+  call->commutative = 1;
+  call->wsize = call->esize;
+  call->user = NULL;
+  if (call->reduces &&
+      (rc = fold__op_facts(c, opname, a->op, a->dtype, call->esize, &call->commutative, &call->wsize, &call->user)))
+    return rc;
   int is_root = me == a->root;
   switch (a->kind) {
   case FOLD__COLL_BROADCAST: return need(c, opname, a->rbuf, "buf", count);
@@ -203,30 +208,45 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
 /* blocking: the caller waits at once (fold__coll_run), and its wait polls
  * before it looks at the request: a call done at its first step may
  * complete there (the caller checks fold__coll_told after the wait). */
+int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call) {
+  int rc;
+  fold__coll_kind kind = a->kind;
+  call->kind = kind;
+  call->dtype = kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
+  call->esize = fold_dtype_size(call->dtype);
+  if (call->esize == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
+  call->count = kind == FOLD__COLL_BARRIER ? 0 : a->count;
+  call->rooted = kind == FOLD__COLL_BROADCAST || kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_GATHER ||
+                 kind == FOLD__COLL_SCATTER;
+  call->reduces = kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_ALLREDUCE || kind == FOLD__COLL_REDUCE_SCATTER;
+  call->root = a->root;
+  if ((rc = check_args(c, opname, a, call))) return rc;
+  if ((rc = fold__call_opts_read(c, opname, a, &call->opt))) return rc;
+  /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
+   * per element) and rounds once at the end: algorithms see a wider type. */
+  call->exact = call->reduces && a->op == FOLD_SUM_EXACT;
+  call->in_n = kind == FOLD__COLL_REDUCE_SCATTER ? a->count * (size_t)c->size : a->count;
+  if (call->exact && call->in_n > SIZE_MAX / call->wsize)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
+                       c->rank, a->count);
+  call->bytes = a->count * call->wsize;
+  call->in_place = detect_in_place(a, c->rank, call->esize);
+  call->algo = NULL;
+  call->algo_idx = -1;
+  return FOLD_OK;
+}
+
 static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking) {
   int rc;
   if (req) *req = NULL;
   if ((rc = fold__check_comm(c))) return rc;
   if (atomic_load_explicit(&c->abort_req, memory_order_acquire)) fold__progress(c);
   if ((rc = fold__comm_failed(c))) return rc;
-  fold_dtype dtype = a->kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
-  size_t esize = fold_dtype_size(dtype);
-  if (esize == 0) return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
-  if ((rc = check_args(c, opname, a, esize))) return rc;
-  fold__call_opts opt;
-  if ((rc = fold__call_opts_read(c, opname, a, &opt))) return rc;
-  const fold__algo *algo = NULL;
-  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
-  int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
-   * per element) and rounds once at the end: algorithms see a wider type. */
-  int exact = reduces && a->op == FOLD_SUM_EXACT;
-  size_t wsize = exact ? fold__exact_acc_size(dtype) : esize;
-  size_t in_n = a->kind == FOLD__COLL_REDUCE_SCATTER ? a->count * (size_t)c->size : a->count;
-  if (exact && in_n > SIZE_MAX / wsize)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
-                       c->rank, a->count);
-  if ((rc = fold__select_call(c, a->kind, a->count * wsize, wsize, commutative, opt.force, &algo, opname))) return rc;
+  fold__call call;
+  if ((rc = fold__call_init(c, opname, a, &call))) return rc;
+  if ((rc = fold__select_call(c, &call, opname))) return rc;
+  const fold__algo *algo = call.algo;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -236,28 +256,30 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   }
   co->comm = c;
   co->algo = algo;
-  co->kind = a->kind;
+  co->kind = call.kind;
   co->rank = c->rank;
   co->size = c->size;
   co->sbuf = a->sbuf;
   co->rbuf = a->rbuf;
-  co->count = a->kind == FOLD__COLL_BARRIER ? 0 : a->count;
-  co->dtype = dtype;
-  co->esize = esize;
-  co->op = reduces ? a->op : FOLD_SUM;
-  co->root = a->root;
-  co->seg_bytes = opt.seg_bytes;
-  r->timeout_ns = opt.timeout_ns;
-  co->in_place = detect_in_place(a, c->rank, esize);
+  co->count = call.count;
+  co->dtype = call.dtype;
+  co->esize = call.esize;
+  co->op = call.op;
+  co->commutative = call.commutative;
+  co->root = call.root;
+  co->seg_bytes = call.opt.seg_bytes;
+  r->timeout_ns = call.opt.timeout_ns;
+  co->in_place = call.in_place;
   co->exact_acc = co->exact_out = NULL;
-  if (exact) {
+  if (call.exact) {
+    size_t in_n = call.in_n, wsize = call.wsize;
     co->exact_acc = malloc(in_n ? in_n * wsize : 1);
     if (co->exact_acc == NULL) {
       fold__req_unref(r); /* releases co */
       return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu sum_exact accumulators", opname, c->rank,
                          in_n);
     }
-    fold__exact_load(dtype, co->exact_acc, a->sbuf, in_n);
+    fold__exact_load(call.dtype, co->exact_acc, a->sbuf, in_n);
     /* in place on the accumulators: the input is consumed, the result
      * rounded into the caller's recvbuf (NULL at a reduce's non-root) */
     co->exact_out = a->kind == FOLD__COLL_REDUCE && c->rank != a->root ? NULL : a->rbuf;
@@ -277,11 +299,9 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   co->task.is_coll = 1;
   co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
-  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
-               a->kind == FOLD__COLL_SCATTER;
-  co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
-                        .op = (uint16_t)(a->sig_op ? a->sig_op : reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
-                        .algo = (uint8_t)fold__coll_algo_index(a->kind, algo), .seg = (uint32_t)co->seg_bytes};
+  co->sig = (fold__sig){.count = co->count, .root = call.rooted ? call.root : -1, .esize = (uint32_t)co->esize,
+                        .op = (uint16_t)(a->sig_op ? a->sig_op : call.reduces ? call.op : 0), .coll = (uint8_t)call.kind,
+                        .dtype = (uint32_t)call.dtype, .algo = (uint8_t)call.algo_idx, .seg = (uint32_t)co->seg_bytes};
   co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
   co->sig_rounds = fold__coll_sig_rounds(co);
 

@@ -74,7 +74,7 @@ static void watchdog_fired(fold_comm *c, fold__timer *t, void *arg) {
 
 int fold__ring_skip_init(fold__coll *co) {
   fold_comm *c = co->comm;
-  if (!fold__op_commutative(c, co->op))
+  if (!co->commutative)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: ring_skip reorders the reduction: it needs a commutative op",
                        fold__coll_name(co->kind), co->rank);
   rs_comm *rc = fold__rs_comm_state(c);

@@ -161,15 +161,15 @@ static int record_scratch(fold_comm *c, const char *what, size_t es) {
   return FOLD_OK;
 }
 
-int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype) {
-  /* the common call first: an arithmetic built-in on one of the ten
-   * numeric types, which every check below accepts */
-  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK;
-  size_t es = fold_dtype_size(dtype);
+/* The checks of fold__op_check past its fast path, es being dtype's size
+ * (0: invalid); *user is op's user op entry or NULL. */
+static int op_check_slow(fold_comm *c, const char *what, fold_op op, fold_dtype dtype, size_t es,
+                         const fold__user_op **user) {
+  *user = NULL;
   if (es == 0)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", what, c->rank, (int)dtype);
   if ((int)op >= FOLD_OP_BUILTIN_COUNT) {
-    if (user_op(c, op) == NULL)
+    if ((*user = user_op(c, op)) == NULL)
       return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %d is neither a builtin nor a user op of this communicator",
                          what, c->rank, (int)op);
     return record_scratch(c, what, es);
@@ -192,6 +192,27 @@ int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype)
   int is_float = dtype == FOLD_FLOAT16 || dtype == FOLD_BFLOAT16 || dtype == FOLD_FLOAT32 || dtype == FOLD_FLOAT64;
   if (is_float && (op == FOLD_BAND || op == FOLD_BOR || op == FOLD_BXOR))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: bitwise op %s on floating-point type %s", what, c->rank, name, dt);
+  return FOLD_OK;
+}
+
+int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype) {
+  /* the common call first: an arithmetic built-in on one of the ten
+   * numeric types, which every check accepts */
+  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK;
+  const fold__user_op *u;
+  return op_check_slow(c, what, op, dtype, fold_dtype_size(dtype), &u);
+}
+
+int fold__op_facts(fold_comm *c, const char *what, fold_op op, fold_dtype dtype, size_t esize, int *commutative,
+                   size_t *wsize, const fold__user_op **user) {
+  *commutative = 1;
+  *wsize = esize;
+  *user = NULL;
+  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK; /* fold__op_check's fast path */
+  int rc = op_check_slow(c, what, op, dtype, esize, user);
+  if (rc != FOLD_OK) return rc;
+  if (*user) *commutative = (*user)->commutative;
+  if (op == FOLD_SUM_EXACT) *wsize = fold__exact_acc_size(dtype);
   return FOLD_OK;
 }
 

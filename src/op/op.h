@@ -22,6 +22,15 @@ const char *fold__op_name(unsigned op, char *tmp, size_t cap);
 /* 1 if op may combine in any order. */
 int fold__op_commutative(const fold_comm *c, fold_op op);
 
+/* fold__op_check and what a call needs to know of op, in one visit (the
+ * collective's start, coll/coll_start.c): esize is dtype's size (checked
+ * by the caller, nonzero). FOLD_OK with *commutative, *wsize (the bytes
+ * per element the reduction works on: esize, or FOLD_SUM_EXACT's
+ * accumulator) and *user (op's entry if it is a user op of c, else NULL)
+ * set; else fold__op_check's error. */
+int fold__op_facts(fold_comm *c, const char *what, fold_op op, fold_dtype dtype, size_t esize, int *commutative,
+                   size_t *wsize, const fold__user_op **user);
+
 /* out[i] = a[i] op b[i] for count elements, a being the lower ranks' part
  * (it matters for user ops only); out may alias a or b. FOLD_AVG sums here;
  * fold__op_finish divides. float16/bfloat16 go through float32, rounded

@@ -290,9 +290,9 @@ static int rule_fits(const fold_comm *c, const fold__rule *r, fold__coll_kind ki
 }
 
 /* The first rule of rules[0, n) that fits and whose algorithm serves the
- * call; *at is its index. */
+ * call; *at is its index, *idx its algorithm's. */
 static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n, fold__coll_kind kind, int tp,
-                              size_t bytes, size_t esize, int commutative, int *at) {
+                              size_t bytes, size_t esize, int commutative, int *at, int *idx) {
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int i = 0; i < n; i++) {
     const fold__rule *r = &rules[i];
@@ -300,6 +300,7 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
     int k = r->algo_idx ? r->algo_idx - 1 : fold__algo_index(kind, r->algo, strlen(r->algo));
     if (k >= 0 && algo_serves(c, algos[k], kind, esize, commutative)) {
       *at = i;
+      *idx = k;
       return algos[k];
     }
   }
@@ -309,17 +310,17 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
 /* FOLD_RULES first, then the built-in table, then (e.g. a table without a
  * non-commutative entry) the first algorithm that can serve the call. */
 static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
-                                   int commutative, const char *opname) {
+                                   int commutative, const char *opname, int *idx) {
   int tp = fold__comm_tp_kind(c), at = -1;
   const fold__algo *a = NULL;
-  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, esize, commutative, &at))) {
+  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (%s:%d)", opname, bytes, c->size, fold__tp_kind_name(tp), a->name,
                 c->rules->path, c->rules->rule[at].line);
     return a;
   }
   int nbuiltin;
   const fold__rule *builtin_rules = fold__builtin_rules(&nbuiltin);
-  if ((a = scan(c, builtin_rules, nbuiltin, kind, tp, bytes, esize, commutative, &at))) {
+  if ((a = scan(c, builtin_rules, nbuiltin, kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (built-in rule %d)", opname, bytes, c->size, fold__tp_kind_name(tp),
                 a->name, at + 1);
     return a;
@@ -329,6 +330,7 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
     if (algo_serves(c, algos[k], kind, esize, commutative)) {
       FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (no rule; first that serves)", opname, bytes, c->size,
                   fold__tp_kind_name(tp), algos[k]->name);
+      *idx = k;
       return algos[k];
     }
   return NULL;
@@ -340,8 +342,10 @@ _Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo
 
 int fold__select_forced(const fold_comm *c, fold__coll_kind kind) { return c->coll_algo[kind]; }
 
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
-                      const fold__algo **out, const char *opname) {
+int fold__select_call(fold_comm *c, fold__call *call, const char *opname) {
+  fold__coll_kind kind = call->kind;
+  size_t bytes = call->bytes, esize = call->wsize;
+  int commutative = call->commutative, force = call->opt.force;
   const char *by = "the call's options";
   if (force == FOLD__SELECT_COMM) {
     force = c->coll_algo[kind];
@@ -362,17 +366,22 @@ int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t e
                          "needs",
                          opname, c->rank, a->name, by);
     FOLD__TRACE(c, "%s: %zu B, %d ranks: %s (forced by %s)", opname, bytes, c->size, a->name, by);
-    *out = a;
+    call->algo = a;
+    call->algo_idx = force;
     return FOLD_OK;
   }
-  *out = rule_pick(c, kind, bytes, esize, commutative, opname);
-  if (*out == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
+  call->algo = rule_pick(c, kind, bytes, esize, commutative, opname, &call->algo_idx);
+  if (call->algo == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
   return FOLD_OK;
 }
 
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname) {
-  return fold__select_call(c, kind, bytes, esize, commutative, FOLD__SELECT_COMM, out, opname);
+  fold__call call = {.kind = kind, .bytes = bytes, .esize = esize, .wsize = esize, .commutative = commutative,
+                     .opt = {.force = FOLD__SELECT_COMM}};
+  int rc = fold__select_call(c, &call, opname);
+  *out = call.algo;
+  return rc;
 }
 
 #define SPEC_FORM "collective=algorithm[,collective=algorithm...]"

@@ -46,13 +46,13 @@ typedef struct fold__rules {
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname);
 
-/* fold__select for one call whose options may force an algorithm: force
- * is FOLD__SELECT_COMM (the communicator's choice: fold__select), -1
- * (automatic selection even where the communicator forces one) or an
- * index in the collective's algorithm table (fold_coll_opts.algo). */
-#define FOLD__SELECT_COMM (-2)
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
-                      const fold__algo **out, const char *opname);
+/* fold__select for one call (fold__call, coll/registry.h, filled by
+ * fold__call_init): by its kind, bytes, wsize, commutativity and options
+ * (opt.force: FOLD__SELECT_COMM, the communicator's choice; -1, automatic
+ * selection even where the communicator forces one; or an index in the
+ * collective's algorithm table, fold_coll_opts.algo). Sets call->algo and
+ * call->algo_idx; errors as fold__select. */
+int fold__select_call(fold_comm *c, fold__call *call, const char *opname);
 /* The algorithm FOLD_ALGO or fold_comm_set_algo forces for kind on c (an
  * index in the collective's algorithm table), or -1: automatic selection.
  * For capabilities that pick their own algorithm unless the user forced
