@@ -32,6 +32,7 @@
 #include "engine/engine.h"
 #include "engine/family.h"
 #include "op/op.h"
+#include "select/select.h"
 
 typedef struct hier_call hier_call;
 
@@ -144,9 +145,10 @@ static int kids_setup(fold__hier_kids *kids) {
   fold_comm *ks[3] = {kids->host, kids->net, kids->lane};
   for (int i = 0; i < 3; i++) {
     if (ks[i] == NULL) continue;
-    for (int kind = 0; kind < FOLD__COLL_COUNT; kind++)
-      if (ks[i]->coll_algo[kind] >= 0 && ks[i]->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
-        ks[i]->coll_algo[kind] = -1;
+    fold__selection *sel = fold__selection_of(ks[i]);
+    for (int kind = 0; sel && kind < FOLD__COLL_COUNT; kind++)
+      if (sel->coll_algo[kind] >= 0 && sel->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
+        sel->coll_algo[kind] = -1;
     int rc = fold__ext_attach(ks[i], &kid_key, (void *)&kid_key, NULL);
     if (rc != FOLD_OK) return rc;
   }

@@ -92,7 +92,6 @@ fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   k->clock_ctx = c->clock_ctx;
   k->sim_drive = c->sim_drive;
   k->pthread = c->pthread; /* one helper (and lock) per family: the root's */
-  memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
   k->no_sig_check = c->no_sig_check;
   k->own_cpu = c->own_cpu;
   if (fold__svc_init_child(k, c) != FOLD_OK || fold__select_inherit(k, c) != FOLD_OK) {

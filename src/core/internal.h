@@ -177,8 +177,6 @@ struct fold_comm {
   int nuser_ops;
   void *op_tmp;       /* one record for user ops over records over 4 KiB (op/op.c) */
   size_t op_tmp_cap;
-  signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
-  struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */

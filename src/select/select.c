@@ -313,9 +313,11 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
                                    int commutative, const char *opname, int *idx) {
   int tp = fold__comm_tp_kind(c), at = -1;
   const fold__algo *a = NULL;
-  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, esize, commutative, &at, idx))) {
+  const fold__selection *sel = fold__selection_of(c);
+  const fold__rules *rs = sel ? sel->rules : NULL;
+  if (rs && (a = scan(c, rs->rule, rs->count, kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (%s:%d)", opname, bytes, c->size, fold__tp_kind_name(tp), a->name,
-                c->rules->path, c->rules->rule[at].line);
+                rs->path, rs->rule[at].line);
     return a;
   }
   int nbuiltin;
@@ -336,11 +338,10 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
   return NULL;
 }
 
-/* coll_algo[] lives in core's struct fold_comm, below the registry: it
- * must keep one slot per collective. */
-_Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo[] has a slot per collective");
-
-int fold__select_forced(const fold_comm *c, fold__coll_kind kind) { return c->coll_algo[kind]; }
+int fold__select_forced(const fold_comm *c, fold__coll_kind kind) {
+  const fold__selection *sel = fold__selection_of(c);
+  return sel ? sel->coll_algo[kind] : -1;
+}
 
 int fold__select_call(fold_comm *c, fold__call *call, const char *opname) {
   fold__coll_kind kind = call->kind;
@@ -348,7 +349,7 @@ int fold__select_call(fold_comm *c, fold__call *call, const char *opname) {
   int commutative = call->commutative, force = call->opt.force;
   const char *by = "the call's options";
   if (force == FOLD__SELECT_COMM) {
-    force = c->coll_algo[kind];
+    force = fold__select_forced(c, kind);
     by = "FOLD_ALGO or fold_comm_set_algo";
   }
   if (force >= 0) {
@@ -387,8 +388,10 @@ int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
 #define SPEC_FORM "collective=algorithm[,collective=algorithm...]"
 
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
-  signed char next[sizeof c->coll_algo];
-  memcpy(next, c->coll_algo, sizeof next);
+  fold__selection *sel = fold__selection_of(c);
+  if (sel == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: this communicator has no selection state", source, c->rank);
+  signed char next[sizeof sel->coll_algo];
+  memcpy(next, sel->coll_algo, sizeof next);
   /* Every item must name something: "", "a=b," or ",," are typos (a lost
    * word), and accepting them would hide which choice the author meant. */
   if (*spec == '\0') return fold__error(c, FOLD_EINVAL, "%s: empty spec (want " SPEC_FORM ")", source);
@@ -429,7 +432,7 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
     }
     p = end ? end + 1 : NULL;
   }
-  memcpy(c->coll_algo, next, sizeof next);
+  memcpy(sel->coll_algo, next, sizeof next);
   return FOLD_OK;
 }
 
@@ -442,17 +445,36 @@ int fold_comm_set_algo(fold_comm *comm, const char *spec) {
   return rc;
 }
 
-static void rules_teardown(void *rules) { fold__rules_free(rules); }
-static const char rules_slot; /* the key of the rules' extension slot */
+static void selection_teardown(void *p) {
+  fold__selection *sel = p;
+  fold__rules_free(sel->rules);
+  free(sel);
+}
 
-/* Called when a communicator is made (engine/ext.c): FOLD_ALGO and
+/* A fresh state in c's slot: nothing forced, no rules file. */
+static fold__selection *selection_attach(fold_comm *c) {
+  fold__selection *sel = calloc(1, sizeof *sel);
+  if (sel == NULL) {
+    fold__error(c, FOLD_ENOMEM, "out of memory for the selection state");
+    return NULL;
+  }
+  memset(sel->coll_algo, -1, sizeof sel->coll_algo);
+  if (fold__slot_attach(c, FOLD__SLOT_SELECT, sel, selection_teardown) != FOLD_OK) {
+    free(sel);
+    return NULL;
+  }
+  return sel;
+}
+
+/* Called when a communicator is made (comm/comm.c): FOLD_ALGO and
  * FOLD_RULES apply to every communicator. Bad values are reported and
  * ignored, as FOLD_ALGO's always were: a tuning file is an optimisation,
  * and a job that ran before the file was edited should still run (with the
- * built-in rules). The rules file's table hangs in an extension slot,
- * freed by its teardown hook; c->rules is the hot path's view of it. */
+ * built-in rules). The state (forced algorithms, the rules file's table)
+ * hangs in the well-known slot FOLD__SLOT_SELECT, freed by its teardown. */
 int fold__select_init(fold_comm *c) {
-  memset(c->coll_algo, -1, sizeof c->coll_algo);
+  fold__selection *sel = selection_attach(c);
+  if (sel == NULL) return FOLD_ENOMEM;
   const char *v = fold__param_str(FOLD__P_ALGO);
   if (v && *v && fold__algo_spec_apply(c, v, "FOLD_ALGO") != FOLD_OK)
     FOLD__WARN(c, "%s (FOLD_ALGO ignored)", c->last_error);
@@ -464,11 +486,8 @@ int fold__select_init(fold_comm *c) {
     if (rc != FOLD_OK) {
       fold__error(c, rc, "FOLD_RULES: %s", err);
       FOLD__WARN(c, "%s (FOLD_RULES ignored: using the built-in rules)", c->last_error);
-    } else if ((rc = fold__ext_attach(c, &rules_slot, rules, rules_teardown)) != FOLD_OK) {
-      fold__rules_free(rules);
-      return rc;
     } else {
-      c->rules = rules;
+      sel->rules = rules;
     }
   }
   return FOLD_OK;
@@ -476,21 +495,20 @@ int fold__select_init(fold_comm *c) {
 
 /* A sub-communicator chooses as its parent does: the algorithms forced on
  * the parent (FOLD_ALGO or fold_comm_set_algo) and a copy of its rules
- * file's table, in k's own slot (the parent may go first). */
+ * file's table, in k's own state (the parent may go first). */
 int fold__select_inherit(fold_comm *k, const fold_comm *parent) {
-  memcpy(k->coll_algo, parent->coll_algo, sizeof k->coll_algo);
-  const fold__rules *rs = parent->rules;
+  fold__selection *sel = selection_attach(k);
+  if (sel == NULL) return FOLD_ENOMEM;
+  const fold__selection *ps = fold__selection_of(parent);
+  if (ps == NULL) return FOLD_OK;
+  memcpy(sel->coll_algo, ps->coll_algo, sizeof sel->coll_algo);
+  const fold__rules *rs = ps->rules;
   if (rs == NULL) return FOLD_OK;
   size_t bytes = sizeof *rs + (size_t)rs->count * sizeof rs->rule[0];
   fold__rules *copy = malloc(bytes);
   if (copy == NULL) return fold__error(k, FOLD_ENOMEM, "out of memory copying the selection rules");
   memcpy(copy, rs, bytes);
   copy->path = rs->path ? strdup(rs->path) : NULL;
-  int rc = fold__ext_attach(k, &rules_slot, copy, rules_teardown);
-  if (rc != FOLD_OK) {
-    fold__rules_free(copy);
-    return rc;
-  }
-  k->rules = copy;
+  sel->rules = copy;
   return FOLD_OK;
 }

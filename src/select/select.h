@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "coll/registry.h"
+#include "engine/svc.h"
 
 /* Open upper ends of a rule's ranges. */
 #define FOLD__RULE_ANY_RANKS INT_MAX
@@ -59,6 +60,18 @@ int fold__select_call(fold_comm *c, fold__call *call, const char *opname);
  * one (the iterative queue's allreduce). */
 int fold__select_forced(const fold_comm *c, fold__coll_kind kind);
 
+/* Selection's state on a communicator, in the well-known slot
+ * FOLD__SLOT_SELECT (engine/svc.h): attached by fold__select_init or
+ * fold__select_inherit, freed by the slot's teardown. */
+typedef struct fold__selection {
+  signed char coll_algo[FOLD__COLL_COUNT]; /* forced algorithm index per collective, -1: automatic */
+  fold__rules *rules;                      /* FOLD_RULES, read at creation; NULL: the built-in rules only */
+} fold__selection;
+/* c's selection state (NULL only if c was never given one). */
+static inline fold__selection *fold__selection_of(const fold_comm *c) {
+  return (fold__selection *)fold__slot_get(c, FOLD__SLOT_SELECT);
+}
+
 /* Called when the communicator layer makes a communicator (comm/comm.c),
  * after the engine's services: FOLD_ALGO and FOLD_RULES apply (bad values
  * are warned about and ignored); the rules table hangs in a slot. */
@@ -67,7 +80,7 @@ int fold__select_init(fold_comm *c);
  * parent's forced algorithms and a copy of its rules, in k's own slot. */
 int fold__select_inherit(fold_comm *k, const fold_comm *parent);
 
-/* Parse "collective=algorithm[,...]" into c->coll_algo; nothing changes on
+/* Parse "collective=algorithm[,...]" into c's fold__selection.coll_algo; nothing changes on
  * error (FOLD_EINVAL with a message naming the bad part). */
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);
 

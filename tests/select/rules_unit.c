@@ -242,7 +242,7 @@ static void test_files(void) {
   char want[700];
   snprintf(want, sizeof want, "FOLD_RULES: %s: a FIFO, not a regular file", p);
   CHECK(strcmp(fold_comm_last_error(cs[1]), want) == 0, "last error: %s", fold_comm_last_error(cs[1]));
-  CHECK(cs[1]->rules == NULL, "rules from a FIFO");
+  CHECK(fold__selection_of(cs[1])->rules == NULL, "rules from a FIFO");
   for (int i = 0; i < 2; i++) fold_comm_destroy(cs[i]);
 }
 
@@ -297,7 +297,8 @@ static void test_select(void) {
                          "broadcast * * * pipeline\n");
   fold_comm *cs[16];
   with_threads(3, path, cs);
-  CHECK(cs[0]->rules && cs[0]->rules->count == 8, "rules not attached");
+  const fold__rules *rs0 = fold__selection_of(cs[0])->rules;
+  CHECK(rs0 && rs0->count == 8, "rules not attached");
   CHECK(strcmp(fold_comm_transport(cs[0]), "inproc") == 0, "transport %s", fold_comm_transport(cs[0]));
   CHECK(fold_comm_last_error(cs[0])[0] == '\0', "a valid file left an error: %s", fold_comm_last_error(cs[0]));
   CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 0, 1, "direct");
@@ -395,7 +396,7 @@ static void test_specs(void) {
                     "reduce allreduce reduce_scatter allgather gather scatter alltoall barrier)");
   /* nothing changed by any of them, broadcast included */
   CHECK_PICK(c, FOLD__COLL_ALLREDUCE, 1 << 20, 1, "direct");
-  CHECK(c->coll_algo[FOLD__COLL_BROADCAST] < 0, "a refused spec forced broadcast");
+  CHECK(fold__selection_of(c)->coll_algo[FOLD__COLL_BROADCAST] < 0, "a refused spec forced broadcast");
   fold_comm_destroy(c);
 
   /* FOLD_ALGO: the same grammar; a bad value is reported (last error and
@@ -408,7 +409,7 @@ static void test_specs(void) {
   CHECK(strcmp(fold_comm_last_error(c), "FOLD_ALGO: item 2 of \"allreduce=ring,\" is empty (want "
                "collective=algorithm[,collective=algorithm...]; no leading, trailing or doubled commas)") == 0,
         "last error: %s", fold_comm_last_error(c));
-  CHECK(c->coll_algo[FOLD__COLL_ALLREDUCE] < 0, "a refused FOLD_ALGO forced allreduce");
+  CHECK(fold__selection_of(c)->coll_algo[FOLD__COLL_ALLREDUCE] < 0, "a refused FOLD_ALGO forced allreduce");
   fold_comm_destroy(c);
 }
 
@@ -423,7 +424,7 @@ static void test_bad_env(void) {
   char want[700];
   snprintf(want, sizeof want, "FOLD_RULES: %s:2: bad bytes range \"4K-1K\"", path);
   CHECK(strncmp(fold_comm_last_error(cs[2]), want, strlen(want)) == 0, "last error: %s", fold_comm_last_error(cs[2]));
-  CHECK(cs[2]->rules == NULL, "a bad file was applied");
+  CHECK(fold__selection_of(cs[2])->rules == NULL, "a bad file was applied");
   CHECK_PICK(cs[2], FOLD__COLL_ALLREDUCE, 8, 1, builtin(3, FOLD__COLL_ALLREDUCE, 8, 1));
   /* and the collective runs */
   destroy(3, cs);
@@ -534,7 +535,8 @@ static void test_multihost(void) {
   fold_comm *cs[16];
   setenv("FOLD_TEST_HOST_MAP", "0,0,1", 1);
   with_threads(3, path, cs);
-  CHECK(cs[0]->rules && cs[0]->rules->rule[0].multihost_only == 1, "flag multihost not parsed");
+  const fold__rules *rs0 = fold__selection_of(cs[0])->rules;
+  CHECK(rs0 && rs0->rule[0].multihost_only == 1, "flag multihost not parsed");
   CHECK_PICK(cs[0], FOLD__COLL_BARRIER, 0, 1, "hier");
   destroy(3, cs);
   setenv("FOLD_TEST_HOST_MAP", "0,1,2", 1);
