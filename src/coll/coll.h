@@ -51,6 +51,7 @@ struct fold__coll {
   size_t esize;
   fold_op op;
   int commutative;   /* op may combine in any order (fold__call) */
+  const fold__op_table *optab; /* the communicator's user ops (comm/comm.h), for fold__op_reduce3 */
   int root;
   int in_place;
   int tag;           /* sequence number of this call */
@@ -105,6 +106,29 @@ struct fold__coll {
   /* the shm algorithms' call on the collective area (src/coll/shm_coll.c) */
   fold__area_call area;
 };
+
+/* The collectives' state on a communicator, in the well-known slot
+ * FOLD__SLOT_COLL (engine/svc.h), attached when the communicator is made
+ * (fold__coll_state_init, comm/comm.c; a child: fold__coll_state_inherit,
+ * comm/comm_split.c) and freed by the slot's teardown: the knobs read once
+ * at creation and the finished call kept for the next (coll_start.c). */
+typedef struct fold__coll_state {
+  fold__coll *cached;   /* a finished call's state, its arrays and scratch reused by the next call (or NULL) */
+  int no_sig_check;     /* FOLD_NO_MISMATCH_CHECK=1: no signature exchange (a measurement knob, coll_start.c) */
+  size_t segment_bytes; /* FOLD_SEGMENT_BYTES: pipeline broadcast, ring_segmented allreduce; 0: their default */
+  size_t piece_size;    /* FOLD_PIECE_SIZE: elements per piece of the direct allreduce; 0: its default */
+} fold__coll_state;
+/* c's state; never NULL (a communicator without one reads the defaults). */
+extern const fold__coll_state fold__coll_state_none;
+static inline const fold__coll_state *fold__coll_state_of(const fold_comm *c) {
+  const fold__coll_state *st = (const fold__coll_state *)fold__slot_get(c, FOLD__SLOT_COLL);
+  return st ? st : &fold__coll_state_none;
+}
+/* Attach c's state with the knobs read from the FOLD_* table; k's with
+ * what a child takes from its parent (the mismatch check's knob; the
+ * segment and piece sizes stay the algorithms' defaults). FOLD_ENOMEM. */
+int fold__coll_state_init(fold_comm *c);
+int fold__coll_state_inherit(fold_comm *k, const fold_comm *parent);
 
 /* Emitters for round functions. Zero-length sends and receives are
  * dropped (both sides compute the same lengths). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "engine/engine.h"
 #include "op/op.h"
 #include "select/select.h"
@@ -26,32 +27,53 @@ static void coll_free(fold__coll *co) {
   free(co);
 }
 
-/* The cache hangs in an extension slot of the communicator; its teardown
- * hook frees it when the communicator goes. */
-typedef struct coll_cache {
-  fold__coll *co;
-} coll_cache;
-static const char cache_slot; /* the slot's key */
+/* The cache is the collectives' state's `cached` (fold__coll_state, in the
+ * well-known slot FOLD__SLOT_COLL); its teardown frees it when the
+ * communicator goes. */
+const fold__coll_state fold__coll_state_none;
 
-static void cache_teardown(void *p) {
-  coll_cache *k = p;
-  if (k->co) coll_free(k->co);
-  free(k);
+static void state_teardown(void *p) {
+  fold__coll_state *st = p;
+  if (st->cached) coll_free(st->cached);
+  free(st);
 }
 
-/* c's cache, attached at the first call (NULL without memory: no reuse). */
-static coll_cache *cache_of(fold_comm *c) {
-  coll_cache *k = fold__ext_get(c, &cache_slot);
-  if (k == NULL && (k = calloc(1, sizeof *k)) != NULL && fold__ext_attach(c, &cache_slot, k, cache_teardown) != FOLD_OK) {
-    free(k);
-    k = NULL;
+static fold__coll_state *state_attach(fold_comm *c) {
+  fold__coll_state *st = calloc(1, sizeof *st);
+  if (st == NULL) {
+    fold__error(c, FOLD_ENOMEM, "out of memory for the collectives' state");
+    return NULL;
   }
-  return k;
+  if (fold__slot_attach(c, FOLD__SLOT_COLL, st, state_teardown) != FOLD_OK) {
+    free(st);
+    return NULL;
+  }
+  return st;
 }
+
+int fold__coll_state_init(fold_comm *c) {
+  fold__coll_state *st = state_attach(c);
+  if (st == NULL) return FOLD_ENOMEM;
+  st->no_sig_check = fold__param_u64(FOLD__P_NO_MISMATCH_CHECK) == 1;
+  st->segment_bytes = fold__param_u64(FOLD__P_SEGMENT_BYTES);
+  st->piece_size = fold__param_u64(FOLD__P_PIECE_SIZE);
+  return FOLD_OK;
+}
+
+int fold__coll_state_inherit(fold_comm *k, const fold_comm *parent) {
+  fold__coll_state *st = state_attach(k);
+  if (st == NULL) return FOLD_ENOMEM;
+  st->no_sig_check = fold__coll_state_of(parent)->no_sig_check;
+  return FOLD_OK;
+}
+
+/* c's cache (NULL: the communicator has no state, or it was torn down:
+ * no reuse). */
+static fold__coll_state *cache_of(fold_comm *c) { return fold__slot_get(c, FOLD__SLOT_COLL); }
 
 fold__coll *fold__coll_cached(fold_comm *c) {
-  coll_cache *k = fold__ext_get(c, &cache_slot);
-  return k ? k->co : NULL;
+  fold__coll_state *k = cache_of(c);
+  return k ? k->cached : NULL;
 }
 
 /* The digest cache's bytes in fold__coll: [DIG_FROM, DIG_TO), kept by
@@ -64,10 +86,10 @@ _Static_assert(offsetof(fold__coll, dig_sig) < offsetof(fold__coll, dig_ctx) &&
                "the digest cache lies between dig_sig and sig_send");
 
 static fold__coll *coll_get(fold_comm *c) {
-  coll_cache *k = cache_of(c);
-  fold__coll *co = k ? k->co : NULL;
+  fold__coll_state *k = cache_of(c);
+  fold__coll *co = k ? k->cached : NULL;
   if (co == NULL) return calloc(1, sizeof *co);
-  k->co = NULL;
+  k->cached = NULL;
   /* Kept: the op and request arrays, the scratch and the digest cache; the
    * rest starts zeroed. The cache (a third of the struct) stays in place and
    * nothing is copied whole: a copy and a clear of the whole struct were
@@ -117,17 +139,17 @@ static void coll_release(fold__task *t) {
   fold__timer_cancel(co->comm, &co->straggle_timer);
   free(co->exact_acc);
   co->exact_acc = NULL;
-  coll_cache *k = cache_of(co->comm);
+  fold__coll_state *k = cache_of(co->comm);
   if (k == NULL) {
     coll_free(co);
     return;
   }
-  if (k->co && k->co->tmp_cap < co->tmp_cap) {
-    coll_free(k->co);
-    k->co = NULL;
+  if (k->cached && k->cached->tmp_cap < co->tmp_cap) {
+    coll_free(k->cached);
+    k->cached = NULL;
   }
-  if (k->co == NULL)
-    k->co = co;
+  if (k->cached == NULL)
+    k->cached = co;
   else
     coll_free(co);
 }
@@ -155,7 +177,8 @@ static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a
   call->wsize = call->esize;
   call->user = NULL;
   if (call->reduces &&
-      (rc = fold__op_facts(c, opname, a->op, a->dtype, call->esize, &call->commutative, &call->wsize, &call->user)))
+      (rc = fold__op_facts(c, fold__op_table_of(c), opname, a->op, a->dtype, call->esize, &call->commutative,
+                           &call->wsize, &call->user)))
     return rc;
   int is_root = me == a->root;
   switch (a->kind) {
@@ -205,9 +228,8 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   return coll_start(c, opname, a, req, 0);
 }
 
-/* blocking: the caller waits at once (fold__coll_run), and its wait polls
- * before it looks at the request: a call done at its first step may
- * complete there (the caller checks fold__coll_told after the wait). */
+/* The one place a call's facts are worked out (coll.h); errors in the
+ * order dtype, root, count, op, buffers, options. */
 int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call) {
   int rc;
   fold__coll_kind kind = a->kind;
@@ -237,6 +259,9 @@ int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, 
   return FOLD_OK;
 }
 
+/* blocking: the caller waits at once (fold__coll_run), and its wait polls
+ * before it looks at the request: a call done at its first step may
+ * complete there (the caller checks fold__coll_told after the wait). */
 static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req, int blocking) {
   int rc;
   if (req) *req = NULL;
@@ -266,6 +291,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   co->esize = call.esize;
   co->op = call.op;
   co->commutative = call.commutative;
+  co->optab = call.user ? fold__op_table_of(c) : NULL;
   co->root = call.root;
   co->seg_bytes = call.opt.seg_bytes;
   r->timeout_ns = call.opt.timeout_ns;
@@ -288,7 +314,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
     co->esize = wsize;
     co->in_place = 1;
   }
-  co->tag = (int)(c->coll_seq++ & 0x7fffffff);
+  co->tag = (int)(c->svc->coll_seq++ & 0x7fffffff);
   co->bufs[FOLD__B_SEND] = (void *)co->sbuf;
   co->bufs[FOLD__B_RECV] = co->rbuf;
   co->task.step = fold__coll_task_step;
@@ -297,12 +323,13 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   co->task.req = r;
   co->stepped = blocking; /* see fold__coll_task_step (coll.c) */
   co->task.is_coll = 1;
-  co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
+  co->task.coll_seq = c->svc->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
   co->sig = (fold__sig){.count = co->count, .root = call.rooted ? call.root : -1, .esize = (uint32_t)co->esize,
                         .op = (uint16_t)(a->sig_op ? a->sig_op : call.reduces ? call.op : 0), .coll = (uint8_t)call.kind,
                         .dtype = (uint32_t)call.dtype, .algo = (uint8_t)call.algo_idx, .seg = (uint32_t)co->seg_bytes};
-  co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
+  int no_sig_check = fold__coll_state_of(c)->no_sig_check;
+  co->data_ctx = no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
   co->sig_rounds = fold__coll_sig_rounds(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
@@ -316,7 +343,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   /* The signature and the first round's sends leave together: to one
    * neighbour they are one write instead of two. */
   fold__tx_batch_begin(c);
-  if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check && !algo->step)
+  if (rc == FOLD_OK && c->size > 1 && !no_sig_check && !algo->step)
     rc = fold__coll_sig_post(co, (c->rank + c->size - 1) % c->size, (c->rank + 1) % c->size);
   if (rc != FOLD_OK) {
     fold__tx_batch_end(c);
@@ -324,7 +351,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
       rc = fold__comm_fail(c, FOLD_EINTERNAL, "%s: rank %d: signature receive lost", opname, c->rank);
     fold__req_unref(r); /* releases co */
     if (rc == FOLD_EINVAL) {
-      c->coll_seq--; /* every rank refuses alike (e.g. a forced algorithm): the call never happened */
+      c->svc->coll_seq--; /* every rank refuses alike (e.g. a forced algorithm): the call never happened */
     } else if (!fold__comm_failed(c)) {
       /* this rank alone cannot take part: the others must not wait for it */
       char msg[FOLD__ERRLEN];

@@ -72,14 +72,14 @@ static void ar_mid(void *arg, const fold__area *a, size_t i, int s) {
   char *mine = fold__shm_slot(a, me, s) + lo * es;
   if (co->commutative) {
     for (int p = 0; p < n; p++)
-      if (p != me) fold__op_reduce3(co->comm, co->op, co->dtype, mine, fold__shm_slot(a, p, s) + lo * es, mine, sh);
+      if (p != me) fold__op_reduce3(co->optab, co->op, co->dtype, mine, fold__shm_slot(a, p, s) + lo * es, mine, sh);
     return;
   }
   /* rank order: accumulate in recvbuf (reduce without a recvbuf on this
    * rank never gets here: see ar_init) */
   char *acc = (char *)co->rbuf + (off + lo) * es;
-  fold__op_reduce3(co->comm, co->op, co->dtype, acc, fold__shm_slot(a, 0, s) + lo * es, fold__shm_slot(a, 1, s) + lo * es, sh);
-  for (int p = 2; p < n; p++) fold__op_reduce3(co->comm, co->op, co->dtype, acc, acc, fold__shm_slot(a, p, s) + lo * es, sh);
+  fold__op_reduce3(co->optab, co->op, co->dtype, acc, fold__shm_slot(a, 0, s) + lo * es, fold__shm_slot(a, 1, s) + lo * es, sh);
+  for (int p = 2; p < n; p++) fold__op_reduce3(co->optab, co->op, co->dtype, acc, acc, fold__shm_slot(a, p, s) + lo * es, sh);
   memcpy(mine, acc, sh * es);
 }
 
@@ -97,8 +97,8 @@ static void ar_drain(void *arg, const fold__area *a, size_t i, int s) {
       if (sh && !(keep_own && p == a->rank)) memcpy(out + lo * es, fold__shm_slot(a, p, s) + lo * es, sh * es);
     }
   } else {
-    fold__op_reduce3(co->comm, co->op, co->dtype, out, fold__shm_slot(a, 0, s), fold__shm_slot(a, 1, s), len);
-    for (int p = 2; p < n; p++) fold__op_reduce3(co->comm, co->op, co->dtype, out, out, fold__shm_slot(a, p, s), len);
+    fold__op_reduce3(co->optab, co->op, co->dtype, out, fold__shm_slot(a, 0, s), fold__shm_slot(a, 1, s), len);
+    for (int p = 2; p < n; p++) fold__op_reduce3(co->optab, co->op, co->dtype, out, out, fold__shm_slot(a, p, s), len);
   }
   fold__op_finish(co->op, co->dtype, out, len, n);
 }
