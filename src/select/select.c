@@ -235,6 +235,15 @@ static const fold__rule default_rules[] = {
  * of an 8 B allreduce's path, by callgrind). */
 static fold__rule builtin[NDEFAULT];
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+/* The same rules grouped by collective, in table order within each
+ * (by_kind[kind_from[k], kind_from[k + 1]) are collective k's; by_kind_at
+ * their rows in the table, for the trace): a call scans its collective's
+ * rules only, which picks what a scan of the whole table picks, since a
+ * rule of another collective never fits (about 1,000 instructions of a
+ * call on the simulator, which passes the shm and tcp rows over). */
+static fold__rule by_kind[NDEFAULT];
+static int by_kind_at[NDEFAULT];
+static int kind_from[FOLD__COLL_COUNT + 1];
 
 static void builtin_resolve(void) {
   for (size_t i = 0; i < NDEFAULT; i++) {
@@ -242,6 +251,16 @@ static void builtin_resolve(void) {
     int k = fold__algo_index(builtin[i].coll, builtin[i].algo, strlen(builtin[i].algo));
     builtin[i].algo_idx = k >= 0 ? k + 1 : 0; /* an unknown name is passed over by scan, as before */
   }
+  int n = 0;
+  for (int k = 0; k < FOLD__COLL_COUNT; k++) {
+    kind_from[k] = n;
+    for (size_t i = 0; i < NDEFAULT; i++)
+      if ((int)builtin[i].coll == k) {
+        by_kind_at[n] = (int)i;
+        by_kind[n++] = builtin[i];
+      }
+  }
+  kind_from[FOLD__COLL_COUNT] = n;
 }
 
 const fold__rule *fold__builtin_rules(int *count) {
@@ -320,11 +339,11 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
                 rs->path, rs->rule[at].line);
     return a;
   }
-  int nbuiltin;
-  const fold__rule *builtin_rules = fold__builtin_rules(&nbuiltin);
-  if ((a = scan(c, builtin_rules, nbuiltin, kind, tp, bytes, esize, commutative, &at, idx))) {
+  pthread_once(&builtin_once, builtin_resolve);
+  const fold__rule *mine = by_kind + kind_from[kind];
+  if ((a = scan(c, mine, kind_from[kind + 1] - kind_from[kind], kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (built-in rule %d)", opname, bytes, c->size, fold__tp_kind_name(tp),
-                a->name, at + 1);
+                a->name, by_kind_at[kind_from[kind] + at] + 1);
     return a;
   }
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
