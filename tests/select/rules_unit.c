@@ -461,6 +461,47 @@ static void test_builtin_total(void) {
   }
 }
 
+/* Selection scans only the call's collective's rules (grouped once): it
+ * must pick what the first fitting rule of the whole table, in table
+ * order, picks. The reference here walks the whole table (threads: the
+ * inproc transport, one host). */
+static const fold__algo *whole_table_pick(const fold_comm *c, fold__coll_kind k, size_t b, int comm) {
+  int n, size = c->size;
+  const fold__rule *r = fold__builtin_rules(&n);
+  const fold__algo *const *algos = fold__algo_tables[k].algos;
+  for (int i = 0; i < n; i++) {
+    if (r[i].coll != k || (r[i].transport && r[i].transport != FOLD__TP_KIND_INPROC) || size < r[i].min_ranks ||
+        size > r[i].max_ranks || b < r[i].min_bytes || b > r[i].max_bytes || (r[i].commutative_only && !comm) ||
+        (r[i].pof2_only && (size & (size - 1))) || r[i].multihost_only)
+      continue;
+    const fold__algo *a = algos[fold__algo_index(k, r[i].algo, strlen(r[i].algo))];
+    if ((a->usable && a->usable(c)) || (a->fits && a->fits(c, k, 1)) || (!comm && !a->noncommutative_ok)) continue;
+    return a;
+  }
+  for (int i = 0; algos[i]; i++) /* no rule: the first that serves */
+    if (!(algos[i]->usable && algos[i]->usable(c)) && !(algos[i]->fits && algos[i]->fits(c, k, 1)) &&
+        (comm || algos[i]->noncommutative_ok))
+      return algos[i];
+  return NULL;
+}
+
+static void test_builtin_by_kind(void) {
+  for (int n = 1; n <= 9; n++) {
+    fold_comm *cs[16];
+    with_threads(n, NULL, cs);
+    for (int k = 0; k < FOLD__COLL_COUNT; k++)
+      for (size_t b = 0; b <= ((size_t)1 << 30); b = b ? b * 2 : 1)
+        for (int comm = !reduces((fold__coll_kind)k); comm <= 1; comm++) {
+          const fold__algo *a = NULL, *want = whole_table_pick(cs[0], (fold__coll_kind)k, b, comm);
+          int rc = fold__select(cs[0], (fold__coll_kind)k, b, 1, comm, &a, "test");
+          CHECK(rc == FOLD_OK && want && a == want, "n=%d %s %zu B %s: picked %s, the whole table's scan %s", n,
+                fold__coll_name((fold__coll_kind)k), b, comm ? "commutative" : "non-commutative", a ? a->name : "none",
+                want ? want->name : "none");
+        }
+    destroy(n, cs);
+  }
+}
+
 /* Every built-in rule names an algorithm of its collective, has sane
  * ranges, and every measured (collective, transport, ranks) block covers
  * every size from 0 up, in order and without gaps (the table is pasted
@@ -561,6 +602,7 @@ int main(void) {
   test_files();
   test_specs();
   test_builtin_total();
+  test_builtin_by_kind();
   test_builtin_sane();
   test_multihost();
   char cmd[600];
