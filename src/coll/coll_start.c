@@ -244,7 +244,10 @@ int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, 
   call->reduces = kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_ALLREDUCE || kind == FOLD__COLL_REDUCE_SCATTER;
   call->root = a->root;
   if ((rc = check_args(c, opname, a, call))) return rc;
-  if ((rc = fold__call_opts_read(c, opname, a, &call->opt))) return rc;
+  if (a->opts == NULL) /* the common call: the communicator's settings, without a call to coll_opts.c */
+    call->opt = (fold__call_opts){FOLD__SELECT_COMM, 0, fold__coll_state_of(c)->segment_bytes};
+  else if ((rc = fold__call_opts_read(c, opname, a, &call->opt)))
+    return rc;
   /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
    * per element) and rounds once at the end: algorithms see a wider type. */
   call->exact = call->reduces && a->op == FOLD_SUM_EXACT;
