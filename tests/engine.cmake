@@ -6,9 +6,10 @@ foreach(case threads_order threads_periodic threads_wait sim_exact sim_periodic 
 endforeach()
 
 # Handlers for unsolicited messages (several senders in order, a rendezvous
-# message, drops, bad contexts) and extension slots (teardown order).
+# message, drops, bad contexts) and extension slots (teardown order), keyed
+# and well-known (wkslots).
 fold_add_test_exe(engine_handler engine/engine_handler.c)
-foreach(case threads sim rules slots)
+foreach(case threads sim rules slots wkslots)
   add_test(NAME engine_handler_${case} COMMAND engine_handler ${case})
   set_tests_properties(engine_handler_${case} PROPERTIES TIMEOUT 60)
 endforeach()

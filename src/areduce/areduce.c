@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm.h"
 #include "engine/engine.h"
 #include "op/op.h"
 
@@ -37,7 +38,7 @@ static void combine(fold_areduce *ar, const void *data, uint64_t n) {
   if (ar->nfrag == 0)
     memcpy(ar->local, data, ar->bytes);
   else if (ar->count)
-    fold__op_reduce3(ar->c, ar->op, ar->dtype, ar->local, ar->local, data, ar->count);
+    fold__op_reduce3(fold__op_table_of(ar->c), ar->op, ar->dtype, ar->local, ar->local, data, ar->count);
   if (fold__engine_virtual(ar->c))
     fold__engine_charge(ar->c, fold__engine_reduce_cost(ar->c, ar->bytes));
   ar->nfrag += n;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "comm/comm.h"
 #include "op/op.h"
 
 /* ---- the agreement check ----------------------------------------------------- */
@@ -37,13 +38,13 @@ static int check_args(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, 
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: dtype %d is not a valid type", fn, c->rank, (int)dtype);
   if (count > SIZE_MAX / 2 / fold_dtype_size(dtype))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large", fn, c->rank, count);
-  int rc = fold__op_check(c, fn, op, dtype);
+  int rc = fold__op_check(c, fold__op_table_of(c), fn, op, dtype);
   if (rc)
     return rc;
   if (op == FOLD_SUM_EXACT && count > SIZE_MAX / 2 / fold__exact_acc_size(dtype))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu is too large for sum_exact's accumulators", fn, c->rank,
                        count);
-  if (!fold__op_commutative(c, op))
+  if (!fold__op_commutative(fold__op_table_of(c), op))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: the op is not commutative (fragments combine in arrival order)",
                        fn, c->rank);
   if (target < 0 || target >= c->size)

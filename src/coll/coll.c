@@ -143,7 +143,7 @@ static int round_comm_done(fold__coll *co) {
 
 static void run_local_op(fold__coll *co, const fold__cop *op, double *busy) {
   if (op->kind == FOLD__OP_REDUCE) {
-    fold__op_reduce3(co->comm, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
+    fold__op_reduce3(co->optab, co->op, co->dtype, (char *)co->bufs[op->out_buf] + op->out_off,
                      (char *)co->bufs[op->a_buf] + op->a_off, (char *)co->bufs[op->b_buf] + op->b_off, op->len);
     *busy += fold__engine_reduce_cost(co->comm, op->len * co->esize);
   } else if (op->kind == FOLD__OP_COPY)

@@ -50,6 +50,8 @@ struct fold__coll {
   fold_dtype dtype;
   size_t esize;
   fold_op op;
+  int commutative;   /* op may combine in any order (fold__call) */
+  const fold__op_table *optab; /* the communicator's user ops (comm/comm.h), for fold__op_reduce3 */
   int root;
   int in_place;
   int tag;           /* sequence number of this call */
@@ -105,6 +107,29 @@ struct fold__coll {
   fold__area_call area;
 };
 
+/* The collectives' state on a communicator, in the well-known slot
+ * FOLD__SLOT_COLL (engine/svc.h), attached when the communicator is made
+ * (fold__coll_state_init, comm/comm.c; a child: fold__coll_state_inherit,
+ * comm/comm_split.c) and freed by the slot's teardown: the knobs read once
+ * at creation and the finished call kept for the next (coll_start.c). */
+typedef struct fold__coll_state {
+  fold__coll *cached;   /* a finished call's state, its arrays and scratch reused by the next call (or NULL) */
+  int no_sig_check;     /* FOLD_NO_MISMATCH_CHECK=1: no signature exchange (a measurement knob, coll_start.c) */
+  size_t segment_bytes; /* FOLD_SEGMENT_BYTES: pipeline broadcast, ring_segmented allreduce; 0: their default */
+  size_t piece_size;    /* FOLD_PIECE_SIZE: elements per piece of the direct allreduce; 0: its default */
+} fold__coll_state;
+/* c's state; never NULL (a communicator without one reads the defaults). */
+extern const fold__coll_state fold__coll_state_none;
+static inline const fold__coll_state *fold__coll_state_of(const fold_comm *c) {
+  const fold__coll_state *st = (const fold__coll_state *)fold__slot_get(c, FOLD__SLOT_COLL);
+  return st ? st : &fold__coll_state_none;
+}
+/* Attach c's state with the knobs read from the FOLD_* table; k's with
+ * what a child takes from its parent (the mismatch check's knob; the
+ * segment and piece sizes stay the algorithms' defaults). FOLD_ENOMEM. */
+int fold__coll_state_init(fold_comm *c);
+int fold__coll_state_inherit(fold_comm *k, const fold_comm *parent);
+
 /* Emitters for round functions. Zero-length sends and receives are
  * dropped (both sides compute the same lengths). */
 void fold__co_send(fold__coll *co, int peer, int buf, size_t off, size_t bytes);
@@ -146,16 +171,17 @@ typedef struct fold__coll_args {
 #define FOLD__SIG_OP_SPLIT_HOST 0xFFFDu
 #define FOLD__SIG_OP_HIER 0xFFFCu /* the split that makes hier's children (comm/comm_hier_split.c) */
 
-/* What a call's fold_coll_opts ask for (coll_opts.c), checked. */
-typedef struct fold__call_opts {
-  int force;          /* FOLD__SELECT_COMM (select/select.h), -1 (auto) or an algorithm index */
-  int64_t timeout_ns; /* 0: the communicator's FOLD_TIMEOUT */
-  size_t seg_bytes;   /* the communicator's FOLD_SEGMENT_BYTES unless the call sets one; 0: the algorithm's default */
-} fold__call_opts;
-/* Read a->opts (NULL: the communicator's settings): FOLD_OK, or FOLD_EINVAL
+/* Read a->opts (fold__call_opts: coll/registry.h; NULL: the communicator's settings): FOLD_OK, or FOLD_EINVAL
  * with a message naming this rank and the bad field. */
 int fold__call_opts_read(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call_opts *out);
 
+/* Work out the facts of a call (fold__call, coll/registry.h) from its
+ * arguments, once: the dtype's size, the op's validity for it, its
+ * commutativity and FOLD_SUM_EXACT's accumulator size, the buffers, the
+ * root, the in-place form, the per-call options. FOLD_OK, or FOLD_EINVAL
+ * with a message naming this rank and what is wrong. The algorithm is left
+ * for selection (fold__select_call). */
+int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call);
 /* Validate, choose the algorithm, start the call. On success *req is the
  * request to wait on; on failure *req is NULL and the error is returned. */
 int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a, fold_request **req);

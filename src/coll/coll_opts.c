@@ -14,7 +14,7 @@
 #define OPTS_MAX_SEGMENT ((size_t)1 << 30)
 
 int fold__call_opts_read(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call_opts *out) {
-  *out = (fold__call_opts){FOLD__SELECT_COMM, 0, c->segment_bytes};
+  *out = (fold__call_opts){FOLD__SELECT_COMM, 0, fold__coll_state_of(c)->segment_bytes};
   const fold_coll_opts *o = a->opts;
   if (o == NULL) return FOLD_OK;
   if (o->size < sizeof o->size)

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "op/op.h"
 #include "select/select.h"
 
@@ -27,7 +28,7 @@ const char *fold_comm_get_algo(fold_comm *comm, const char *coll, size_t count, 
     return NULL;
   }
   int reduces = kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_ALLREDUCE || kind == FOLD__COLL_REDUCE_SCATTER;
-  int commutative = reduces ? fold__op_commutative(comm, op) : 1;
+  int commutative = reduces ? fold__op_commutative(fold__op_table_of(comm), op) : 1;
   size_t wsize = reduces && op == FOLD_SUM_EXACT ? fold__exact_acc_size(dtype) : esize;
   if (wsize == 0) {
     fold__error(comm, FOLD_EINVAL, "fold_comm_get_algo: rank %d: sum_exact needs float32 or float64", comm->rank);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "comm/comm.h"
 #include "engine/engine.h"
 #include "op/op.h"
 #include "select/select.h"
@@ -26,32 +27,53 @@ static void coll_free(fold__coll *co) {
   free(co);
 }
 
-/* The cache hangs in an extension slot of the communicator; its teardown
- * hook frees it when the communicator goes. */
-typedef struct coll_cache {
-  fold__coll *co;
-} coll_cache;
-static const char cache_slot; /* the slot's key */
+/* The cache is the collectives' state's `cached` (fold__coll_state, in the
+ * well-known slot FOLD__SLOT_COLL); its teardown frees it when the
+ * communicator goes. */
+const fold__coll_state fold__coll_state_none;
 
-static void cache_teardown(void *p) {
-  coll_cache *k = p;
-  if (k->co) coll_free(k->co);
-  free(k);
+static void state_teardown(void *p) {
+  fold__coll_state *st = p;
+  if (st->cached) coll_free(st->cached);
+  free(st);
 }
 
-/* c's cache, attached at the first call (NULL without memory: no reuse). */
-static coll_cache *cache_of(fold_comm *c) {
-  coll_cache *k = fold__ext_get(c, &cache_slot);
-  if (k == NULL && (k = calloc(1, sizeof *k)) != NULL && fold__ext_attach(c, &cache_slot, k, cache_teardown) != FOLD_OK) {
-    free(k);
-    k = NULL;
+static fold__coll_state *state_attach(fold_comm *c) {
+  fold__coll_state *st = calloc(1, sizeof *st);
+  if (st == NULL) {
+    fold__error(c, FOLD_ENOMEM, "out of memory for the collectives' state");
+    return NULL;
   }
-  return k;
+  if (fold__slot_attach(c, FOLD__SLOT_COLL, st, state_teardown) != FOLD_OK) {
+    free(st);
+    return NULL;
+  }
+  return st;
 }
+
+int fold__coll_state_init(fold_comm *c) {
+  fold__coll_state *st = state_attach(c);
+  if (st == NULL) return FOLD_ENOMEM;
+  st->no_sig_check = fold__param_u64(FOLD__P_NO_MISMATCH_CHECK) == 1;
+  st->segment_bytes = fold__param_u64(FOLD__P_SEGMENT_BYTES);
+  st->piece_size = fold__param_u64(FOLD__P_PIECE_SIZE);
+  return FOLD_OK;
+}
+
+int fold__coll_state_inherit(fold_comm *k, const fold_comm *parent) {
+  fold__coll_state *st = state_attach(k);
+  if (st == NULL) return FOLD_ENOMEM;
+  st->no_sig_check = fold__coll_state_of(parent)->no_sig_check;
+  return FOLD_OK;
+}
+
+/* c's cache (NULL: the communicator has no state, or it was torn down:
+ * no reuse). */
+static fold__coll_state *cache_of(fold_comm *c) { return fold__slot_get(c, FOLD__SLOT_COLL); }
 
 fold__coll *fold__coll_cached(fold_comm *c) {
-  coll_cache *k = fold__ext_get(c, &cache_slot);
-  return k ? k->co : NULL;
+  fold__coll_state *k = cache_of(c);
+  return k ? k->cached : NULL;
 }
 
 /* The digest cache's bytes in fold__coll: [DIG_FROM, DIG_TO), kept by
@@ -64,10 +86,10 @@ _Static_assert(offsetof(fold__coll, dig_sig) < offsetof(fold__coll, dig_ctx) &&
                "the digest cache lies between dig_sig and sig_send");
 
 static fold__coll *coll_get(fold_comm *c) {
-  coll_cache *k = cache_of(c);
-  fold__coll *co = k ? k->co : NULL;
+  fold__coll_state *k = cache_of(c);
+  fold__coll *co = k ? k->cached : NULL;
   if (co == NULL) return calloc(1, sizeof *co);
-  k->co = NULL;
+  k->cached = NULL;
   /* Kept: the op and request arrays, the scratch and the digest cache; the
    * rest starts zeroed. The cache (a third of the struct) stays in place and
    * nothing is copied whole: a copy and a clear of the whole struct were
@@ -117,17 +139,17 @@ static void coll_release(fold__task *t) {
   fold__timer_cancel(co->comm, &co->straggle_timer);
   free(co->exact_acc);
   co->exact_acc = NULL;
-  coll_cache *k = cache_of(co->comm);
+  fold__coll_state *k = cache_of(co->comm);
   if (k == NULL) {
     coll_free(co);
     return;
   }
-  if (k->co && k->co->tmp_cap < co->tmp_cap) {
-    coll_free(k->co);
-    k->co = NULL;
+  if (k->cached && k->cached->tmp_cap < co->tmp_cap) {
+    coll_free(k->cached);
+    k->cached = NULL;
   }
-  if (k->co == NULL)
-    k->co = co;
+  if (k->cached == NULL)
+    k->cached = co;
   else
     coll_free(co);
 }
@@ -140,18 +162,24 @@ static int need(fold_comm *c, const char *opname, const void *buf, const char *w
   return FOLD_OK;
 }
 
-static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a, size_t esize) {
+/* The root, the count, the op (fold__op_facts: call's op facts set) and
+ * the buffers, in that order; call's kind, esize and rooted are set. */
+static int check_args(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call) {
   int n = c->size, me = c->rank, rc;
   size_t count = a->count;
-  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
-               a->kind == FOLD__COLL_SCATTER;
-  if (rooted && (a->root < 0 || a->root >= n))
+  if (call->rooted && (a->root < 0 || a->root >= n))
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: root %d is not a rank of this communicator (size %d)", opname, me,
                        a->root, n);
-  if (count > SIZE_MAX / esize / (size_t)n)
+  if (count > SIZE_MAX / call->esize / (size_t)n)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows", opname, me, count);
-  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
-  if (reduces && (rc = fold__op_check(c, opname, a->op, a->dtype))) return rc;
+  call->op = call->reduces ? a->op : FOLD_SUM;
+  call->commutative = 1;
+  call->wsize = call->esize;
+  call->user = NULL;
+  if (call->reduces &&
+      (rc = fold__op_facts(c, fold__op_table_of(c), opname, a->op, a->dtype, call->esize, &call->commutative,
+                           &call->wsize, &call->user)))
+    return rc;
   int is_root = me == a->root;
   switch (a->kind) {
   case FOLD__COLL_BROADCAST: return need(c, opname, a->rbuf, "buf", count);
@@ -200,6 +228,40 @@ int fold__coll_start(fold_comm *c, const char *opname, const fold__coll_args *a,
   return coll_start(c, opname, a, req, 0);
 }
 
+/* The one place a call's facts are worked out (coll.h); errors in the
+ * order dtype, root, count, op, buffers, options. */
+int fold__call_init(fold_comm *c, const char *opname, const fold__coll_args *a, fold__call *call) {
+  int rc;
+  fold__coll_kind kind = a->kind;
+  call->kind = kind;
+  call->dtype = kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
+  call->esize = fold_dtype_size(call->dtype);
+  if (call->esize == 0)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
+  call->count = kind == FOLD__COLL_BARRIER ? 0 : a->count;
+  call->rooted = kind == FOLD__COLL_BROADCAST || kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_GATHER ||
+                 kind == FOLD__COLL_SCATTER;
+  call->reduces = kind == FOLD__COLL_REDUCE || kind == FOLD__COLL_ALLREDUCE || kind == FOLD__COLL_REDUCE_SCATTER;
+  call->root = a->root;
+  if ((rc = check_args(c, opname, a, call))) return rc;
+  if (a->opts == NULL) /* the common call: the communicator's settings, without a call to coll_opts.c */
+    call->opt = (fold__call_opts){FOLD__SELECT_COMM, 0, fold__coll_state_of(c)->segment_bytes};
+  else if ((rc = fold__call_opts_read(c, opname, a, &call->opt)))
+    return rc;
+  /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
+   * per element) and rounds once at the end: algorithms see a wider type. */
+  call->exact = call->reduces && a->op == FOLD_SUM_EXACT;
+  call->in_n = kind == FOLD__COLL_REDUCE_SCATTER ? a->count * (size_t)c->size : a->count;
+  if (call->exact && call->in_n > SIZE_MAX / call->wsize)
+    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
+                       c->rank, a->count);
+  call->bytes = a->count * call->wsize;
+  call->in_place = detect_in_place(a, c->rank, call->esize);
+  call->algo = NULL;
+  call->algo_idx = -1;
+  return FOLD_OK;
+}
+
 /* blocking: the caller waits at once (fold__coll_run), and its wait polls
  * before it looks at the request: a call done at its first step may
  * complete there (the caller checks fold__coll_told after the wait). */
@@ -209,24 +271,10 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   if ((rc = fold__check_comm(c))) return rc;
   if (fold__abort_asker(c)) fold__progress(c);
   if ((rc = fold__comm_failed(c))) return rc;
-  fold_dtype dtype = a->kind == FOLD__COLL_BARRIER ? FOLD_UINT8 : a->dtype;
-  size_t esize = fold_dtype_size(dtype);
-  if (esize == 0) return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", opname, c->rank, (int)a->dtype);
-  if ((rc = check_args(c, opname, a, esize))) return rc;
-  fold__call_opts opt;
-  if ((rc = fold__call_opts_read(c, opname, a, &opt))) return rc;
-  const fold__algo *algo = NULL;
-  int reduces = a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_ALLREDUCE || a->kind == FOLD__COLL_REDUCE_SCATTER;
-  int commutative = reduces ? fold__op_commutative(c, a->op) : 1;
-  /* FOLD_SUM_EXACT runs the whole collective on accumulators (wsize bytes
-   * per element) and rounds once at the end: algorithms see a wider type. */
-  int exact = reduces && a->op == FOLD_SUM_EXACT;
-  size_t wsize = exact ? fold__exact_acc_size(dtype) : esize;
-  size_t in_n = a->kind == FOLD__COLL_REDUCE_SCATTER ? a->count * (size_t)c->size : a->count;
-  if (exact && in_n > SIZE_MAX / wsize)
-    return fold__error(c, FOLD_EINVAL, "%s: rank %d: count %zu overflows with sum_exact's accumulators", opname,
-                       c->rank, a->count);
-  if ((rc = fold__select_call(c, a->kind, a->count * wsize, wsize, commutative, opt.force, &algo, opname))) return rc;
+  fold__call call;
+  if ((rc = fold__call_init(c, opname, a, &call))) return rc;
+  if ((rc = fold__select_call(c, &call, opname))) return rc;
+  const fold__algo *algo = call.algo;
 
   fold__coll *co = coll_get(c);
   fold_request *r = co ? fold__req_new(c, FOLD__REQ_TASK) : NULL;
@@ -236,28 +284,31 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   }
   co->comm = c;
   co->algo = algo;
-  co->kind = a->kind;
+  co->kind = call.kind;
   co->rank = c->rank;
   co->size = c->size;
   co->sbuf = a->sbuf;
   co->rbuf = a->rbuf;
-  co->count = a->kind == FOLD__COLL_BARRIER ? 0 : a->count;
-  co->dtype = dtype;
-  co->esize = esize;
-  co->op = reduces ? a->op : FOLD_SUM;
-  co->root = a->root;
-  co->seg_bytes = opt.seg_bytes;
-  r->timeout_ns = opt.timeout_ns;
-  co->in_place = detect_in_place(a, c->rank, esize);
+  co->count = call.count;
+  co->dtype = call.dtype;
+  co->esize = call.esize;
+  co->op = call.op;
+  co->commutative = call.commutative;
+  co->optab = call.user ? fold__op_table_of(c) : NULL;
+  co->root = call.root;
+  co->seg_bytes = call.opt.seg_bytes;
+  r->timeout_ns = call.opt.timeout_ns;
+  co->in_place = call.in_place;
   co->exact_acc = co->exact_out = NULL;
-  if (exact) {
+  if (call.exact) {
+    size_t in_n = call.in_n, wsize = call.wsize;
     co->exact_acc = malloc(in_n ? in_n * wsize : 1);
     if (co->exact_acc == NULL) {
       fold__req_unref(r); /* releases co */
       return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for %zu sum_exact accumulators", opname, c->rank,
                          in_n);
     }
-    fold__exact_load(dtype, co->exact_acc, a->sbuf, in_n);
+    fold__exact_load(call.dtype, co->exact_acc, a->sbuf, in_n);
     /* in place on the accumulators: the input is consumed, the result
      * rounded into the caller's recvbuf (NULL at a reduce's non-root) */
     co->exact_out = a->kind == FOLD__COLL_REDUCE && c->rank != a->root ? NULL : a->rbuf;
@@ -266,7 +317,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
     co->esize = wsize;
     co->in_place = 1;
   }
-  co->tag = (int)(c->coll_seq++ & 0x7fffffff);
+  co->tag = (int)(c->svc->coll_seq++ & 0x7fffffff);
   co->bufs[FOLD__B_SEND] = (void *)co->sbuf;
   co->bufs[FOLD__B_RECV] = co->rbuf;
   co->task.step = fold__coll_task_step;
@@ -275,14 +326,13 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   co->task.req = r;
   co->stepped = blocking; /* see fold__coll_task_step (coll.c) */
   co->task.is_coll = 1;
-  co->task.coll_seq = c->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
+  co->task.coll_seq = c->svc->coll_seq - 1; /* the call's number, unmasked (the tag is its low 31 bits) */
   r->task = &co->task;
-  int rooted = a->kind == FOLD__COLL_BROADCAST || a->kind == FOLD__COLL_REDUCE || a->kind == FOLD__COLL_GATHER ||
-               a->kind == FOLD__COLL_SCATTER;
-  co->sig = (fold__sig){.count = co->count, .root = rooted ? a->root : -1, .esize = (uint32_t)co->esize,
-                        .op = (uint16_t)(a->sig_op ? a->sig_op : reduces ? a->op : 0), .coll = (uint8_t)a->kind, .dtype = (uint32_t)dtype,
-                        .algo = (uint8_t)fold__coll_algo_index(a->kind, algo), .seg = (uint32_t)co->seg_bytes};
-  co->data_ctx = c->no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
+  co->sig = (fold__sig){.count = co->count, .root = call.rooted ? call.root : -1, .esize = (uint32_t)co->esize,
+                        .op = (uint16_t)(a->sig_op ? a->sig_op : call.reduces ? call.op : 0), .coll = (uint8_t)call.kind,
+                        .dtype = (uint32_t)call.dtype, .algo = (uint8_t)call.algo_idx, .seg = (uint32_t)co->seg_bytes};
+  int no_sig_check = fold__coll_state_of(c)->no_sig_check;
+  co->data_ctx = no_sig_check ? FOLD__CTX_COLL : fold__coll_data_ctx(co);
   co->sig_rounds = fold__coll_sig_rounds(co);
 
   if ((rc = algo->init(co)) == FOLD_OK && co->tmp_bytes) {
@@ -296,7 +346,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
   /* The signature and the first round's sends leave together: to one
    * neighbour they are one write instead of two. */
   fold__tx_batch_begin(c);
-  if (rc == FOLD_OK && c->size > 1 && !c->no_sig_check && !algo->step)
+  if (rc == FOLD_OK && c->size > 1 && !no_sig_check && !algo->step)
     rc = fold__coll_sig_post(co, (c->rank + c->size - 1) % c->size, (c->rank + 1) % c->size);
   if (rc != FOLD_OK) {
     fold__tx_batch_end(c);
@@ -304,7 +354,7 @@ static int coll_start(fold_comm *c, const char *opname, const fold__coll_args *a
       rc = fold__comm_fail(c, FOLD_EINTERNAL, "%s: rank %d: signature receive lost", opname, c->rank);
     fold__req_unref(r); /* releases co */
     if (rc == FOLD_EINVAL) {
-      c->coll_seq--; /* every rank refuses alike (e.g. a forced algorithm): the call never happened */
+      c->svc->coll_seq--; /* every rank refuses alike (e.g. a forced algorithm): the call never happened */
     } else if (!fold__comm_failed(c)) {
       /* this rank alone cannot take part: the others must not wait for it */
       char msg[FOLD__ERRLEN];

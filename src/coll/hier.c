@@ -32,6 +32,7 @@
 #include "engine/engine.h"
 #include "engine/family.h"
 #include "op/op.h"
+#include "select/select.h"
 
 typedef struct hier_call hier_call;
 
@@ -144,9 +145,10 @@ static int kids_setup(fold__hier_kids *kids) {
   fold_comm *ks[3] = {kids->host, kids->net, kids->lane};
   for (int i = 0; i < 3; i++) {
     if (ks[i] == NULL) continue;
-    for (int kind = 0; kind < FOLD__COLL_COUNT; kind++)
-      if (ks[i]->coll_algo[kind] >= 0 && ks[i]->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
-        ks[i]->coll_algo[kind] = -1;
+    fold__selection *sel = fold__selection_of(ks[i]);
+    for (int kind = 0; sel && kind < FOLD__COLL_COUNT; kind++)
+      if (sel->coll_algo[kind] >= 0 && sel->coll_algo[kind] == fold__algo_index((fold__coll_kind)kind, "hier", 4))
+        sel->coll_algo[kind] = -1;
     int rc = fold__ext_attach(ks[i], &kid_key, (void *)&kid_key, NULL);
     if (rc != FOLD_OK) return rc;
   }
@@ -155,12 +157,7 @@ static int kids_setup(fold__hier_kids *kids) {
 
 /* User ops made on the parent after the children were: the child learns them. */
 static int sync_user_ops(fold_comm *c, fold_comm *k) {
-  if (k->nuser_ops >= c->nuser_ops) return FOLD_OK;
-  struct fold__user_op *ops = realloc(k->user_ops, (size_t)c->nuser_ops * sizeof *ops);
-  if (ops == NULL) return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
-  memcpy(ops, c->user_ops, (size_t)c->nuser_ops * sizeof *ops);
-  k->user_ops = ops;
-  k->nuser_ops = c->nuser_ops;
+  if (fold__op_table_sync(k, c) != FOLD_OK) return fold__error(c, FOLD_ENOMEM, "hier: rank %d: out of memory", c->rank);
   return FOLD_OK;
 }
 
@@ -270,7 +267,7 @@ int fold__hier_init(fold__coll *co) {
   hc->calls = h;
   co->u[7] = (size_t)(uintptr_t)h;
   /* the mismatch check of the round algorithms (coll.c), done here */
-  if (co->size > 1 && !c->no_sig_check) {
+  if (co->size > 1 && !fold__coll_state_of(c)->no_sig_check) {
     fold__shm_note_round_call(co);
     int right = (co->rank + 1) % co->size, left = (co->rank + co->size - 1) % co->size;
     int rc = fold__irecv_bytes(c, &co->left_sig, sizeof co->left_sig, left, FOLD__CTX_SIG, co->tag, &co->sig_recv);

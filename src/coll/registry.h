@@ -3,6 +3,7 @@
 #define FOLD_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fold.h"
 
@@ -143,6 +144,50 @@ typedef struct fold__algo {
    * message (see fold__task.describe); returns the first awaited rank or -1. */
   int (*describe)(fold__coll *co, char *buf, size_t cap);
 } fold__algo;
+
+/* ---- one call's facts -------------------------------------------------------------
+ * Everything about a collective call that does not change while it runs,
+ * worked out once by the start (fold__call_init, coll/coll_start.c) from
+ * the arguments, the dtype, the op and the per-call options, and passed
+ * down: selection reads it and records its choice in it
+ * (fold__select_call, select/select.h), the executor's call state
+ * (fold__coll, coll/coll.h) is filled from it. Nothing on the way looks a
+ * fact up again. */
+
+/* fold__select_call's force: the communicator's choice (FOLD_ALGO or
+ * fold_comm_set_algo; select/select.h). */
+#define FOLD__SELECT_COMM (-2)
+
+/* What a call's fold_coll_opts ask for (coll/coll_opts.c), checked. */
+typedef struct fold__call_opts {
+  int force;          /* FOLD__SELECT_COMM, -1 (automatic selection) or an algorithm index */
+  int64_t timeout_ns; /* 0: the communicator's FOLD_TIMEOUT */
+  size_t seg_bytes;   /* the communicator's FOLD_SEGMENT_BYTES unless the call sets one; 0: the algorithm's default */
+} fold__call_opts;
+
+typedef struct fold__user_op fold__user_op; /* op/op.h */
+
+typedef struct fold__call {
+  fold__coll_kind kind;
+  fold_dtype dtype;    /* FOLD_UINT8 for a barrier */
+  fold_op op;          /* FOLD_SUM where the call reduces nothing */
+  size_t count;        /* the call's count argument (0 for a barrier) */
+  size_t esize;        /* bytes per element of dtype */
+  size_t wsize;        /* bytes per element the algorithms work on: esize, or FOLD_SUM_EXACT's accumulator */
+  size_t in_n;         /* elements of this rank's input (count, or count * size for reduce_scatter) */
+  size_t bytes;        /* count * wsize: the size selection goes by */
+  int root;            /* -1 for collectives without a root */
+  int rooted, reduces; /* the kind has a root; it combines with op */
+  int commutative;     /* op may combine in any order (1 where the call reduces nothing) */
+  int exact;           /* FOLD_SUM_EXACT: the call runs on accumulators, rounded once at the end */
+  int in_place;        /* the caller's in-place form (fold.h) */
+  const fold__user_op *user; /* op's entry when it is a user op (fold_op_create), else NULL */
+  fold__call_opts opt; /* the per-call options */
+  /* selection's choice (fold__select_call): the algorithm and its index in
+   * the collective's table (the signature carries the index) */
+  const fold__algo *algo;
+  int algo_idx;
+} fold__call;
 
 /* Every algorithm's descriptor: extern const fold__algo fold__allreduce_ring; ... */
 #define FOLD__ALGO_EXTERN_(coll, algo) extern const fold__algo fold__##coll##_##algo;

@@ -74,7 +74,7 @@ static void watchdog_fired(fold_comm *c, fold__timer *t, void *arg) {
 
 int fold__ring_skip_init(fold__coll *co) {
   fold_comm *c = co->comm;
-  if (!fold__op_commutative(c, co->op))
+  if (!co->commutative)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: ring_skip reorders the reduction: it needs a commutative op",
                        fold__coll_name(co->kind), co->rank);
   rs_comm *rc = fold__rs_comm_state(c);
@@ -119,7 +119,7 @@ int fold__ring_skip_init(fold__coll *co) {
   rc->last_nskip = 0;
   rc->last_skip = -1;
   /* the mismatch check of the round algorithms (coll_sig.c), done here */
-  if (s->n > 1 && !c->no_sig_check) {
+  if (s->n > 1 && !fold__coll_state_of(c)->no_sig_check) {
     int rcode = fold__coll_sig_post(co, s->left, s->right);
     if (rcode != FOLD_OK) return rcode; /* s stays on rc->calls: the signature receive may be posted */
   } else {
@@ -153,7 +153,7 @@ static void reduce_timed(rs_call *s, void *dst, const void *a, const void *b, si
   fold__coll *co = s->co;
   int64_t t0 = fold__now(co->comm);
   double cost = fold__engine_reduce_cost(co->comm, len * co->esize);
-  fold__op_reduce3(co->comm, co->op, co->dtype, dst, a, b, len);
+  fold__op_reduce3(co->optab, co->op, co->dtype, dst, a, b, len);
   fold__engine_charge(co->comm, cost);
   double dur = (double)(fold__now(co->comm) - t0) + cost * 1e9;
   double least = fold__rs_r_sample(s->rc, s->maxb, dur);

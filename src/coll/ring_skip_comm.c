@@ -278,7 +278,7 @@ int fold_comm_last_skips(const fold_comm *comm, int *ranks, int max) {
   rs_comm *rc = fold__ext_get(comm, &fold__rs_key);
   /* "the last completed collective": a later call of another algorithm
    * took a newer sequence number */
-  if (rc == NULL || rc->last_tag < 0 || (uint32_t)rc->last_tag != (uint32_t)((comm->coll_seq - 1) & 0x7fffffff)) return 0;
+  if (rc == NULL || rc->last_tag < 0 || (uint32_t)rc->last_tag != (uint32_t)((comm->svc->coll_seq - 1) & 0x7fffffff)) return 0;
   if (ranks && max > 0 && rc->last_nskip) ranks[0] = rc->last_skip;
   return rc->last_nskip;
 }

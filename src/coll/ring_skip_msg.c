@@ -184,7 +184,7 @@ int fold__rs_take(rs_call *s) {
       if (s->rmsg == NULL) return fold__rs_no_memory(s);
     } else {
       char *a = s->hold[j] + HDR;
-      fold__op_reduce3(co->comm, co->op, co->dtype, a, a, s->rmsg + HDR, len);
+      fold__op_reduce3(co->optab, co->op, co->dtype, a, a, s->rmsg + HDR, len);
       fold__engine_charge(co->comm, fold__engine_reduce_cost(co->comm, bytes));
     }
     s->acc_cov[j] += (int)h.cov;

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coll/coll.h"
 #include "comm/comm.h"
 #include "core/internal.h"
 #include "core/queue.h"
@@ -41,13 +42,12 @@ static int comm_alloc(int rank, int size, int peer_table, uint8_t *zero_lost, fo
   c->timeout_ns = fold__env_timeout_ns();
   c->log_level = fold__log_level_env();
   c->clock = fold__clock_mono;
-  c->no_sig_check = fold__param_u64(FOLD__P_NO_MISMATCH_CHECK) == 1;
-  c->segment_bytes = fold__param_u64(FOLD__P_SEGMENT_BYTES);
-  c->piece_size = fold__param_u64(FOLD__P_PIECE_SIZE);
-  /* the engine's services (failure reports among them), then selection:
-   * each layer registers its teardown */
+  /* the engine's services (failure reports among them), then selection
+   * and the collectives' state: each layer registers its teardown */
   int rc = fold__svc_init(c);
   if (rc == FOLD_OK) rc = fold__select_init(c);
+  if (rc == FOLD_OK) rc = fold__coll_state_init(c);
+  if (rc == FOLD_OK) rc = fold__op_table_attach(c);
   if (rc < 0) {
     fold__comm_free(c);
     return rc;
@@ -135,8 +135,6 @@ void fold__comm_free(fold_comm *c) {
   if (!c->lost_shared) free(c->lost);
   fold__lost_notes_free(c);
   free(c->poison);
-  free(c->user_ops);
-  free(c->op_tmp);
   fold__svc_free(c);
   free(c);
 }
@@ -178,22 +176,51 @@ int fold_comm_local_rank(const fold_comm *comm) { return comm ? comm->local_rank
 
 int fold_comm_local_size(const fold_comm *comm) { return comm ? comm->local_size : FOLD_EINVAL; }
 
+static void op_table_teardown(void *p) {
+  fold__op_table *t = p;
+  free(t->ops);
+  free(t->tmp);
+  free(t);
+}
+
+int fold__op_table_attach(fold_comm *c) {
+  fold__op_table *t = calloc(1, sizeof *t);
+  if (t == NULL) return fold__error(c, FOLD_ENOMEM, "out of memory for the user op table");
+  int rc = fold__slot_attach(c, FOLD__SLOT_OPS, t, op_table_teardown);
+  if (rc != FOLD_OK) free(t);
+  return rc;
+}
+
+int fold__op_table_sync(fold_comm *k, const fold_comm *c) {
+  fold__op_table *kt = fold__op_table_of(k);
+  const fold__op_table *ct = fold__op_table_of(c);
+  if (ct == NULL || ct->n == 0 || (kt && kt->n >= ct->n)) return FOLD_OK;
+  if (kt == NULL) return FOLD_ENOMEM; /* k was made without one: out of memory then */
+  fold__user_op *ops = realloc(kt->ops, (size_t)ct->n * sizeof *ops);
+  if (ops == NULL) return FOLD_ENOMEM;
+  memcpy(ops, ct->ops, (size_t)ct->n * sizeof *ops);
+  kt->ops = ops;
+  kt->n = ct->n;
+  return FOLD_OK;
+}
+
 static int op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
                      int commutative, fold_comm *comm) {
   if (comm == NULL) return fold__error(NULL, FOLD_EINVAL, "fold_op_create: communicator is NULL");
   if (op == NULL || fn == NULL)
     return fold__error(comm, FOLD_EINVAL, "fold_op_create: rank %d: %s is NULL", comm->rank, op ? "fn" : "op");
-  fold__user_op *ops = realloc(comm->user_ops, (size_t)(comm->nuser_ops + 1) * sizeof *ops);
+  fold__op_table *t = fold__op_table_of(comm);
+  fold__user_op *ops = t ? realloc(t->ops, (size_t)(t->n + 1) * sizeof *ops) : NULL;
   if (ops == NULL) return fold__error(comm, FOLD_ENOMEM, "fold_op_create: out of memory");
-  comm->user_ops = ops;
-  ops[comm->nuser_ops] = (fold__user_op){fn, ctx, commutative != 0};
-  *op = (fold_op)(FOLD_OP_BUILTIN_COUNT + comm->nuser_ops++);
+  t->ops = ops;
+  ops[t->n] = (fold__user_op){fn, ctx, commutative != 0};
+  *op = (fold_op)(FOLD_OP_BUILTIN_COUNT + t->n++);
   return FOLD_OK;
 }
 
 /* fold_op_create (include/fold.h): a user op lives on its communicator, so the
  * call is the communicator layer's (op.c, below the engine, only runs the ops).
- * The progress thread's reductions read user_ops: held against it. */
+ * The progress thread's reductions read the table: held against it. */
 int fold_op_create(fold_op *op, void (*fn)(void *, const void *, size_t, fold_dtype, void *), void *ctx,
                    int commutative, fold_comm *comm) {
   fold__enter(comm);

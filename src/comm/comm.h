@@ -3,6 +3,7 @@
 #define FOLD_COMM_H
 
 #include "engine/engine.h"
+#include "op/op.h"
 
 /* ---- comm lifecycle (comm.c) ------------------------------------------------------ */
 /* Allocate a comm with defaults (real clock, env timeout/log level), no
@@ -28,6 +29,20 @@ void fold__comm_free(fold_comm *c);
  * unmatched messages, the posted queue, active tasks, the user's requests
  * (fold__comm_free, and a family's members when they go). */
 void fold__comm_drop_queues(fold_comm *c);
+
+/* ---- user ops (comm.c) -----------------------------------------------------------------
+ * A communicator's user ops (fold_op_create) are this layer's: a table
+ * (fold__op_table, op/op.h) in the well-known slot FOLD__SLOT_OPS, attached
+ * empty when the communicator is made, freed by the slot's teardown. */
+static inline fold__op_table *fold__op_table_of(const fold_comm *c) {
+  return (fold__op_table *)fold__slot_get(c, FOLD__SLOT_OPS);
+}
+/* Attach an empty table to c. FOLD_ENOMEM. */
+int fold__op_table_attach(fold_comm *c);
+/* Give k the user ops of c that it lacks (a child learns its parent's:
+ * split, dup, hier's children), so that an op means the same on both.
+ * FOLD_OK, or FOLD_ENOMEM with k's table unchanged. */
+int fold__op_table_sync(fold_comm *k, const fold_comm *c);
 
 /* fold_comm_destroy on a simulated communicator (comm_local.c): frees the
  * rank and detaches it from its simulator; peers that need it later see it

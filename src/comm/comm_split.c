@@ -63,8 +63,6 @@ void fold__kid_free(fold_comm *k) {
   free(k->by_root);
   fold__lost_notes_free(k);
   free(k->poison);
-  free(k->user_ops);
-  free(k->op_tmp);
   /* the layers' slots (collective cache, rules) go after the requests */
   fold__ext_teardown(k);
   fold__svc_free(k);
@@ -91,10 +89,9 @@ fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   k->clock = c->clock;
   k->clock_ctx = c->clock_ctx;
   k->pthread = c->pthread; /* one helper (and lock) per family: the root's */
-  memcpy(k->coll_algo, c->coll_algo, sizeof k->coll_algo);
-  k->no_sig_check = c->no_sig_check;
   k->own_cpu = c->own_cpu;
-  if (fold__svc_init_child(k, c) != FOLD_OK || fold__select_inherit(k, c) != FOLD_OK) {
+  if (fold__svc_init_child(k, c) != FOLD_OK || fold__select_inherit(k, c) != FOLD_OK ||
+      fold__coll_state_inherit(k, c) != FOLD_OK || fold__op_table_attach(k) != FOLD_OK) {
     fold__svc_free(k);
     free(k);
     return NULL;
@@ -154,11 +151,7 @@ int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member 
    * size): the child shares it too, copied on its first write */
   k->lost_shared = !lost_any && root->lost_shared;
   k->lost = k->lost_shared ? root->lost : calloc((size_t)n, 1);
-  if (c->nuser_ops > 0 && (k->user_ops = malloc((size_t)c->nuser_ops * sizeof *c->user_ops)) != NULL) {
-    memcpy(k->user_ops, c->user_ops, (size_t)c->nuser_ops * sizeof *c->user_ops);
-    k->nuser_ops = c->nuser_ops;
-  }
-  if ((table && !k->peer_tp) || !k->lost || (c->nuser_ops && !k->user_ops) || map_fill(c, k, mem, n) != FOLD_OK)
+  if ((table && !k->peer_tp) || !k->lost || fold__op_table_sync(k, c) != FOLD_OK || map_fill(c, k, mem, n) != FOLD_OK)
     return FOLD_ENOMEM;
   fold__inject_delay_init(k); /* FOLD_INJECT_DELAY names ranks of each communicator */
   if (!table && n > 1) k->tps[k->ntps++] = root->tps[0];

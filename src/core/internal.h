@@ -169,21 +169,8 @@ struct fold_comm {
   /* time: every piece of code asks the engine (fold__now), never the OS */
   fold__clock_fn clock;
   void *clock_ctx;
-  /* collectives: sequence number, user ops (op/op.c), algorithm choice */
-  uint32_t coll_seq;
-  struct fold__user_op *user_ops;
-  int nuser_ops;
-  void *op_tmp;       /* one record for user ops over records over 4 KiB (op/op.c) */
-  size_t op_tmp_cap;
-  signed char coll_algo[16]; /* forced algorithm index per collective, -1 = automatic */
-  struct fold__rules *rules; /* FOLD_RULES, read at creation; NULL: built-in rules only */
   char *poison;              /* a peer's failure report waiting to be acted on */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
-  int no_sig_check;          /* FOLD_NO_MISMATCH_CHECK=1: measurement knob, see coll.c */
-  /* algorithm knobs, read once when the communicator is made (0: unset,
-   * each algorithm's own default) */
-  size_t segment_bytes;      /* FOLD_SEGMENT_BYTES: pipeline broadcast, ring_segmented allreduce */
-  size_t piece_size;         /* FOLD_PIECE_SIZE: elements per piece of the direct allreduce */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll
                               * (1 + size: a receive from any source lost its last sender) */

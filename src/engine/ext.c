@@ -10,6 +10,15 @@ struct fold__ext_slot {
   void (*teardown)(void *ptr);
 };
 
+/* The well-known slots are keyed slots whose keys are these bytes; the
+ * array fold__svc.slot mirrors them for the lookup. */
+static const char slot_keys[FOLD__SLOT_COUNT];
+
+static void slot_forget(fold_comm *c, const void *key) {
+  for (int i = 0; i < FOLD__SLOT_COUNT; i++)
+    if (key == &slot_keys[i]) c->svc->slot[i] = NULL;
+}
+
 int fold__ext_attach(fold_comm *c, const void *key, void *ptr, void (*teardown)(void *ptr)) {
   if (key == NULL)
     return fold__error(c, FOLD_EINVAL, "rank %d: extension slot with a NULL key", c->rank);
@@ -33,6 +42,7 @@ void *fold__ext_get(const fold_comm *c, const void *key) {
 }
 
 void *fold__ext_detach(fold_comm *c, const void *key) {
+  slot_forget(c, key);
   for (struct fold__ext_slot **pp = &c->svc->slots; *pp; pp = &(*pp)->next) {
     struct fold__ext_slot *s = *pp;
     if (s->key != key) continue;
@@ -44,12 +54,24 @@ void *fold__ext_detach(fold_comm *c, const void *key) {
   return NULL;
 }
 
+int fold__slot_attach(fold_comm *c, fold__slot_id id, void *ptr, void (*teardown)(void *ptr)) {
+  int rc = fold__ext_attach(c, &slot_keys[id], ptr, teardown);
+  if (rc == FOLD_OK) c->svc->slot[id] = ptr;
+  return rc;
+}
+
+void *fold__slot_detach(fold_comm *c, fold__slot_id id) {
+  c->svc->slot[id] = NULL;
+  return fold__ext_detach(c, &slot_keys[id]);
+}
+
 void fold__ext_teardown(fold_comm *c) {
   if (c->svc == NULL) return;
   /* one at a time from the head: a hook may detach other slots */
   while (c->svc->slots) {
     struct fold__ext_slot *s = c->svc->slots;
     c->svc->slots = s->next;
+    slot_forget(c, s->key); /* a later hook finds a torn-down well-known slot empty */
     if (s->teardown) s->teardown(s->ptr);
     free(s);
   }

@@ -160,7 +160,7 @@ void fold__poll_transports(fold_comm *c) {
  * being started included), or the next call's number when none is
  * pending: a report says that this call and every later one failed here. */
 static uint32_t first_failed_coll(const fold_comm *c) {
-  uint32_t f = c->coll_seq;
+  uint32_t f = c->svc->coll_seq;
   const fold__task *st = c->svc->starting;
   if (st && st->is_coll && (int32_t)(st->coll_seq - f) < 0) f = st->coll_seq;
   for (const fold__task *t = c->tasks; t; t = t->next)

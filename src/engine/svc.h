@@ -26,6 +26,22 @@ void *fold__ext_detach(fold_comm *c, const void *key);
  * the communicator is freed). */
 void fold__ext_teardown(fold_comm *c);
 
+/* Well-known slots: the state of the layers every communicator has and
+ * every collective call reads (selection's choices, the collectives' state,
+ * the user ops), found by index in one load instead of by a walk of the
+ * list. They are slots like the others (the same teardown, newest first,
+ * among the keyed ones); only the lookup differs. The engine knows their
+ * numbers, not their types: each layer declares its own. */
+typedef enum {
+  FOLD__SLOT_SELECT, /* select/select.h: fold__selection */
+  FOLD__SLOT_COLL,   /* coll/coll.h: fold__coll_state */
+  FOLD__SLOT_OPS,    /* op/op.h: fold__op_table, attached by comm/comm.c */
+  FOLD__SLOT_COUNT
+} fold__slot_id;
+/* fold__ext_attach/detach for slot id (FOLD_EINVAL if it is attached). */
+int fold__slot_attach(fold_comm *c, fold__slot_id id, void *ptr, void (*teardown)(void *ptr));
+void *fold__slot_detach(fold_comm *c, fold__slot_id id);
+
 /* ---- the engine's per-communicator state (engine/ext.c) ---------------------------- */
 struct fold__ext_slot;
 struct fold__handler;
@@ -64,7 +80,13 @@ struct fold__svc {
    * family's root); a destroyed one's children take its parent
    * (fold__fam_reparent) */
   const fold_comm *parent;
+  /* the next collective call's number (the start takes it; the failure
+   * reports name the first failed one from it) */
+  uint32_t coll_seq;
+  void *slot[FOLD__SLOT_COUNT]; /* the well-known slots' pointers (NULL: not attached) */
 };
+/* The pointer attached in well-known slot id, or NULL. */
+static inline void *fold__slot_get(const fold_comm *c, fold__slot_id id) { return c->svc->slot[id]; }
 /* (declared in engine/time.h) */
 static inline int fold__engine_virtual(const fold_comm *c) { return c->svc->hooks != NULL; }
 /* fold_comm_abort reaches a communicator and everything split or

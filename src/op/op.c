@@ -138,11 +138,11 @@ static void half_reduce(fold_op op, fold_dtype dt, uint16_t *o, const uint16_t *
   }
 }
 
-/* c may be NULL: built-in ops need no communicator (the kernels serve
+/* t may be NULL: built-in ops need no table (the kernels serve
  * capabilities that reduce outside a collective); user ops live in one. */
-static const fold__user_op *user_op(const fold_comm *c, fold_op op) {
+static const fold__user_op *user_op(const fold__op_table *t, fold_op op) {
   int k = (int)op - FOLD_OP_BUILTIN_COUNT;
-  return (c != NULL && k >= 0 && k < c->nuser_ops) ? &c->user_ops[k] : NULL;
+  return (t != NULL && k >= 0 && k < t->n) ? &t->ops[k] : NULL;
 }
 
 /* The scratch op_reduce3 needs for one record too large for its stack
@@ -150,29 +150,29 @@ static const fold__user_op *user_op(const fold_comm *c, fold_op op) {
  * the communicator. */
 #define STACK_TMP 4096
 
-static int record_scratch(fold_comm *c, const char *what, size_t es) {
-  if (es <= STACK_TMP || c->op_tmp_cap >= es) return FOLD_OK;
+static int record_scratch(fold_comm *c, fold__op_table *t, const char *what, size_t es) {
+  if (es <= STACK_TMP || t->tmp_cap >= es) return FOLD_OK;
   void *p = malloc(es);
   if (p == NULL)
     return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory for a %zu-byte record's scratch", what, c->rank, es);
-  free(c->op_tmp);
-  c->op_tmp = p;
-  c->op_tmp_cap = es;
+  free(t->tmp);
+  t->tmp = p;
+  t->tmp_cap = es;
   return FOLD_OK;
 }
 
-int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype) {
-  /* the common call first: an arithmetic built-in on one of the ten
-   * numeric types, which every check below accepts */
-  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK;
-  size_t es = fold_dtype_size(dtype);
+/* The checks of fold__op_check past its fast path, es being dtype's size
+ * (0: invalid); *user is op's user op entry or NULL. */
+static int op_check_slow(fold_comm *c, fold__op_table *t, const char *what, fold_op op, fold_dtype dtype,
+                         size_t es, const fold__user_op **user) {
+  *user = NULL;
   if (es == 0)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid dtype %d", what, c->rank, (int)dtype);
   if ((int)op >= FOLD_OP_BUILTIN_COUNT) {
-    if (user_op(c, op) == NULL)
+    if ((*user = user_op(t, op)) == NULL)
       return fold__error(c, FOLD_EINVAL, "%s: rank %d: op %d is neither a builtin nor a user op of this communicator",
                          what, c->rank, (int)op);
-    return record_scratch(c, what, es);
+    return record_scratch(c, t, what, es);
   }
   if ((int)op < 0)
     return fold__error(c, FOLD_EINVAL, "%s: rank %d: invalid op %d", what, c->rank, (int)op);
@@ -195,15 +195,36 @@ int fold__op_check(fold_comm *c, const char *what, fold_op op, fold_dtype dtype)
   return FOLD_OK;
 }
 
-int fold__op_commutative(const fold_comm *c, fold_op op) {
-  const fold__user_op *u = user_op(c, op);
+int fold__op_check(fold_comm *c, fold__op_table *t, const char *what, fold_op op, fold_dtype dtype) {
+  /* the common call first: an arithmetic built-in on one of the ten
+   * numeric types, which every check accepts */
+  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK;
+  const fold__user_op *u;
+  return op_check_slow(c, t, what, op, dtype, fold_dtype_size(dtype), &u);
+}
+
+int fold__op_facts(fold_comm *c, fold__op_table *t, const char *what, fold_op op, fold_dtype dtype, size_t esize,
+                   int *commutative, size_t *wsize, const fold__user_op **user) {
+  *commutative = 1;
+  *wsize = esize;
+  *user = NULL;
+  if ((unsigned)dtype <= FOLD_FLOAT64 && (unsigned)op <= FOLD_AVG) return FOLD_OK; /* fold__op_check's fast path */
+  int rc = op_check_slow(c, t, what, op, dtype, esize, user);
+  if (rc != FOLD_OK) return rc;
+  if (*user) *commutative = (*user)->commutative;
+  if (op == FOLD_SUM_EXACT) *wsize = fold__exact_acc_size(dtype);
+  return FOLD_OK;
+}
+
+int fold__op_commutative(const fold__op_table *t, fold_op op) {
+  const fold__user_op *u = user_op(t, op);
   return u ? u->commutative : 1;
 }
 
-void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, const void *a, const void *b,
+void fold__op_reduce3(const fold__op_table *t, fold_op op, fold_dtype dt, void *out, const void *a, const void *b,
                       size_t count) {
   if (count == 0) return;
-  const fold__user_op *u = user_op(c, op);
+  const fold__user_op *u = user_op(t, op);
   if (u) {
     size_t bytes = count * fold_dtype_size(dt);
     if (out == b) {
@@ -219,7 +240,7 @@ void fold__op_reduce3(const fold_comm *c, fold_op op, fold_dtype dt, void *out, 
       _Alignas(16) unsigned char stack_tmp[STACK_TMP];
       /* a record larger than the stack buffer goes one at a time through
        * the scratch fold__op_check made for it */
-      unsigned char *tmp = es <= sizeof stack_tmp ? stack_tmp : c->op_tmp;
+      unsigned char *tmp = es <= sizeof stack_tmp ? stack_tmp : t->tmp;
       size_t chunk = es <= sizeof stack_tmp ? sizeof stack_tmp / es : 1;
       for (size_t i = 0; i < count; i += chunk) {
         size_t m = count - i < chunk ? count - i : chunk;

@@ -235,6 +235,15 @@ static const fold__rule default_rules[] = {
  * of an 8 B allreduce's path, by callgrind). */
 static fold__rule builtin[NDEFAULT];
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+/* The same rules grouped by collective, in table order within each
+ * (by_kind[kind_from[k], kind_from[k + 1]) are collective k's; by_kind_at
+ * their rows in the table, for the trace): a call scans its collective's
+ * rules only, which picks what a scan of the whole table picks, since a
+ * rule of another collective never fits (about 1,000 instructions of a
+ * call on the simulator, which passes the shm and tcp rows over). */
+static fold__rule by_kind[NDEFAULT];
+static int by_kind_at[NDEFAULT];
+static int kind_from[FOLD__COLL_COUNT + 1];
 
 static void builtin_resolve(void) {
   for (size_t i = 0; i < NDEFAULT; i++) {
@@ -242,6 +251,16 @@ static void builtin_resolve(void) {
     int k = fold__algo_index(builtin[i].coll, builtin[i].algo, strlen(builtin[i].algo));
     builtin[i].algo_idx = k >= 0 ? k + 1 : 0; /* an unknown name is passed over by scan, as before */
   }
+  int n = 0;
+  for (int k = 0; k < FOLD__COLL_COUNT; k++) {
+    kind_from[k] = n;
+    for (size_t i = 0; i < NDEFAULT; i++)
+      if ((int)builtin[i].coll == k) {
+        by_kind_at[n] = (int)i;
+        by_kind[n++] = builtin[i];
+      }
+  }
+  kind_from[FOLD__COLL_COUNT] = n;
 }
 
 const fold__rule *fold__builtin_rules(int *count) {
@@ -290,9 +309,9 @@ static int rule_fits(const fold_comm *c, const fold__rule *r, fold__coll_kind ki
 }
 
 /* The first rule of rules[0, n) that fits and whose algorithm serves the
- * call; *at is its index. */
+ * call; *at is its index, *idx its algorithm's. */
 static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n, fold__coll_kind kind, int tp,
-                              size_t bytes, size_t esize, int commutative, int *at) {
+                              size_t bytes, size_t esize, int commutative, int *at, int *idx) {
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
   for (int i = 0; i < n; i++) {
     const fold__rule *r = &rules[i];
@@ -300,6 +319,7 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
     int k = r->algo_idx ? r->algo_idx - 1 : fold__algo_index(kind, r->algo, strlen(r->algo));
     if (k >= 0 && algo_serves(c, algos[k], kind, esize, commutative)) {
       *at = i;
+      *idx = k;
       return algos[k];
     }
   }
@@ -309,19 +329,21 @@ static const fold__algo *scan(const fold_comm *c, const fold__rule *rules, int n
 /* FOLD_RULES first, then the built-in table, then (e.g. a table without a
  * non-commutative entry) the first algorithm that can serve the call. */
 static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize,
-                                   int commutative, const char *opname) {
+                                   int commutative, const char *opname, int *idx) {
   int tp = fold__comm_tp_kind(c), at = -1;
   const fold__algo *a = NULL;
-  if (c->rules && (a = scan(c, c->rules->rule, c->rules->count, kind, tp, bytes, esize, commutative, &at))) {
+  const fold__selection *sel = fold__selection_of(c);
+  const fold__rules *rs = sel ? sel->rules : NULL;
+  if (rs && (a = scan(c, rs->rule, rs->count, kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (%s:%d)", opname, bytes, c->size, fold__tp_kind_name(tp), a->name,
-                c->rules->path, c->rules->rule[at].line);
+                rs->path, rs->rule[at].line);
     return a;
   }
-  int nbuiltin;
-  const fold__rule *builtin_rules = fold__builtin_rules(&nbuiltin);
-  if ((a = scan(c, builtin_rules, nbuiltin, kind, tp, bytes, esize, commutative, &at))) {
+  pthread_once(&builtin_once, builtin_resolve);
+  const fold__rule *mine = by_kind + kind_from[kind];
+  if ((a = scan(c, mine, kind_from[kind + 1] - kind_from[kind], kind, tp, bytes, esize, commutative, &at, idx))) {
     FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (built-in rule %d)", opname, bytes, c->size, fold__tp_kind_name(tp),
-                a->name, at + 1);
+                a->name, by_kind_at[kind_from[kind] + at] + 1);
     return a;
   }
   const fold__algo *const *algos = fold__algo_tables[kind].algos;
@@ -329,22 +351,24 @@ static const fold__algo *rule_pick(const fold_comm *c, fold__coll_kind kind, siz
     if (algo_serves(c, algos[k], kind, esize, commutative)) {
       FOLD__TRACE(c, "%s: %zu B, %d ranks, %s: %s (no rule; first that serves)", opname, bytes, c->size,
                   fold__tp_kind_name(tp), algos[k]->name);
+      *idx = k;
       return algos[k];
     }
   return NULL;
 }
 
-/* coll_algo[] lives in core's struct fold_comm, below the registry: it
- * must keep one slot per collective. */
-_Static_assert(sizeof((fold_comm *)0)->coll_algo >= FOLD__COLL_COUNT, "coll_algo[] has a slot per collective");
+int fold__select_forced(const fold_comm *c, fold__coll_kind kind) {
+  const fold__selection *sel = fold__selection_of(c);
+  return sel ? sel->coll_algo[kind] : -1;
+}
 
-int fold__select_forced(const fold_comm *c, fold__coll_kind kind) { return c->coll_algo[kind]; }
-
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
-                      const fold__algo **out, const char *opname) {
+int fold__select_call(fold_comm *c, fold__call *call, const char *opname) {
+  fold__coll_kind kind = call->kind;
+  size_t bytes = call->bytes, esize = call->wsize;
+  int commutative = call->commutative, force = call->opt.force;
   const char *by = "the call's options";
   if (force == FOLD__SELECT_COMM) {
-    force = c->coll_algo[kind];
+    force = fold__select_forced(c, kind);
     by = "FOLD_ALGO or fold_comm_set_algo";
   }
   if (force >= 0) {
@@ -362,24 +386,31 @@ int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t e
                          "needs",
                          opname, c->rank, a->name, by);
     FOLD__TRACE(c, "%s: %zu B, %d ranks: %s (forced by %s)", opname, bytes, c->size, a->name, by);
-    *out = a;
+    call->algo = a;
+    call->algo_idx = force;
     return FOLD_OK;
   }
-  *out = rule_pick(c, kind, bytes, esize, commutative, opname);
-  if (*out == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
+  call->algo = rule_pick(c, kind, bytes, esize, commutative, opname, &call->algo_idx);
+  if (call->algo == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: no algorithm fits", opname, c->rank);
   return FOLD_OK;
 }
 
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname) {
-  return fold__select_call(c, kind, bytes, esize, commutative, FOLD__SELECT_COMM, out, opname);
+  fold__call call = {.kind = kind, .bytes = bytes, .esize = esize, .wsize = esize, .commutative = commutative,
+                     .opt = {.force = FOLD__SELECT_COMM}};
+  int rc = fold__select_call(c, &call, opname);
+  *out = call.algo;
+  return rc;
 }
 
 #define SPEC_FORM "collective=algorithm[,collective=algorithm...]"
 
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
-  signed char next[sizeof c->coll_algo];
-  memcpy(next, c->coll_algo, sizeof next);
+  fold__selection *sel = fold__selection_of(c);
+  if (sel == NULL) return fold__error(c, FOLD_EINTERNAL, "%s: rank %d: this communicator has no selection state", source, c->rank);
+  signed char next[sizeof sel->coll_algo];
+  memcpy(next, sel->coll_algo, sizeof next);
   /* Every item must name something: "", "a=b," or ",," are typos (a lost
    * word), and accepting them would hide which choice the author meant. */
   if (*spec == '\0') return fold__error(c, FOLD_EINVAL, "%s: empty spec (want " SPEC_FORM ")", source);
@@ -420,7 +451,7 @@ int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source) {
     }
     p = end ? end + 1 : NULL;
   }
-  memcpy(c->coll_algo, next, sizeof next);
+  memcpy(sel->coll_algo, next, sizeof next);
   return FOLD_OK;
 }
 
@@ -433,17 +464,36 @@ int fold_comm_set_algo(fold_comm *comm, const char *spec) {
   return rc;
 }
 
-static void rules_teardown(void *rules) { fold__rules_free(rules); }
-static const char rules_slot; /* the key of the rules' extension slot */
+static void selection_teardown(void *p) {
+  fold__selection *sel = p;
+  fold__rules_free(sel->rules);
+  free(sel);
+}
 
-/* Called when a communicator is made (engine/ext.c): FOLD_ALGO and
+/* A fresh state in c's slot: nothing forced, no rules file. */
+static fold__selection *selection_attach(fold_comm *c) {
+  fold__selection *sel = calloc(1, sizeof *sel);
+  if (sel == NULL) {
+    fold__error(c, FOLD_ENOMEM, "out of memory for the selection state");
+    return NULL;
+  }
+  memset(sel->coll_algo, -1, sizeof sel->coll_algo);
+  if (fold__slot_attach(c, FOLD__SLOT_SELECT, sel, selection_teardown) != FOLD_OK) {
+    free(sel);
+    return NULL;
+  }
+  return sel;
+}
+
+/* Called when a communicator is made (comm/comm.c): FOLD_ALGO and
  * FOLD_RULES apply to every communicator. Bad values are reported and
  * ignored, as FOLD_ALGO's always were: a tuning file is an optimisation,
  * and a job that ran before the file was edited should still run (with the
- * built-in rules). The rules file's table hangs in an extension slot,
- * freed by its teardown hook; c->rules is the hot path's view of it. */
+ * built-in rules). The state (forced algorithms, the rules file's table)
+ * hangs in the well-known slot FOLD__SLOT_SELECT, freed by its teardown. */
 int fold__select_init(fold_comm *c) {
-  memset(c->coll_algo, -1, sizeof c->coll_algo);
+  fold__selection *sel = selection_attach(c);
+  if (sel == NULL) return FOLD_ENOMEM;
   const char *v = fold__param_str(FOLD__P_ALGO);
   if (v && *v && fold__algo_spec_apply(c, v, "FOLD_ALGO") != FOLD_OK)
     FOLD__WARN(c, "%s (FOLD_ALGO ignored)", c->last_error);
@@ -455,11 +505,8 @@ int fold__select_init(fold_comm *c) {
     if (rc != FOLD_OK) {
       fold__error(c, rc, "FOLD_RULES: %s", err);
       FOLD__WARN(c, "%s (FOLD_RULES ignored: using the built-in rules)", c->last_error);
-    } else if ((rc = fold__ext_attach(c, &rules_slot, rules, rules_teardown)) != FOLD_OK) {
-      fold__rules_free(rules);
-      return rc;
     } else {
-      c->rules = rules;
+      sel->rules = rules;
     }
   }
   return FOLD_OK;
@@ -467,21 +514,20 @@ int fold__select_init(fold_comm *c) {
 
 /* A sub-communicator chooses as its parent does: the algorithms forced on
  * the parent (FOLD_ALGO or fold_comm_set_algo) and a copy of its rules
- * file's table, in k's own slot (the parent may go first). */
+ * file's table, in k's own state (the parent may go first). */
 int fold__select_inherit(fold_comm *k, const fold_comm *parent) {
-  memcpy(k->coll_algo, parent->coll_algo, sizeof k->coll_algo);
-  const fold__rules *rs = parent->rules;
+  fold__selection *sel = selection_attach(k);
+  if (sel == NULL) return FOLD_ENOMEM;
+  const fold__selection *ps = fold__selection_of(parent);
+  if (ps == NULL) return FOLD_OK;
+  memcpy(sel->coll_algo, ps->coll_algo, sizeof sel->coll_algo);
+  const fold__rules *rs = ps->rules;
   if (rs == NULL) return FOLD_OK;
   size_t bytes = sizeof *rs + (size_t)rs->count * sizeof rs->rule[0];
   fold__rules *copy = malloc(bytes);
   if (copy == NULL) return fold__error(k, FOLD_ENOMEM, "out of memory copying the selection rules");
   memcpy(copy, rs, bytes);
   copy->path = rs->path ? strdup(rs->path) : NULL;
-  int rc = fold__ext_attach(k, &rules_slot, copy, rules_teardown);
-  if (rc != FOLD_OK) {
-    fold__rules_free(copy);
-    return rc;
-  }
-  k->rules = copy;
+  sel->rules = copy;
   return FOLD_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "coll/registry.h"
+#include "engine/svc.h"
 
 /* Open upper ends of a rule's ranges. */
 #define FOLD__RULE_ANY_RANKS INT_MAX
@@ -46,18 +47,30 @@ typedef struct fold__rules {
 int fold__select(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative,
                  const fold__algo **out, const char *opname);
 
-/* fold__select for one call whose options may force an algorithm: force
- * is FOLD__SELECT_COMM (the communicator's choice: fold__select), -1
- * (automatic selection even where the communicator forces one) or an
- * index in the collective's algorithm table (fold_coll_opts.algo). */
-#define FOLD__SELECT_COMM (-2)
-int fold__select_call(fold_comm *c, fold__coll_kind kind, size_t bytes, size_t esize, int commutative, int force,
-                      const fold__algo **out, const char *opname);
+/* fold__select for one call (fold__call, coll/registry.h, filled by
+ * fold__call_init): by its kind, bytes, wsize, commutativity and options
+ * (opt.force: FOLD__SELECT_COMM, the communicator's choice; -1, automatic
+ * selection even where the communicator forces one; or an index in the
+ * collective's algorithm table, fold_coll_opts.algo). Sets call->algo and
+ * call->algo_idx; errors as fold__select. */
+int fold__select_call(fold_comm *c, fold__call *call, const char *opname);
 /* The algorithm FOLD_ALGO or fold_comm_set_algo forces for kind on c (an
  * index in the collective's algorithm table), or -1: automatic selection.
  * For capabilities that pick their own algorithm unless the user forced
  * one (the iterative queue's allreduce). */
 int fold__select_forced(const fold_comm *c, fold__coll_kind kind);
+
+/* Selection's state on a communicator, in the well-known slot
+ * FOLD__SLOT_SELECT (engine/svc.h): attached by fold__select_init or
+ * fold__select_inherit, freed by the slot's teardown. */
+typedef struct fold__selection {
+  signed char coll_algo[FOLD__COLL_COUNT]; /* forced algorithm index per collective, -1: automatic */
+  fold__rules *rules;                      /* FOLD_RULES, read at creation; NULL: the built-in rules only */
+} fold__selection;
+/* c's selection state (NULL only if c was never given one). */
+static inline fold__selection *fold__selection_of(const fold_comm *c) {
+  return (fold__selection *)fold__slot_get(c, FOLD__SLOT_SELECT);
+}
 
 /* Called when the communicator layer makes a communicator (comm/comm.c),
  * after the engine's services: FOLD_ALGO and FOLD_RULES apply (bad values
@@ -67,7 +80,7 @@ int fold__select_init(fold_comm *c);
  * parent's forced algorithms and a copy of its rules, in k's own slot. */
 int fold__select_inherit(fold_comm *k, const fold_comm *parent);
 
-/* Parse "collective=algorithm[,...]" into c->coll_algo; nothing changes on
+/* Parse "collective=algorithm[,...]" into c's fold__selection.coll_algo; nothing changes on
  * error (FOLD_EINVAL with a message naming the bad part). */
 int fold__algo_spec_apply(fold_comm *c, const char *spec, const char *source);
 

@@ -57,11 +57,13 @@ static void *world_first(void *p) {
   CHECK_OK(fold_comm_split(w, me % 2, me, &k), w);
   CHECK_OK(fold_comm_dup(k, &kk), k);
   /* a child inherits the forced algorithms */
-  CHECK(memcmp(k->coll_algo, w->coll_algo, sizeof w->coll_algo) == 0, "forced algorithms not inherited");
-  CHECK(kk->coll_algo[0] == w->coll_algo[0], "forced algorithms not inherited by a grandchild");
+  const fold__selection *sw = fold__selection_of(w), *sk = fold__selection_of(k), *skk = fold__selection_of(kk);
+  CHECK(sw && sk && skk, "a communicator without selection state");
+  CHECK(memcmp(sk->coll_algo, sw->coll_algo, sizeof sw->coll_algo) == 0, "forced algorithms not inherited");
+  CHECK(skk->coll_algo[0] == sw->coll_algo[0], "forced algorithms not inherited by a grandchild");
   /* and the FOLD_RULES rules (a copy: the file is not read again) */
-  CHECK(w->rules && k->rules && kk->rules && k->rules != w->rules && k->rules->count == w->rules->count &&
-            memcmp(k->rules->rule, w->rules->rule, (size_t)w->rules->count * sizeof w->rules->rule[0]) == 0,
+  CHECK(sw->rules && sk->rules && skk->rules && sk->rules != sw->rules && sk->rules->count == sw->rules->count &&
+            memcmp(sk->rules->rule, sw->rules->rule, (size_t)sw->rules->count * sizeof sw->rules->rule[0]) == 0,
         "FOLD_RULES not inherited");
   CHECK_OK(fold_comm_destroy(w), NULL);
   int64_t one = 1, sum = 0;

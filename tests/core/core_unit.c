@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "coll/coll.h"
 #include "comm/comm.h"
 #include "check.h"
 #include "core/internal.h"
@@ -155,9 +156,9 @@ int main(void) {
   /* read once per communicator: a later change does not reach it */
   setenv("FOLD_PIECE_SIZE", "7", 1);
   fold_comm *cc;
-  CHECK(fold__comm_alloc(0, 1, &cc) == FOLD_OK && cc->piece_size == 7, "piece size read at creation");
+  CHECK(fold__comm_alloc(0, 1, &cc) == FOLD_OK && fold__coll_state_of(cc)->piece_size == 7, "piece size read at creation");
   setenv("FOLD_PIECE_SIZE", "9", 1);
-  CHECK(cc->piece_size == 7, "piece size kept");
+  CHECK(fold__coll_state_of(cc)->piece_size == 7, "piece size kept");
   fold__comm_free(cc);
   unsetenv("FOLD_PIECE_SIZE");
   /* FOLD_DEBUG */

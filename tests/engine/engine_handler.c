@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "fold.h"
+#include "select/select.h"
 #include "sim/sim_check.h"
 #include "transport/transport.h"
 
@@ -287,12 +288,54 @@ static void case_slots(void) {
   CHECK(ntorn == 2 && torn[1] == 5);
 }
 
+/* Well-known slots (fold__slot_attach/get/detach): the lookup by index
+ * sees what is attached, a slot is one of the keyed slots for the teardown
+ * order (newest first across both kinds), and a hook that runs after a
+ * well-known slot was torn down finds it empty. */
+static void teardown_fixed(void *p) {
+  CHECK(fold__slot_get(torn_comm, FOLD__SLOT_SELECT) == NULL); /* forgotten before its hook runs */
+  teardown(p);
+}
+static void teardown_sees_fixed(void *p) {
+  slot_val *fixed = fold__slot_get(torn_comm, FOLD__SLOT_SELECT); /* attached before this one: still there */
+  CHECK(fixed && fixed->id == 2);
+  teardown(p);
+}
+
+static void case_wkslots(void) {
+  static const char k1, k3;
+  fold_comm *c[2];
+  CHECK_RC(fold_comm_init_threads(2, c), FOLD_OK, NULL);
+  /* selection's state is attached when the communicator is made */
+  fold__selection *sel = fold__slot_get(c[0], FOLD__SLOT_SELECT);
+  CHECK(sel != NULL && sel == fold__selection_of(c[0]) && sel != fold__selection_of(c[1]));
+  CHECK(fold__slot_detach(c[0], FOLD__SLOT_SELECT) == sel && fold__slot_get(c[0], FOLD__SLOT_SELECT) == NULL);
+  CHECK(fold__slot_detach(c[0], FOLD__SLOT_SELECT) == NULL);
+  fold__rules_free(sel->rules); /* detached: ours to free */
+  free(sel);
+  CHECK_RC(fold__ext_attach(c[0], &k1, val(1), teardown), FOLD_OK, c[0]);
+  CHECK_RC(fold__slot_attach(c[0], FOLD__SLOT_SELECT, val(2), teardown_fixed), FOLD_OK, c[0]);
+  slot_val *dup = val(9);
+  CHECK_RC(fold__slot_attach(c[0], FOLD__SLOT_SELECT, dup, teardown), FOLD_EINVAL, c[0]);
+  CHECK(strstr(fold_comm_last_error(c[0]), "already attached") != NULL);
+  free(dup);
+  CHECK_RC(fold__ext_attach(c[0], &k3, val(3), teardown_sees_fixed), FOLD_OK, c[0]);
+  CHECK(((slot_val *)fold__slot_get(c[0], FOLD__SLOT_SELECT))->id == 2);
+  CHECK(fold__ext_get(c[0], &k1) != NULL && ((slot_val *)fold__ext_get(c[0], &k3))->id == 3);
+  ntorn = 0;
+  torn_comm = c[0];
+  fold_comm_destroy(c[0]);
+  CHECK(ntorn == 3 && torn[0] == 3 && torn[1] == 2 && torn[2] == 1); /* reverse order of attachment, both kinds */
+  fold_comm_destroy(c[1]);
+}
+
 int main(int argc, char **argv) {
   static const sim_check_case cases[] = {
       {"threads", case_threads},
       {"sim", case_sim},
       {"rules", case_rules},
       {"slots", case_slots},
+      {"wkslots", case_wkslots},
   };
   return sim_check_run("engine_handler", cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "coll/coll_ref.h"
+#include "comm/comm.h"
 #include "op/op.h"
 
 /* Kernels: out = a op b over lengths that hit vector bodies and tails, for
@@ -30,7 +31,7 @@ static void kernels(fold_comm *c) {
         ref_reduce(w, 0, n, dts[p], op == FOLD_AVG ? FOLD_SUM : op, 2, 42);
         if (op == FOLD_AVG) ref_fill(a, n, dts[p], FOLD_SUM, 0, 42), ref_fill(b, n, dts[p], FOLD_SUM, 1, 42);
         void *out = alias == 0 ? (void *)o : alias == 1 ? (void *)a : (void *)b;
-        fold__op_reduce3(c, fop, dts[p], out, a, b, n);
+        fold__op_reduce3(fold__op_table_of(c), fop, dts[p], out, a, b, n);
         CHECK(n == 0 || memcmp(out, w, n * es) == 0, "kernel %s op %d len %zu alias %d", fold_dtype_name(dts[p]), op, n, alias);
         free(a), free(b), free(o), free(w);
       }
@@ -118,19 +119,19 @@ static void bf16_conversions(void) {
 }
 
 static void validation(fold_comm *c) {
-  CHECK_RC(fold__op_check(c, "t", FOLD_BXOR, FOLD_FLOAT32), FOLD_EINVAL, c);
+  CHECK_RC(fold__op_check(c, fold__op_table_of(c), "t", FOLD_BXOR, FOLD_FLOAT32), FOLD_EINVAL, c);
   CHECK(strstr(fold_comm_last_error(c), "bitwise") != NULL, "message: %s", fold_comm_last_error(c));
-  CHECK_RC(fold__op_check(c, "t", FOLD_BAND, FOLD_BFLOAT16), FOLD_EINVAL, c);
-  CHECK_OK(fold__op_check(c, "t", FOLD_BOR, FOLD_UINT8), c);
-  CHECK_RC(fold__op_check(c, "t", (fold_op)-1, FOLD_INT32), FOLD_EINVAL, c);
-  CHECK_RC(fold__op_check(c, "t", (fold_op)(FOLD_OP_BUILTIN_COUNT + 50), FOLD_INT32), FOLD_EINVAL, c);
-  CHECK_RC(fold__op_check(c, "t", FOLD_SUM, (fold_dtype)42), FOLD_EINVAL, c);
+  CHECK_RC(fold__op_check(c, fold__op_table_of(c), "t", FOLD_BAND, FOLD_BFLOAT16), FOLD_EINVAL, c);
+  CHECK_OK(fold__op_check(c, fold__op_table_of(c), "t", FOLD_BOR, FOLD_UINT8), c);
+  CHECK_RC(fold__op_check(c, fold__op_table_of(c), "t", (fold_op)-1, FOLD_INT32), FOLD_EINVAL, c);
+  CHECK_RC(fold__op_check(c, fold__op_table_of(c), "t", (fold_op)(FOLD_OP_BUILTIN_COUNT + 50), FOLD_INT32), FOLD_EINVAL, c);
+  CHECK_RC(fold__op_check(c, fold__op_table_of(c), "t", FOLD_SUM, (fold_dtype)42), FOLD_EINVAL, c);
   fold_op u;
   CHECK_RC(fold_op_create(NULL, ref_affine_fn, NULL, 0, c), FOLD_EINVAL, c);
   CHECK_RC(fold_op_create(&u, NULL, NULL, 0, c), FOLD_EINVAL, c);
   CHECK_RC(fold_op_create(&u, ref_affine_fn, NULL, 0, NULL), FOLD_EINVAL, NULL);
   CHECK_OK(fold_op_create(&u, ref_affine_fn, NULL, 1, c), c);
-  CHECK(fold__op_commutative(c, u) == 1 && fold__op_commutative(c, FOLD_MAX) == 1, "commutative flags");
+  CHECK(fold__op_commutative(fold__op_table_of(c), u) == 1 && fold__op_commutative(fold__op_table_of(c), FOLD_MAX) == 1, "commutative flags");
 }
 
 int main(void) {

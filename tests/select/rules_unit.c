@@ -242,7 +242,7 @@ static void test_files(void) {
   char want[700];
   snprintf(want, sizeof want, "FOLD_RULES: %s: a FIFO, not a regular file", p);
   CHECK(strcmp(fold_comm_last_error(cs[1]), want) == 0, "last error: %s", fold_comm_last_error(cs[1]));
-  CHECK(cs[1]->rules == NULL, "rules from a FIFO");
+  CHECK(fold__selection_of(cs[1])->rules == NULL, "rules from a FIFO");
   for (int i = 0; i < 2; i++) fold_comm_destroy(cs[i]);
 }
 
@@ -297,7 +297,8 @@ static void test_select(void) {
                          "broadcast * * * pipeline\n");
   fold_comm *cs[16];
   with_threads(3, path, cs);
-  CHECK(cs[0]->rules && cs[0]->rules->count == 8, "rules not attached");
+  const fold__rules *rs0 = fold__selection_of(cs[0])->rules;
+  CHECK(rs0 && rs0->count == 8, "rules not attached");
   CHECK(strcmp(fold_comm_transport(cs[0]), "inproc") == 0, "transport %s", fold_comm_transport(cs[0]));
   CHECK(fold_comm_last_error(cs[0])[0] == '\0', "a valid file left an error: %s", fold_comm_last_error(cs[0]));
   CHECK_PICK(cs[0], FOLD__COLL_ALLREDUCE, 0, 1, "direct");
@@ -395,7 +396,7 @@ static void test_specs(void) {
                     "reduce allreduce reduce_scatter allgather gather scatter alltoall barrier)");
   /* nothing changed by any of them, broadcast included */
   CHECK_PICK(c, FOLD__COLL_ALLREDUCE, 1 << 20, 1, "direct");
-  CHECK(c->coll_algo[FOLD__COLL_BROADCAST] < 0, "a refused spec forced broadcast");
+  CHECK(fold__selection_of(c)->coll_algo[FOLD__COLL_BROADCAST] < 0, "a refused spec forced broadcast");
   fold_comm_destroy(c);
 
   /* FOLD_ALGO: the same grammar; a bad value is reported (last error and
@@ -408,7 +409,7 @@ static void test_specs(void) {
   CHECK(strcmp(fold_comm_last_error(c), "FOLD_ALGO: item 2 of \"allreduce=ring,\" is empty (want "
                "collective=algorithm[,collective=algorithm...]; no leading, trailing or doubled commas)") == 0,
         "last error: %s", fold_comm_last_error(c));
-  CHECK(c->coll_algo[FOLD__COLL_ALLREDUCE] < 0, "a refused FOLD_ALGO forced allreduce");
+  CHECK(fold__selection_of(c)->coll_algo[FOLD__COLL_ALLREDUCE] < 0, "a refused FOLD_ALGO forced allreduce");
   fold_comm_destroy(c);
 }
 
@@ -423,7 +424,7 @@ static void test_bad_env(void) {
   char want[700];
   snprintf(want, sizeof want, "FOLD_RULES: %s:2: bad bytes range \"4K-1K\"", path);
   CHECK(strncmp(fold_comm_last_error(cs[2]), want, strlen(want)) == 0, "last error: %s", fold_comm_last_error(cs[2]));
-  CHECK(cs[2]->rules == NULL, "a bad file was applied");
+  CHECK(fold__selection_of(cs[2])->rules == NULL, "a bad file was applied");
   CHECK_PICK(cs[2], FOLD__COLL_ALLREDUCE, 8, 1, builtin(3, FOLD__COLL_ALLREDUCE, 8, 1));
   /* and the collective runs */
   destroy(3, cs);
@@ -455,6 +456,47 @@ static void test_builtin_total(void) {
           int rc = fold__select(cs[0], (fold__coll_kind)k, b, 1, comm, &a, "test");
           CHECK(rc == FOLD_OK && a && (comm || a->noncommutative_ok), "n=%d %s %zu B", n,
                 fold__coll_name((fold__coll_kind)k), b);
+        }
+    destroy(n, cs);
+  }
+}
+
+/* Selection scans only the call's collective's rules (grouped once): it
+ * must pick what the first fitting rule of the whole table, in table
+ * order, picks. The reference here walks the whole table (threads: the
+ * inproc transport, one host). */
+static const fold__algo *whole_table_pick(const fold_comm *c, fold__coll_kind k, size_t b, int comm) {
+  int n, size = c->size;
+  const fold__rule *r = fold__builtin_rules(&n);
+  const fold__algo *const *algos = fold__algo_tables[k].algos;
+  for (int i = 0; i < n; i++) {
+    if (r[i].coll != k || (r[i].transport && r[i].transport != FOLD__TP_KIND_INPROC) || size < r[i].min_ranks ||
+        size > r[i].max_ranks || b < r[i].min_bytes || b > r[i].max_bytes || (r[i].commutative_only && !comm) ||
+        (r[i].pof2_only && (size & (size - 1))) || r[i].multihost_only)
+      continue;
+    const fold__algo *a = algos[fold__algo_index(k, r[i].algo, strlen(r[i].algo))];
+    if ((a->usable && a->usable(c)) || (a->fits && a->fits(c, k, 1)) || (!comm && !a->noncommutative_ok)) continue;
+    return a;
+  }
+  for (int i = 0; algos[i]; i++) /* no rule: the first that serves */
+    if (!(algos[i]->usable && algos[i]->usable(c)) && !(algos[i]->fits && algos[i]->fits(c, k, 1)) &&
+        (comm || algos[i]->noncommutative_ok))
+      return algos[i];
+  return NULL;
+}
+
+static void test_builtin_by_kind(void) {
+  for (int n = 1; n <= 9; n++) {
+    fold_comm *cs[16];
+    with_threads(n, NULL, cs);
+    for (int k = 0; k < FOLD__COLL_COUNT; k++)
+      for (size_t b = 0; b <= ((size_t)1 << 30); b = b ? b * 2 : 1)
+        for (int comm = !reduces((fold__coll_kind)k); comm <= 1; comm++) {
+          const fold__algo *a = NULL, *want = whole_table_pick(cs[0], (fold__coll_kind)k, b, comm);
+          int rc = fold__select(cs[0], (fold__coll_kind)k, b, 1, comm, &a, "test");
+          CHECK(rc == FOLD_OK && want && a == want, "n=%d %s %zu B %s: picked %s, the whole table's scan %s", n,
+                fold__coll_name((fold__coll_kind)k), b, comm ? "commutative" : "non-commutative", a ? a->name : "none",
+                want ? want->name : "none");
         }
     destroy(n, cs);
   }
@@ -534,7 +576,8 @@ static void test_multihost(void) {
   fold_comm *cs[16];
   setenv("FOLD_TEST_HOST_MAP", "0,0,1", 1);
   with_threads(3, path, cs);
-  CHECK(cs[0]->rules && cs[0]->rules->rule[0].multihost_only == 1, "flag multihost not parsed");
+  const fold__rules *rs0 = fold__selection_of(cs[0])->rules;
+  CHECK(rs0 && rs0->rule[0].multihost_only == 1, "flag multihost not parsed");
   CHECK_PICK(cs[0], FOLD__COLL_BARRIER, 0, 1, "hier");
   destroy(3, cs);
   setenv("FOLD_TEST_HOST_MAP", "0,1,2", 1);
@@ -559,6 +602,7 @@ int main(void) {
   test_files();
   test_specs();
   test_builtin_total();
+  test_builtin_by_kind();
   test_builtin_sane();
   test_multihost();
   char cmd[600];

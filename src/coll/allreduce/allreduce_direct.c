@@ -42,7 +42,10 @@
 #define FOLD__PIECE_SIZE_DEFAULT 4096
 
 /* FOLD_PIECE_SIZE (read once per communicator): elements per piece. */
-static size_t piece_size(const fold_comm *c) { return c->piece_size ? c->piece_size : FOLD__PIECE_SIZE_DEFAULT; }
+static size_t piece_size(const fold_comm *c) {
+  size_t p = fold__coll_state_of(c)->piece_size;
+  return p ? p : FOLD__PIECE_SIZE_DEFAULT;
+}
 
 /* Element range [*start, *start + *len) owned by rank t. */
 static void owned(const fold__coll *co, int t, size_t *start, size_t *len) {

@@ -48,7 +48,7 @@ static int ar_init(fold__coll *co) {
   /* A non-commutative reduce keeps to the one-exchange path: its non-roots
    * have no recvbuf to accumulate a sub-block in rank order. */
   int big = co->count * co->esize > small_bytes();
-  if (co->kind == FOLD__COLL_REDUCE && !fold__op_commutative(co->comm, co->op)) big = 0;
+  if (co->kind == FOLD__COLL_REDUCE && !co->commutative) big = 0;
   return fold__shm_init(co, m, nch, big);
 }
 
@@ -70,16 +70,16 @@ static void ar_mid(void *arg, const fold__area *a, size_t i, int s) {
   size_t lo = fold__shm_share(len, n, me, &sh);
   if (sh == 0) return;
   char *mine = fold__shm_slot(a, me, s) + lo * es;
-  if (fold__op_commutative(co->comm, co->op)) {
+  if (co->commutative) {
     for (int p = 0; p < n; p++)
-      if (p != me) fold__op_reduce3(co->comm, co->op, co->dtype, mine, fold__shm_slot(a, p, s) + lo * es, mine, sh);
+      if (p != me) fold__op_reduce3(co->optab, co->op, co->dtype, mine, fold__shm_slot(a, p, s) + lo * es, mine, sh);
     return;
   }
   /* rank order: accumulate in recvbuf (reduce without a recvbuf on this
    * rank never gets here: see ar_init) */
   char *acc = (char *)co->rbuf + (off + lo) * es;
-  fold__op_reduce3(co->comm, co->op, co->dtype, acc, fold__shm_slot(a, 0, s) + lo * es, fold__shm_slot(a, 1, s) + lo * es, sh);
-  for (int p = 2; p < n; p++) fold__op_reduce3(co->comm, co->op, co->dtype, acc, acc, fold__shm_slot(a, p, s) + lo * es, sh);
+  fold__op_reduce3(co->optab, co->op, co->dtype, acc, fold__shm_slot(a, 0, s) + lo * es, fold__shm_slot(a, 1, s) + lo * es, sh);
+  for (int p = 2; p < n; p++) fold__op_reduce3(co->optab, co->op, co->dtype, acc, acc, fold__shm_slot(a, p, s) + lo * es, sh);
   memcpy(mine, acc, sh * es);
 }
 
@@ -91,14 +91,14 @@ static void ar_drain(void *arg, const fold__area *a, size_t i, int s) {
   if (len == 0) return;
   char *out = (char *)co->rbuf + off * es;
   if (co->area.use_mid) {
-    int keep_own = !fold__op_commutative(co->comm, co->op); /* my sub-block is in recvbuf already */
+    int keep_own = !co->commutative; /* my sub-block is in recvbuf already */
     for (int p = 0; p < n; p++) {
       size_t sh, lo = fold__shm_share(len, n, p, &sh);
       if (sh && !(keep_own && p == a->rank)) memcpy(out + lo * es, fold__shm_slot(a, p, s) + lo * es, sh * es);
     }
   } else {
-    fold__op_reduce3(co->comm, co->op, co->dtype, out, fold__shm_slot(a, 0, s), fold__shm_slot(a, 1, s), len);
-    for (int p = 2; p < n; p++) fold__op_reduce3(co->comm, co->op, co->dtype, out, out, fold__shm_slot(a, p, s), len);
+    fold__op_reduce3(co->optab, co->op, co->dtype, out, fold__shm_slot(a, 0, s), fold__shm_slot(a, 1, s), len);
+    for (int p = 2; p < n; p++) fold__op_reduce3(co->optab, co->op, co->dtype, out, out, fold__shm_slot(a, p, s), len);
   }
   fold__op_finish(co->op, co->dtype, out, len, n);
 }

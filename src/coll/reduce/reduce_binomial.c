@@ -27,7 +27,7 @@
  * S gamma) in the classic model. */
 
 static int reduce_binomial_init(fold__coll *co) {
-  int n = co->size, comm = fold__op_commutative(co->comm, co->op);
+  int n = co->size, comm = co->commutative;
   int tree_root = comm ? co->root : 0;
   int vr = fold__vrank(co->rank, tree_root, n), kids = fold__binomial_nchildren(vr, n);
   size_t bytes = co->count * co->esize;

@@ -30,7 +30,7 @@
 static int pw_init(fold__coll *co) {
   int n = co->size;
   size_t b = co->count * co->esize;
-  co->v[0] = !fold__op_commutative(co->comm, co->op); /* keep U apart */
+  co->v[0] = !co->commutative; /* keep U apart */
   co->tmp_bytes = n == 1 ? 0 : (co->v[0] ? 2 : 1) * b;
   return FOLD_OK;
 }

@@ -96,7 +96,7 @@ static int rh_init(fold__coll *co) {
   co->v[2] = fold__ceil_log2(pof2);
   co->v[3] = nr;
   co->v[4] = nr >= 0 && r < 2 * rem;
-  co->v[5] = !fold__op_commutative(co->comm, co->op);
+  co->v[5] = !co->commutative;
   co->tmp_bytes = 0;
   if (n == 1) return FOLD_OK;
   if (nr < 0) { /* folded away: only the permuted copy to send */

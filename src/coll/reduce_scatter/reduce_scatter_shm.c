@@ -22,9 +22,9 @@ static void rs_drain(void *arg, const fold__area *a, size_t i, int s) {
   if (len == 0) return;
   char *out = (char *)co->rbuf + off * es;
   size_t piece = (size_t)a->rank * m * es;
-  fold__op_reduce3(co->comm, co->op, co->dtype, out, fold__shm_slot(a, 0, s) + piece, fold__shm_slot(a, 1, s) + piece, len);
+  fold__op_reduce3(co->optab, co->op, co->dtype, out, fold__shm_slot(a, 0, s) + piece, fold__shm_slot(a, 1, s) + piece, len);
   for (int p = 2; p < a->size; p++)
-    fold__op_reduce3(co->comm, co->op, co->dtype, out, out, fold__shm_slot(a, p, s) + piece, len);
+    fold__op_reduce3(co->optab, co->op, co->dtype, out, out, fold__shm_slot(a, p, s) + piece, len);
   fold__op_finish(co->op, co->dtype, out, len, a->size);
 }
 
