@@ -37,6 +37,13 @@ static void msg_free(struct fold_sim *sim, fold__sim_msg *m) {
 
 void fold__sim_msg_free(struct fold_sim *sim, void *m) { msg_free(sim, m); }
 
+int fold__sim_ev_before(const void *a, const void *b) {
+  const fold__sim_ev *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t;
+  return x->seq < y->seq;
+}
+
 /* ---- the sender's list of messages whose send request is pending ---------- */
 
 static void sending_link(fold__sim_tp *tp, fold__sim_msg *m) {
@@ -102,7 +109,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
     return fold__error(c, FOLD_ENOMEM, "rank %d: simulated message of %zu bytes to rank %d is too large", s,
                        r->bytes, d);
   fold__sim_msg *m = msg_new(sim, r->bytes);
-  if (m == NULL || fold__sim_heap_reserve(&sim->heap, 2) != FOLD_OK) {
+  if (m == NULL || fold__heap_reserve(&sim->heap, 2) != FOLD_OK) {
     free(m);
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory buffering %zu bytes to rank %d", s, r->bytes, d);
   }
@@ -158,8 +165,8 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
   m->sreq = r;
   sending_link(tp, m);
   /* SEND_DONE first: at equal times it must run before ARRIVE frees m. */
-  fold__sim_heap_push(&sim->heap, sent, FOLD__SIM_EV_SEND_DONE, s, m);
-  fold__sim_heap_push(&sim->heap, reach, FOLD__SIM_EV_REACH, d, m);
+  fold__sim_sched(sim, sent, FOLD__SIM_EV_SEND_DONE, s, m);
+  fold__sim_sched(sim, reach, FOLD__SIM_EV_REACH, d, m);
   FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, reach %.9g", sim->now,
               r->bytes, d, r->ctx, r->tag, t0, reach);
   return FOLD_OK;
@@ -248,7 +255,7 @@ static void deliver(fold_comm *c, fold__sim_msg *m) {
 
 int fold__sim_step(struct fold_sim *sim) {
   fold__sim_ev ev;
-  if (!fold__sim_heap_pop(&sim->heap, &ev))
+  if (!fold__heap_pop(&sim->heap, &ev))
     return 0;
   if (ev.kind == FOLD__SIM_EV_TIMER) {
     /* A timer's event is stale when no timer of the rank is due by its
@@ -283,7 +290,7 @@ int fold__sim_step(struct fold_sim *sim) {
     if (arrive < *in)
       arrive = *in;
     *in = arrive;
-    fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
+    fold__sim_sched(sim, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
     break;
   }
   case FOLD__SIM_EV_ARRIVE:

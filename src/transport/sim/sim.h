@@ -22,7 +22,7 @@
 #define FOLD_SIM_H
 
 #include "core/internal.h"
-#include "transport/sim/sim_heap.h"
+#include "core/heap.h"
 #include "transport/transport.h"
 
 /* Event kinds in the heap. */
@@ -34,6 +34,22 @@ enum {
   FOLD__SIM_EV_CALL = 5,      /* ptr = fold__sim_call: a fold_sim_at callback */
   FOLD__SIM_EV_TIMER = 6      /* rank: an engine timer may be due (stale ones move no clock) */
 };
+
+/* One scheduled event, in sim->heap (a core/heap.h heap ordered by
+ * fold__sim_ev_before). `kind`, `rank` and `ptr` are the simulator's. */
+typedef struct fold__sim_ev {
+  double t;      /* virtual time in seconds (finite, >= 0) */
+  uint64_t seq;  /* global scheduling order: the tie-breaker */
+  int kind;
+  int rank;
+  void *ptr;
+} fold__sim_ev;
+
+/* Strict order of events: earlier time first; at equal times the earlier
+ * push. Since seq is unique, no two events compare equal, which is what
+ * makes the pop order (and so the whole simulation) independent of the
+ * heap's layout. */
+int fold__sim_ev_before(const void *a, const void *b);
 
 /* A callback scheduled with fold_sim_at; its CALL event owns it. */
 typedef struct fold__sim_call {
@@ -70,7 +86,8 @@ struct fold_sim {
   fold_sim_params p;        /* the world's parameters (fold_sim_create) */
   fold_sim_params *rp;      /* rp[i]: rank i's own (fold_sim_set_rank_params) */
   double now;              /* virtual time of the event being / last run */
-  fold__sim_heap heap;
+  fold__heap heap;          /* of fold__sim_ev: the events to run (fold__sim_sched) */
+  uint64_t next_seq;        /* the seq the next event scheduled receives */
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
   fold__sim_tp **tps;
   double *out_free, *in_free, *busy; /* out_free, in_free: n + nhosts entries (ranks, then NICs) */
@@ -91,6 +108,16 @@ fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank);
  * complete, then let the touched communicator progress. Returns 1 if an event
  * ran, 0 if the queue is empty. */
 int fold__sim_step(struct fold_sim *sim);
+
+/* Schedule an event at time t; it gets the next sequence number, so among
+ * events with equal t it runs after every event scheduled before it.
+ * O(log n). Returns 0, or FOLD_ENOMEM (nothing scheduled). */
+static inline int fold__sim_sched(struct fold_sim *sim, double t, int kind, int rank, void *ptr) {
+  fold__sim_ev ev = {.t = t, .seq = sim->next_seq, .kind = kind, .rank = rank, .ptr = ptr};
+  int rc = fold__heap_push(&sim->heap, &ev);
+  if (rc == FOLD_OK) sim->next_seq++;
+  return rc;
+}
 /* Free message m (a record of sim.c: small ones go back to the spare list). */
 void fold__sim_msg_free(struct fold_sim *sim, void *m);
 
