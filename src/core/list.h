@@ -66,6 +66,15 @@ static inline void fold__list_unlink(fold__list *n) {
 /* The first item's node, or NULL if the list is empty. */
 static inline fold__list *fold__list_first(const fold__list *h) { return h->next == h ? NULL : h->next; }
 
+/* The first item as its struct (`type *`, node in member `member`), or NULL
+ * if the list is empty. `head` is evaluated more than once. */
+#define FOLD__LIST_FIRST(head, type, member) (fold__list_empty(head) ? NULL : FOLD__LIST_ENTRY((head)->next, type, member))
+
+/* The item after item `var` (a `type *` on the list headed by `head`), or
+ * NULL if var is the last. */
+#define FOLD__LIST_NEXT(var, head, type, member)                                                                      \
+  ((var)->member.next == (head) ? NULL : FOLD__LIST_ENTRY((var)->member.next, type, member))
+
 /* Unlink and return the first item's node, or NULL if the list is empty. */
 static inline fold__list *fold__list_pop_front(fold__list *h) {
   fold__list *n = fold__list_first(h);
