@@ -61,7 +61,7 @@ typedef struct fold__sim_call {
  * runs first (its time is never later and it was pushed first), ARRIVE
  * frees it. */
 typedef struct fold__sim_msg {
-  struct fold__sim_msg *prev, *next; /* sender's list while sreq != NULL */
+  fold__list link;     /* sender's list (tp->sending) while sreq != NULL; then, freed, sim->spare */
   fold_request *sreq;  /* send request (one reference held), NULL once done */
   int src, dst, ctx, tag; /* src, dst: world ranks */
   int port;                /* in_free[port] is the incoming link it takes (dst, or n + dst's host) */
@@ -78,7 +78,7 @@ typedef struct fold__sim_tp {
   fold__tp base;
   struct fold_sim *sim;
   int rank;
-  fold__sim_msg *sending; /* messages whose send request is not yet complete */
+  fold__list sending;     /* fold__sim_msg.link: messages whose send request is not yet complete */
 } fold__sim_tp;
 
 struct fold_sim {
@@ -91,7 +91,7 @@ struct fold_sim {
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
   fold__sim_tp **tps;
   double *out_free, *in_free, *busy; /* out_free, in_free: n + nhosts entries (ranks, then NICs) */
-  fold__sim_msg *spare;    /* message records of SIM_SMALL payload bytes for reuse (sim.c) */
+  fold__list spare;        /* fold__sim_msg.link: records of SIM_SMALL payload bytes for reuse (sim.c) */
   uint8_t *no_lost;        /* n zeros: the lost array the ranks share until one loses a peer */
   int nhosts;              /* 0: no hosts (every rank its own, per-rank parameters) */
   int *host_of;            /* host_of[i]: rank i's host (NULL without hosts) */

@@ -399,6 +399,7 @@ int fold__sim_new(int n, const fold_sim_params *params, struct fold_sim **out) {
   sim->n = n;
   sim->p = p;
   fold__heap_init(&sim->heap, sizeof(fold__sim_ev), fold__sim_ev_before);
+  fold__list_init(&sim->spare);
   sim->comms = calloc((size_t)n, sizeof *sim->comms);
   sim->tps = calloc((size_t)n, sizeof *sim->tps);
   sim->out_free = calloc((size_t)n, sizeof(double));
@@ -446,11 +447,8 @@ void fold__sim_free(struct fold_sim *sim) {
       fold__sim_msg_free(sim, ev.ptr);
     else if (ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
       free(ev.ptr);
-  while (sim->spare) {
-    fold__sim_msg *m = sim->spare;
-    sim->spare = m->next;
-    free(m);
-  }
+  for (fold__list *n; (n = fold__list_pop_front(&sim->spare)) != NULL;)
+    free(FOLD__LIST_ENTRY(n, fold__sim_msg, link));
   fold__heap_fini(&sim->heap);
   free(sim->comms);
   free(sim->tps);
