@@ -71,6 +71,10 @@ static void test_list(void) {
   fold__list *n = fold__list_pop_front(&h);
   CHECK(n == &it[1].link && FOLD__LIST_ENTRY(n, item, link)->v == 1, "pop_front took the wrong item");
   expect(&h, (int[]){2, 3, 4}, 3, "pop_front");
+  item *f = FOLD__LIST_FIRST(&h, item, link);
+  CHECK(f == &it[2], "FIRST is not the front item");
+  CHECK(FOLD__LIST_NEXT(f, &h, item, link) == &it[3], "NEXT of the front item is wrong");
+  CHECK(FOLD__LIST_NEXT(&it[4], &h, item, link) == NULL, "NEXT of the last item is not NULL");
 
   fold__list h2;
   fold__list_init(&h2);
@@ -91,6 +95,7 @@ static void test_list(void) {
   expect(&h, (int[]){2, 4, 6}, 3, "for_each_safe deleting odd items");
   FOLD__LIST_FOR_EACH_SAFE(item, x, &h, link) fold__list_unlink(&x->link);
   expect(&h, NULL, 0, "for_each_safe deleting all");
+  CHECK(FOLD__LIST_FIRST(&h, item, link) == NULL, "FIRST of an empty list is not NULL");
 
   /* freeing items in the safe loop (ASan sees a read after free) */
   for (int i = 0; i < 10; i++) {
