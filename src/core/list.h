@@ -68,7 +68,8 @@ static inline fold__list *fold__list_first(const fold__list *h) { return h->next
 
 /* The first item as its struct (`type *`, node in member `member`), or NULL
  * if the list is empty. `head` is evaluated more than once. */
-#define FOLD__LIST_FIRST(head, type, member) (fold__list_empty(head) ? NULL : FOLD__LIST_ENTRY((head)->next, type, member))
+#define FOLD__LIST_FIRST(head, type, member)                                                                          \
+  (fold__list_empty(head) ? NULL : FOLD__LIST_ENTRY((head)->next, type, member))
 
 /* The item after item `var` (a `type *` on the list headed by `head`), or
  * NULL if var is the last. */

@@ -76,7 +76,9 @@ void fold__unexp_take_tp(fold_comm *c, const fold__tp *tp, void (*drop)(fold__un
 static inline const fold_request *fold__posted_first(const fold_comm *c) {
   return fold__list_empty(&c->posted) ? NULL : FOLD__LIST_ENTRY(c->posted.next, fold_request, link);
 }
-static inline int fold__comm_waits(const fold_comm *c) { return !fold__list_empty(&c->posted) || !fold__list_empty(&c->tasks); }
+static inline int fold__comm_waits(const fold_comm *c) {
+  return !fold__list_empty(&c->posted) || !fold__list_empty(&c->tasks);
+}
 /* Copy `bytes` of payload into receive r and complete it: FOLD_EMISMATCH
  * (nothing copied) if bytes exceeds r's capacity. */
 void fold__recv_fill(fold_request *r, const void *data, size_t bytes);

@@ -32,7 +32,8 @@ static void expect(const fold__list *h, const int *want, int n, const char *what
   int got[64];
   int m = values(h, got, 64);
   CHECK(m == n, "%s: %d items, wanted %d", what, m, n);
-  for (int i = 0; i < n && i < m; i++) CHECK(got[i] == want[i], "%s: item %d is %d, wanted %d", what, i, got[i], want[i]);
+  for (int i = 0; i < n && i < m; i++)
+    CHECK(got[i] == want[i], "%s: item %d is %d, wanted %d", what, i, got[i], want[i]);
   CHECK(fold__list_empty(h) == (n == 0), "%s: empty() wrong", what);
 }
 
