@@ -25,3 +25,9 @@ add_test(NAME config_getenv COMMAND ${FOLD_TEST_DIR}/core/getenv_check.sh ${CMAK
 add_test(NAME config_print_foldrun COMMAND ${FOLD_TEST_DIR}/core/print_config.sh $<TARGET_FILE:foldrun>
   ${CMAKE_SOURCE_DIR}/docs/configuration.md)
 set_tests_properties(config_doc config_getenv config_print_foldrun PROPERTIES TIMEOUT 30)
+
+# core/list.h (order, unlink at the ends and in the middle, deletion while
+# iterating) and core/heap.h (pop order against a sorted array, duplicates).
+fold_add_test_exe(list_heap_unit core/list_heap_unit.c check.c)
+add_test(NAME core_list_heap COMMAND list_heap_unit)
+set_tests_properties(core_list_heap PROPERTIES TIMEOUT 30)

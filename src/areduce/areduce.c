@@ -223,9 +223,13 @@ static void ar_release(fold__task *t) { (void)t; /* the reduction owns its memor
 
 static void on_message(fold_comm *c, void *arg, int src, int tag, const void *data, size_t bytes) {
   fold__ar_reg *reg = arg;
-  fold_areduce *ar = reg->live;
-  while (ar && ar->id != (uint32_t)tag)
-    ar = ar->next;
+  fold_areduce *ar = NULL;
+  FOLD__LIST_FOR_EACH(fold_areduce, a, &reg->live, link) {
+    if (a->id == (uint32_t)tag) {
+      ar = a;
+      break;
+    }
+  }
   if (ar == NULL)
     return; /* a destroyed reduction's: dropped */
   int ci = child_index(ar, src);
@@ -272,9 +276,8 @@ void fold__ar_free(fold_areduce *ar) {
 /* fold_comm_destroy: the reductions the user left (must not communicate). */
 static void reg_teardown(void *p) {
   fold__ar_reg *reg = p;
-  while (reg->live) {
-    fold_areduce *ar = reg->live;
-    reg->live = ar->next;
+  for (fold__list *n; (n = fold__list_pop_front(&reg->live)) != NULL;) {
+    fold_areduce *ar = FOLD__LIST_ENTRY(n, fold_areduce, link);
     fold__timer_cancel(reg->c, &ar->timer);
     fold__timer_cancel(reg->c, &ar->kick);
     fold__task_cancel(reg->c, &ar->task);
@@ -291,6 +294,7 @@ fold__ar_reg *fold__ar_reg_get(fold_comm *c) {
   if ((reg = calloc(1, sizeof *reg)) == NULL)
     return NULL;
   reg->c = c;
+  fold__list_init(&reg->live);
   if (fold__ext_attach(c, &ar_key, reg, reg_teardown) != FOLD_OK) {
     free(reg);
     return NULL;
@@ -429,11 +433,7 @@ int fold_areduce_destroy(fold_areduce *ar) {
     return FOLD_OK;
   fold_comm *c = ar->c;
   fold__enter(c);
-  for (fold_areduce **pp = &ar->reg->live; *pp; pp = &(*pp)->next)
-    if (*pp == ar) {
-      *pp = ar->next;
-      break;
-    }
+  fold__list_unlink(&ar->link);
   fold__timer_cancel(c, &ar->timer);
   fold__timer_cancel(c, &ar->kick);
   fold__task_cancel(c, &ar->task);

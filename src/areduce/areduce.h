@@ -21,7 +21,7 @@ typedef struct fold__ar_pend {
 typedef struct fold__ar_reg {
   fold_comm *c;
   uint32_t next_id;
-  fold_areduce *live;
+  fold__list live;     /* fold_areduce.link */
   /* a check started by a rank that passed a bad argument, on the
    * simulator (it completes after create returned): its buffers */
   int64_t sink_mine[14], sink_sig[14];
@@ -31,7 +31,7 @@ struct fold_areduce {
   fold__task task; /* first: the engine steps it while the reduction runs */
   fold_comm *c;
   fold__ar_reg *reg;
-  fold_areduce *next; /* reg->live */
+  fold__list link;    /* reg->live */
   uint32_t id;
   size_t count, bytes; /* bytes: of the local result (FOLD_SUM_EXACT: accumulators, op/exact.c) */
   void *exact_tmp;     /* FOLD_SUM_EXACT: a fragment converted to accumulators before it combines */

@@ -108,8 +108,7 @@ static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int 
       return fold__error(c, FOLD_ENOMEM, "fold_areduce_create: rank %d: out of memory", c->rank);
     ar->id = id;
     /* live before the check: a child that passed it may send at once */
-    ar->next = reg->live;
-    reg->live = ar;
+    fold__list_push_front(&reg->live, &ar->link);
   }
   int64_t *mine = ar ? ar->mine : reg->sink_mine;
   int64_t v[F_N] = {bad ? INT64_MAX - c->rank : 0, (int64_t)count, (int64_t)dtype, (int64_t)op, target, degree, mode};
@@ -132,7 +131,7 @@ static int create(fold_comm *c, size_t count, fold_dtype dtype, fold_op op, int 
   if (rc != FOLD_OK) {
     if (chk) fold_wait(chk);
     if (ar) {
-      reg->live = ar->next;
+      fold__list_unlink(&ar->link);
       fold__ar_free(ar);
     }
     return rc;

@@ -28,18 +28,6 @@ static void set_mask(fold__store_srv *s, conn *c, uint32_t mask) {
   c->mask = mask;
 }
 
-static void pq_unlink(fold__store_srv *s, conn *c) {
-  if (c->pq_prev)
-    c->pq_prev->pq_next = c->pq_next;
-  else
-    s->pq_head = c->pq_next;
-  if (c->pq_next)
-    c->pq_next->pq_prev = c->pq_prev;
-  else
-    s->pq_tail = c->pq_prev;
-  c->pq_prev = c->pq_next = NULL;
-}
-
 /* Close c now; free it at the end of the loop turn, because events for it
  * may still sit in the batch epoll_wait returned (fd < 0 marks it dead). */
 static void conn_close(fold__store_srv *s, conn *c) {
@@ -48,26 +36,20 @@ static void conn_close(fold__store_srv *s, conn *c) {
   c->fd = -1;
   if (c->state == C_AUTH) {
     s->npending--;
-    pq_unlink(s, c);
+    fold__list_unlink(&c->pq);
   } else
     atomic_store(&s->clients, --s->nready);
   if (c->round[0] && !atomic_load(&s->stop))
     fold__srv_round_gone(s, c);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->conns = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
-  /* c->next is kept: loops that read it before closing c stay valid */
-  c->prev = s->dead;
-  s->dead = c;
+  /* loops over s->conns that may close the conn they are at read the
+   * next one first (FOLD__LIST_FOR_EACH_SAFE), and close no other */
+  fold__list_unlink(&c->link);
+  fold__list_push_back(&s->dead, &c->link);
 }
 
 static void free_dead(fold__store_srv *s) {
-  while (s->dead) {
-    conn *c = s->dead;
-    s->dead = c->prev;
+  for (fold__list *n; (n = fold__list_pop_front(&s->dead)) != NULL;) {
+    conn *c = FOLD__LIST_ENTRY(n, conn, link);
     free(c->in);
     free(c->out);
     free(c);
@@ -197,7 +179,7 @@ static void conn_auth_step(fold__store_srv *s, conn *c, int64_t now) {
     return;
   }
   s->npending--;
-  pq_unlink(s, c);
+  fold__list_unlink(&c->pq);
   atomic_store(&s->clients, ++s->nready);
   c->state = C_READY;
   SINFO(s, "store: %s authenticated from %s", c->auth.claim, c->peer);
@@ -232,8 +214,8 @@ static void srv_accept(fold__store_srv *s) {
      * newcomer, so that strangers cannot lock real clients out; a real
      * client that is evicted retries. The oldest first gets one last step,
      * in case its proof has already arrived. */
-    while (s->npending >= SRV_MAX_PENDING && s->pq_head) {
-      conn *old = s->pq_head;
+    while (s->npending >= SRV_MAX_PENDING && !fold__list_empty(&s->pending)) {
+      conn *old = FOLD__LIST_FIRST(&s->pending, conn, pq);
       conn_auth_step(s, old, now);
       if (old->fd >= 0 && old->state == C_AUTH)
         conn_reject(s, old, "evicted: too many unauthenticated connections");
@@ -256,16 +238,8 @@ static void srv_accept(fold__store_srv *s) {
       close(fd);
       continue;
     }
-    c->next = s->conns;
-    if (s->conns)
-      s->conns->prev = c;
-    s->conns = c;
-    c->pq_prev = s->pq_tail;
-    if (s->pq_tail)
-      s->pq_tail->pq_next = c;
-    else
-      s->pq_head = c;
-    s->pq_tail = c;
+    fold__list_push_front(&s->conns, &c->link);
+    fold__list_push_back(&s->pending, &c->pq);
     s->npending++;
     conn_auth_step(s, c, now);
   }
@@ -274,8 +248,7 @@ static void srv_accept(fold__store_srv *s) {
 /* Handshake deadlines and parked GETs that ran out; returns ms to the next. */
 static int srv_timers(fold__store_srv *s) {
   int64_t now = fold__clock_mono(NULL), next = now + 1000000000;
-  for (conn *c = s->conns, *n; c; c = n) {
-    n = c->next;
+  FOLD__LIST_FOR_EACH_SAFE(conn, c, &s->conns, link) {
     if (c->state == C_AUTH) {
       if (now > c->auth.deadline_ns)
         conn_auth_step(s, c, now);
@@ -343,12 +316,11 @@ static void *srv_main(void *arg) {
         conn_readable(s, c);
     }
     /* Clients woken by a SET/ADD have a reply queued and maybe more
-     * requests buffered. conn_run closes at most c itself, whose next
-     * pointer stays valid until free_dead. */
+     * requests buffered. conn_run closes at most c itself (the loop has
+     * read the next one already). */
     for (int again = 1; again;) {
       again = 0;
-      for (conn *c = s->conns, *nx; c; c = nx) {
-        nx = c->next;
+      FOLD__LIST_FOR_EACH_SAFE(conn, c, &s->conns, link) {
         if (c->runnable) {
           again = 1;
           conn_run(s, c);
@@ -401,6 +373,9 @@ int fold__store_srv_start(const fold__store_srv_cfg *cfg, fold__store_srv **out,
     close(lfd);
     return fold__error(NULL, FOLD_ENOMEM, "store server: out of memory");
   }
+  fold__list_init(&s->conns);
+  fold__list_init(&s->dead);
+  fold__list_init(&s->pending);
   s->lfd = lfd;
   s->cfg = *cfg;
   s->cfg.host = NULL; /* not kept: the caller's string */
@@ -454,8 +429,8 @@ void fold__store_srv_stop(void *arg) {
   }
   pthread_join(s->thread, NULL);
   SINFO(s, "store: served %lld requests", s->requests);
-  while (s->conns)
-    conn_close(s, s->conns);
+  while (!fold__list_empty(&s->conns))
+    conn_close(s, FOLD__LIST_FIRST(&s->conns, conn, link));
   free_dead(s);
   for (int b = 0; b < SRV_BUCKETS; b++)
     for (entry *e = s->buckets[b], *n; e; e = n) {

@@ -30,8 +30,8 @@ typedef struct entry {
 enum { C_AUTH = 0, C_READY = 1, C_PARKED = 2 };
 
 typedef struct conn {
-  struct conn *prev, *next;
-  struct conn *pq_prev, *pq_next; /* the pending queue, in accept order (C_AUTH only) */
+  fold__list link; /* s->conns; once closed, s->dead */
+  fold__list pq;   /* s->pending: the pending queue, in accept order (C_AUTH only) */
   int fd;
   int state;
   uint32_t mask; /* events registered with epoll */
@@ -55,10 +55,10 @@ struct fold__store_srv {
   int lfd, efd, wake;
   fold__store_srv_cfg cfg;
   int log_level;
-  conn *conns;
-  conn *dead; /* closed during this loop turn; freed at its end */
+  fold__list conns; /* conn.link, newest first */
+  fold__list dead;  /* conn.link: closed during this loop turn; freed at its end */
   int npending, nready;
-  conn *pq_head, *pq_tail; /* pending handshakes, oldest first */
+  fold__list pending; /* conn.pq: pending handshakes, oldest first */
   entry *buckets[SRV_BUCKETS];
   long long stored_bytes;
   long long requests; /* requests applied, said at INFO when the server stops */

@@ -76,7 +76,7 @@ void fold__srv_round_gone(fold__store_srv *s, const conn *gone) {
   SINFO(s, "store: rank %d closed its connection before the rendezvous %.*s completed", gone->round_rank,
         (int)strlen(gone->round) - 1, gone->round);
   size_t pn = strlen(gone->round);
-  for (conn *c = s->conns; c; c = c->next) {
+  FOLD__LIST_FOR_EACH(conn, c, &s->conns, link) {
     if (c == gone || c->fd < 0 || c->state != C_PARKED || strncmp(c->park_key, gone->round, pn) != 0)
       continue;
     if (fold__srv_reply(c, FOLD__ST_NOTFOUND, NULL, 0) < 0)
@@ -134,7 +134,7 @@ int fold__srv_reply(conn *c, int type, const void *val, size_t vlen) {
 
 /* Wake parked GETs waiting for key (just set). */
 static void wake_parked(fold__store_srv *s, const char *k, size_t kn, const entry *e) {
-  for (conn *c = s->conns; c; c = c->next) {
+  FOLD__LIST_FOR_EACH(conn, c, &s->conns, link) {
     if (c->state != C_PARKED || strlen(c->park_key) != kn || memcmp(c->park_key, k, kn) != 0)
       continue;
     if (fold__srv_reply(c, FOLD__ST_VALUE, e->val, e->vlen) < 0)

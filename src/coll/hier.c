@@ -51,7 +51,7 @@ typedef struct hier_comm {
   int leaders;             /* FOLD_HIER_LEADERS: 0 by size, 1 one per host, 2 every rank */
   int chunks;              /* FOLD_HIER_CHUNKS: 0 by size, else the pipeline's chunks */
   uint32_t next_ticket, serving;
-  hier_call *calls;        /* calls not finished (a failed one stays until the communicator goes) */
+  fold__list calls;        /* hier_call.link: calls not finished (a failed one stays until the communicator goes) */
   fold__timer wake;        /* armed at 0 s when a call serves the next: it steps in the next pass */
   fold__hier_layout lay;   /* the hosts' shapes, once the children are made */
   int *local_own;          /* lay.local when made here (not the simulator's) */
@@ -60,7 +60,7 @@ typedef struct hier_comm {
 } hier_comm;
 
 struct hier_call {
-  hier_call *next;
+  fold__list link;     /* hc->calls */
   hier_comm *hc;
   fold__coll *co;
   uint32_t ticket;
@@ -92,9 +92,8 @@ static void call_drop(fold_comm *c, hier_call *h, int status);
 static void hc_teardown(void *p) {
   hier_comm *hc = p;
   fold__timer_cancel(hc->c, &hc->wake);
-  while (hc->calls) {
-    hier_call *h = hc->calls;
-    hc->calls = h->next;
+  for (fold__list *n; (n = fold__list_pop_front(&hc->calls)) != NULL;) {
+    hier_call *h = FOLD__LIST_ENTRY(n, hier_call, link);
     call_drop(hc->c, h, FOLD_EABORTED);
     free(h);
   }
@@ -125,6 +124,7 @@ static hier_comm *hc_of(fold_comm *c) {
   if (hc) return hc;
   if ((hc = calloc(1, sizeof *hc)) == NULL) return NULL;
   hc->c = c;
+  fold__list_init(&hc->calls);
   hc->leaders = (int)fold__param_u64(FOLD__P_HIER_LEADERS);
   hc->chunks = (int)fold__param_u64(FOLD__P_HIER_CHUNKS);
   fold__timer_init(&hc->wake, wake_fired, hc);
@@ -238,12 +238,7 @@ static void call_drop(fold_comm *c, hier_call *h, int status) {
 }
 
 static void call_end(hier_call *h) {
-  hier_comm *hc = h->hc;
-  for (hier_call **pp = &hc->calls; *pp; pp = &(*pp)->next)
-    if (*pp == h) {
-      *pp = h->next;
-      break;
-    }
+  fold__list_unlink(&h->link);
   h->co->u[7] = 0;
   free(h);
 }
@@ -263,8 +258,7 @@ int fold__hier_init(fold__coll *co) {
   h->hc = hc;
   h->co = co;
   h->ticket = hc->next_ticket++;
-  h->next = hc->calls;
-  hc->calls = h;
+  fold__list_push_front(&hc->calls, &h->link);
   co->u[7] = (size_t)(uintptr_t)h;
   /* the mismatch check of the round algorithms (coll.c), done here */
   if (co->size > 1 && !fold__coll_state_of(c)->no_sig_check) {

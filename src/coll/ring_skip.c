@@ -113,8 +113,7 @@ int fold__ring_skip_init(fold__coll *co) {
   s->late_min_ns = -1;
   co->u[7] = (size_t)(uintptr_t)s;
   co->tmp_bytes = 0;
-  s->next = rc->calls;
-  rc->calls = s;
+  fold__list_push_front(&rc->calls, &s->link);
   rc->last_tag = co->tag;
   rc->last_nskip = 0;
   rc->last_skip = -1;
@@ -329,11 +328,7 @@ static void call_end(rs_call *s, int status) {
     rc->left_suspect = s->saw_late || s->left_late;
   }
   if (status == 1 && rc) {
-    for (rs_call **pp = &rc->calls; *pp; pp = &(*pp)->next)
-      if (*pp == s) {
-        *pp = s->next;
-        break;
-      }
+    fold__list_unlink(&s->link);
     fold__rs_call_free(c, s);
   } else { /* failed: sends may still be in a transport's hands; freed with the communicator */
     fold__timer_cancel(c, &s->watchdog);

@@ -49,9 +49,8 @@ static void rs_teardown(void *p) {
   rs_comm *rc = p;
   /* The communicator is going, its timers and posted receives with it
    * (fold__rs_call_free takes ours off). */
-  while (rc->calls) {
-    rs_call *s = rc->calls;
-    rc->calls = s->next;
+  for (fold__list *n; (n = fold__list_pop_front(&rc->calls)) != NULL;) {
+    rs_call *s = FOLD__LIST_ENTRY(n, rs_call, link);
     fold__rs_call_free(rc->comm, s);
   }
   while (rc->npool) free(rc->pool[--rc->npool]);
@@ -72,6 +71,7 @@ rs_comm *fold__rs_comm_state(fold_comm *c) {
   rc->floor_ns = fold__engine_shares_cpu(c) ? SLICE_FLOOR_NS : 0;
   rc->last_tag = -1;
   rc->comm = c;
+  fold__list_init(&rc->calls);
   if (fold__ext_attach(c, &fold__rs_key, rc, rs_teardown) != FOLD_OK) {
     free(rc);
     return NULL;

@@ -39,7 +39,7 @@ typedef struct rs_comm rs_comm;
 typedef struct rs_call rs_call;
 struct rs_call {
   rs_comm *rc;
-  rs_call *next; /* the communicator's calls not finished (see rs_comm.calls) */
+  fold__list link; /* the communicator's calls not finished (rs_comm.calls) */
   fold__coll *co;
   int n, r, left, right, allreduce;
   size_t maxb;         /* bytes of the largest block */
@@ -110,7 +110,7 @@ struct rs_comm {
   /* Calls started and not finished well: a call that failed, or was given
    * up by a wait (FOLD_TIMEOUT) without a last step, stays here (its sends
    * may still be in a transport's hands) until the communicator goes. */
-  rs_call *calls;
+  fold__list calls; /* rs_call.link */
   fold_comm *comm;
   /* Message buffers and the accumulator, kept for the next call: a fresh
    * allocation of a large block is fresh pages, and faulting them in cost

@@ -7,7 +7,6 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "core/internal.h"
-#include "core/queue.h"
 #include "engine/engine.h"
 #include "engine/family.h"
 #include "op/op.h"
@@ -24,6 +23,7 @@ static int comm_alloc(int rank, int size, int peer_table, uint8_t *zero_lost, fo
     return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   c->rank = rank;
   c->size = size;
+  fold__comm_queues_init(c);
   /* Threads of one process share a host; fold_comm_init and the simulator
    * set their own view. */
   c->local_rank = rank;
@@ -99,20 +99,16 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
 void fold__comm_drop_queues(fold_comm *c) {
   /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
    * to their transport, which must release them before it is destroyed. */
-  fold__unexp *u;
-  FOLD__QUEUE_TAKE(c->unexp_head, c->unexp_tail, u);
-  while (u) {
-    fold__unexp *next = u->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &c->unexp, link) {
+    fold__list_unlink(&u->link);
     fold__unexp_drop(u);
-    u = next;
   }
   /* The queues hold no references; the user's requests still pending can
    * never be waited on after destroy, so their reference goes here (a
    * collective's own receives belong to its task and go with it). */
-  c->posted_head = c->posted_tail = NULL;
-  c->tasks = NULL;
-  while (c->user_reqs) {
-    fold_request *r = c->user_reqs;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &c->posted, link) fold__list_unlink(&r->link);
+  FOLD__LIST_FOR_EACH_SAFE(fold__task, t, &c->tasks, link) fold__list_unlink(&t->link);
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &c->user_reqs, user_link) {
     fold__req_user_done(r);
     fold__req_unref(r);
   }

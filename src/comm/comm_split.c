@@ -7,7 +7,6 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "core/internal.h"
-#include "core/queue.h"
 #include "engine/family.h"
 #include "select/select.h"
 #include "transport/sim/sim.h"
@@ -46,6 +45,8 @@ struct fold__family *fold__family_of(fold_comm *c) {
   struct fold__family *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
   f->root = c;
+  fold__list_init(&f->early);
+  fold__list_init(&f->done);
   f->next_cid = 1; /* the root is cid 0 */
   f->host = host_id(c);
   c->fam = f;
@@ -82,6 +83,7 @@ static int member_cmp(const void *a, const void *b) {
 fold_comm *fold__kid_shell(fold_comm *c, const char *op) {
   fold_comm *k = calloc(1, sizeof *k);
   if (k == NULL) return NULL;
+  fold__comm_queues_init(k);
   k->fam = c->fam;
   k->size = 1;
   k->timeout_ns = c->timeout_ns;
@@ -191,19 +193,11 @@ int fold__kid_fill(fold_comm *c, fold_comm *k, uint32_t cid, const fold__member 
   k->fail_status = 0;
   atomic_store(&k->failed, 0);
   /* what peers sent before this rank got here: in arrival order */
-  fold__unexp **pp = &f->early_head, *last = NULL;
-  while (*pp) {
-    fold__unexp *u = *pp;
-    if (u->cid != cid) {
-      last = u;
-      pp = &u->next;
-      continue;
-    }
-    *pp = u->next;
-    u->next = NULL;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &f->early, link) {
+    if (u->cid != cid) continue;
+    fold__list_unlink(&u->link);
     fold__deliver_unexp(root, u); /* routes to k now */
   }
-  f->early_tail = last;
   return FOLD_OK;
 }
 
@@ -315,7 +309,7 @@ static void pending_release(fold__task *t) { pending_free((pending *)t); }
  * (as their parent: its tasks are dropped; as their new comm: they then
  * finish as if FOLD_UNDEFINED). */
 static void pending_forget(struct fold__family *f, fold_comm *c) {
-  for (fold_request *r = f->done; r; r = r->next) {
+  FOLD__LIST_FOR_EACH(fold_request, r, &f->done, link) {
     pending *ps = (pending *)r->task;
     if (ps->k == c) ps->k = NULL;
     if (r->comm == c && ps->ag) {
@@ -336,13 +330,9 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
   struct fold__family *f = fold__family_of(c);
   if (f == NULL) return fold__error(c, FOLD_ENOMEM, "%s: rank %d: out of memory", op, c->rank);
   /* the simulator's finished splits: their requests were kept until now */
-  for (fold_request **pp = &f->done; *pp;) {
-    fold_request *r = *pp;
-    if (!fold__req_done(r)) {
-      pp = &r->next;
-      continue;
-    }
-    *pp = r->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &f->done, link) {
+    if (!fold__req_done(r)) continue;
+    fold__list_unlink(&r->link);
     fold__req_unref(r);
   }
   pending *ps = calloc(1, sizeof *ps);
@@ -382,8 +372,7 @@ static int split(fold_comm *c, int mode, int color, int key, fold_comm **newcomm
        * steps it, then finishes at once */
       fold__task_cancel(c, ps->ag->task);
       fold__task_start(c, &ps->task);
-      r->next = f->done; /* unreferenced at the next split or with the family */
-      f->done = r;
+      fold__list_push_front(&f->done, &r->link); /* unreferenced at the next split or with the family */
       /* this rank's own bad argument is known now (its peers learn it from
        * the exchange) */
       if (ps->mine.flags & SPLIT_NULL_OUT)
@@ -426,17 +415,14 @@ int fold_comm_split_host(fold_comm *comm, fold_comm **hostcomm) {
 /* ---- destruction ------------------------------------------------------------------- */
 
 static void family_free(struct fold__family *f) {
-  while (f->done) { /* first: an unfinished one still refers to its parent */
-    fold_request *r = f->done;
-    f->done = r->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &f->done, link) { /* first: an unfinished one still refers to its parent */
+    fold__list_unlink(&r->link);
     fold__req_unref(r);
   }
   while (f->nkids > 0) fold__kid_free(f->kids[--f->nkids]);
-  fold__unexp *u = f->early_head;
-  while (u) {
-    fold__unexp *next = u->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &f->early, link) {
+    fold__list_unlink(&u->link);
     fold__unexp_drop(u);
-    u = next;
   }
   free(f->kids);
   free(f);

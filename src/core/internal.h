@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fold.h"
+#include "core/list.h"
 
 #if defined(__GNUC__)
 #define FOLD__PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -74,7 +75,7 @@ struct fold_request {
   size_t bytes;        /* send: length; recv: capacity */
   size_t got;          /* recv: bytes received */
   size_t esize;        /* element size of the user's dtype (fold_status.count); 0: bytes */
-  fold_request *next;  /* link for whichever single queue holds the request */
+  fold__list link;     /* on whichever single list holds the request (posted, a transport's queue) */
   /* transport scratch, free for the transport that owns the request */
   size_t tp_off;
   void *tp_data;
@@ -83,7 +84,7 @@ struct fold_request {
   /* requests handed to the user (fold_isend/irecv/i<collective>) are on
    * the communicator's user list until fold_wait/fold_test frees them, so
    * that fold_comm_destroy can drop the user's reference of the rest */
-  fold_request *user_prev, *user_next;
+  fold__list user_link;
   int user;
   /* sends: set by fold__send_post for the transport: the communicator id
    * the message travels with (0: a family's root, docs/comm.md) and the
@@ -100,7 +101,7 @@ struct fold_request {
  * tp/cookie set so that fold__recv_post can ask the transport to pull the
  * data once the receive is posted. */
 typedef struct fold__unexp {
-  struct fold__unexp *next;
+  fold__list link;     /* on the comm's unexpected list, or a transport's or family's */
   int src, ctx, tag;   /* src: in the numbering of the comm it is queued on */
   uint32_t cid;        /* communicator id it arrived with (fold__unexp_new: 0) */
   size_t bytes;        /* message length */
@@ -121,7 +122,7 @@ struct fold__task {
    * task still waits for ("rank 2 (round 3 of 6 of ring: receive of 4096
    * bytes)") and return the first rank it waits on, or -1 if none. */
   int (*describe)(fold__task *t, char *buf, size_t cap);
-  fold__task *next;               /* engine's active list */
+  fold__list link;                /* engine's active list (c->tasks) */
   fold_request *req;              /* the request the user waits on */
   int is_coll;                    /* a collective: coll_seq is its call number (failure reports carry it) */
   uint32_t coll_seq;
@@ -145,12 +146,12 @@ struct fold_comm {
   int ntps;
   fold__tp **peer_tp;
   /* matching: posted receives and unexpected messages, in arrival order */
-  fold_request *posted_head, *posted_tail;
-  fold__unexp *unexp_head, *unexp_tail;
-  /* active tasks */
-  fold__task *tasks;
+  fold__list posted;   /* of fold_request.link */
+  fold__list unexp;    /* of fold__unexp.link */
+  /* active tasks, newest first (fold__task.link) */
+  fold__list tasks;
   /* requests the user holds (see fold_request.user) */
-  fold_request *user_reqs;
+  fold__list user_reqs; /* of fold_request.user_link */
   /* fail-stop state: once failed, every operation returns fail_status */
   atomic_int failed;
   int fail_status;

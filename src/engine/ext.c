@@ -4,7 +4,7 @@
 #include "engine/engine.h"
 
 struct fold__ext_slot {
-  struct fold__ext_slot *next;
+  fold__list link; /* svc->slots */
   const void *key;
   void *ptr;
   void (*teardown)(void *ptr);
@@ -22,7 +22,7 @@ static void slot_forget(fold_comm *c, const void *key) {
 int fold__ext_attach(fold_comm *c, const void *key, void *ptr, void (*teardown)(void *ptr)) {
   if (key == NULL)
     return fold__error(c, FOLD_EINVAL, "rank %d: extension slot with a NULL key", c->rank);
-  for (struct fold__ext_slot *s = c->svc->slots; s; s = s->next)
+  FOLD__LIST_FOR_EACH(struct fold__ext_slot, s, &c->svc->slots, link)
     if (s->key == key)
       return fold__error(c, FOLD_EINVAL, "rank %d: extension slot %p is already attached", c->rank, key);
   struct fold__ext_slot *s = malloc(sizeof *s);
@@ -30,23 +30,21 @@ int fold__ext_attach(fold_comm *c, const void *key, void *ptr, void (*teardown)(
   s->key = key;
   s->ptr = ptr;
   s->teardown = teardown;
-  s->next = c->svc->slots; /* newest first: teardown runs in reverse order of attachment */
-  c->svc->slots = s;
+  fold__list_push_front(&c->svc->slots, &s->link); /* newest first: teardown runs in reverse order of attachment */
   return FOLD_OK;
 }
 
 void *fold__ext_get(const fold_comm *c, const void *key) {
-  for (const struct fold__ext_slot *s = c->svc->slots; s; s = s->next)
+  FOLD__LIST_FOR_EACH(const struct fold__ext_slot, s, &c->svc->slots, link)
     if (s->key == key) return s->ptr;
   return NULL;
 }
 
 void *fold__ext_detach(fold_comm *c, const void *key) {
   slot_forget(c, key);
-  for (struct fold__ext_slot **pp = &c->svc->slots; *pp; pp = &(*pp)->next) {
-    struct fold__ext_slot *s = *pp;
+  FOLD__LIST_FOR_EACH(struct fold__ext_slot, s, &c->svc->slots, link) {
     if (s->key != key) continue;
-    *pp = s->next;
+    fold__list_unlink(&s->link);
     void *ptr = s->ptr;
     free(s);
     return ptr;
@@ -68,9 +66,8 @@ void *fold__slot_detach(fold_comm *c, fold__slot_id id) {
 void fold__ext_teardown(fold_comm *c) {
   if (c->svc == NULL) return;
   /* one at a time from the head: a hook may detach other slots */
-  while (c->svc->slots) {
-    struct fold__ext_slot *s = c->svc->slots;
-    c->svc->slots = s->next;
+  for (fold__list *n; (n = fold__list_pop_front(&c->svc->slots)) != NULL;) {
+    struct fold__ext_slot *s = FOLD__LIST_ENTRY(n, struct fold__ext_slot, link);
     slot_forget(c, s->key); /* a later hook finds a torn-down well-known slot empty */
     if (s->teardown) s->teardown(s->ptr);
     free(s);
@@ -89,8 +86,20 @@ static int (*const layers[])(fold_comm *c) = {
     fold__report_init,
 };
 
+/* A zeroed fold__svc with empty lists, or NULL. */
+static struct fold__svc *svc_new(void) {
+  struct fold__svc *s = calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  fold__list_init(&s->timers);
+  fold__list_init(&s->slots);
+  fold__list_init(&s->handlers);
+  fold__list_init(&s->sinks);
+  fold__list_init(&s->watchers);
+  return s;
+}
+
 int fold__svc_init(fold_comm *c) {
-  c->svc = calloc(1, sizeof *c->svc);
+  c->svc = svc_new();
   if (c->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   fold__inject_delay_init(c);
   for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
@@ -101,7 +110,7 @@ int fold__svc_init(fold_comm *c) {
 }
 
 int fold__svc_init_child(fold_comm *k, const fold_comm *parent) {
-  k->svc = calloc(1, sizeof *k->svc);
+  k->svc = svc_new();
   if (k->svc == NULL) return fold__error(NULL, FOLD_ENOMEM, "out of memory allocating a communicator");
   k->svc->hooks = parent->svc->hooks; /* a simulated parent's child runs on virtual time too */
   k->svc->parent = parent;            /* its fold_comm_abort reaches k (fold__abort_asker) */

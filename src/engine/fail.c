@@ -10,22 +10,13 @@
 /* Complete every posted receive and every active task with status (the
  * queues hold no reference: the waiter's reference keeps them alive). */
 static void fail_pending(fold_comm *c, int status) {
-  fold_request *r = c->posted_head;
-  c->posted_head = c->posted_tail = NULL;
-  while (r) {
-    fold_request *next = r->next;
-    r->next = NULL;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &c->posted, link) {
+    fold__list_unlink(&r->link);
     fold__req_complete(r, status);
-    r = next;
   }
-  fold__task *t = c->tasks;
-  c->tasks = NULL;
-  while (t) {
-    fold__task *next = t->next;
-    fold_request *req = t->req;
-    t->next = NULL;
-    fold__req_complete(req, status);
-    t = next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__task, t, &c->tasks, link) {
+    fold__list_unlink(&t->link);
+    fold__req_complete(t->req, status);
   }
 }
 
@@ -163,7 +154,7 @@ static uint32_t first_failed_coll(const fold_comm *c) {
   uint32_t f = c->svc->coll_seq;
   const fold__task *st = c->svc->starting;
   if (st && st->is_coll && (int32_t)(st->coll_seq - f) < 0) f = st->coll_seq;
-  for (const fold__task *t = c->tasks; t; t = t->next)
+  FOLD__LIST_FOR_EACH(const fold__task, t, &c->tasks, link)
     if (t->is_coll && (int32_t)(t->coll_seq - f) < 0) f = t->coll_seq;
   return f;
 }
@@ -332,7 +323,8 @@ void fold__peer_lost(fold_comm *c, int p, int pending, const char *why) {
     FOLD__INFO(c, "peer rank %d gone (%s)", p, why ? why : "gone");
   }
   int needed = pending, any = 0;
-  for (fold_request *r = c->posted_head; r && !needed; r = r->next) {
+  FOLD__LIST_FOR_EACH(const fold_request, r, &c->posted, link) {
+    if (needed) break;
     needed = r->peer == p;
     any |= r->peer == FOLD_ANY_SOURCE;
   }

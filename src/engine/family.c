@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
-#include "core/queue.h"
 #include "engine/family.h"
 #include "transport/transport.h"
 
@@ -53,7 +52,7 @@ int fold__fam_deliver(fold_comm *root, fold__unexp *u) {
   }
   if (u->cid >= f->next_cid) {
     /* a peer finished the split first: keep it for the child */
-    FOLD__QUEUE_PUSH(f->early_head, f->early_tail, u);
+    fold__list_push_back(&f->early, &u->link);
     return 1;
   }
   FOLD__TRACE(root, "dropping a message for destroyed communicator %u from rank %d", (unsigned)u->cid, u->src);
@@ -103,7 +102,7 @@ int fold__fam_progress(fold_comm *c) {
 int fold__fam_busy(const fold_comm *root) {
   const struct fold__family *f = root->fam;
   for (int i = 0; f && i < f->nkids; i++)
-    if (!fold__comm_failed(f->kids[i]) && (f->kids[i]->posted_head || f->kids[i]->tasks)) return 1;
+    if (!fold__comm_failed(f->kids[i]) && fold__comm_waits(f->kids[i])) return 1;
   return 0;
 }
 

@@ -18,8 +18,8 @@ struct fold__family {
   uint64_t host;       /* this rank's host identity (split_host) */
   fold_comm **kids;    /* the live children: a short table, scanned per child message */
   int nkids, capkids;
-  fold__unexp *early_head, *early_tail; /* arrivals for cids not created here yet */
-  fold_request *done;  /* simulator: requests of split tasks, to drop later */
+  fold__list early;    /* fold__unexp.link: arrivals for cids not created here yet */
+  fold__list done;     /* fold_request.link, simulator: requests of split tasks, to drop later */
 };
 
 /* The live child with communicator id cid, or NULL. */

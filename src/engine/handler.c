@@ -1,11 +1,10 @@
 /* handler.c — handlers for unsolicited messages on extension contexts, run from the top level of fold__progress. */
 #include <stdlib.h>
 
-#include "core/queue.h"
 #include "engine/engine.h"
 
 struct fold__handler {
-  struct fold__handler *next;
+  fold__list link; /* svc->handlers */
   int ctx;
   fold__handler_fn fn;
   void *arg;
@@ -13,13 +12,13 @@ struct fold__handler {
 
 /* A dropped rendezvous message: drained into buf, freed once complete. */
 struct fold__sink {
-  struct fold__sink *next;
+  fold__list link; /* svc->sinks */
   fold_request *r;
   void *buf;
 };
 
 static struct fold__handler *find(const fold_comm *c, int ctx) {
-  for (struct fold__handler *h = c->svc->handlers; h; h = h->next)
+  FOLD__LIST_FOR_EACH(struct fold__handler, h, &c->svc->handlers, link)
     if (h->ctx == ctx) return h;
   return NULL;
 }
@@ -27,24 +26,22 @@ static struct fold__handler *find(const fold_comm *c, int ctx) {
 int fold__handler_set(fold_comm *c, int ctx, fold__handler_fn fn, void *arg) {
   if (!fold__ctx_is_ext(ctx))
     return fold__error(c, FOLD_EINVAL, "rank %d: context %d is not an extension context (fold__ctx_ext)", c->rank, ctx);
-  struct fold__handler **pp = &c->svc->handlers;
-  while (*pp && (*pp)->ctx != ctx) pp = &(*pp)->next;
+  struct fold__handler *h = find(c, ctx);
   if (fn == NULL) {
-    struct fold__handler *h = *pp;
     if (h) {
-      *pp = h->next;
+      fold__list_unlink(&h->link);
       free(h);
     }
     return FOLD_OK;
   }
-  if (*pp == NULL) {
-    struct fold__handler *h = calloc(1, sizeof *h);
+  if (h == NULL) {
+    h = calloc(1, sizeof *h);
     if (h == NULL) return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory for a message handler", c->rank);
     h->ctx = ctx;
-    *pp = h;
+    fold__list_push_back(&c->svc->handlers, &h->link);
   }
-  (*pp)->fn = fn;
-  (*pp)->arg = arg;
+  h->fn = fn;
+  h->arg = arg;
   c->svc->handlers_pending = 1; /* messages queued before now go to it too */
   return FOLD_OK;
 }
@@ -58,13 +55,9 @@ int fold__handler_claims(fold_comm *c, const fold__unexp *u) {
 /* Free the drains that are complete (all of them when `all`: the
  * transports are gone). */
 static void reap_sinks(fold_comm *c, int all) {
-  for (struct fold__sink **pp = &c->svc->sinks; *pp;) {
-    struct fold__sink *k = *pp;
-    if (!all && !fold__req_done(k->r)) {
-      pp = &k->next;
-      continue;
-    }
-    *pp = k->next;
+  FOLD__LIST_FOR_EACH_SAFE(struct fold__sink, k, &c->svc->sinks, link) {
+    if (!all && !fold__req_done(k->r)) continue;
+    fold__list_unlink(&k->link);
     fold__req_unref(k->r);
     free(k->buf);
     free(k);
@@ -76,12 +69,9 @@ static void reap_sinks(fold_comm *c, int all) {
  * one is received into scratch, so that its sender completes normally. */
 static void drop(fold_comm *c, fold__unexp *u) {
   if (u->tp == NULL) {
-    fold__unexp *prev = NULL;
-    for (fold__unexp *q = c->unexp_head; q; prev = q, q = q->next) {
-      if (q != u) continue;
-      FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, q);
-      free(q);
-      return;
+    if (fold__list_linked(&u->link)) { /* on c->unexp: no other list holds an eager one here */
+      fold__list_unlink(&u->link);
+      free(u);
     }
     return;
   }
@@ -100,13 +90,12 @@ static void drop(fold_comm *c, fold__unexp *u) {
     free(k);
     return;
   }
-  k->next = c->svc->sinks;
-  c->svc->sinks = k;
+  fold__list_push_front(&c->svc->sinks, &k->link);
 }
 
 void fold__handlers_run(fold_comm *c) {
   struct fold__svc *s = c->svc;
-  if (s->in_handlers || c->in_poll || (!s->handlers_pending && s->sinks == NULL)) return;
+  if (s->in_handlers || c->in_poll || (!s->handlers_pending && fold__list_empty(&s->sinks))) return;
   s->in_handlers = 1;
   s->handlers_pending = 0;
   reap_sinks(c, 0);
@@ -115,10 +104,14 @@ void fold__handlers_run(fold_comm *c) {
    * a handler's receive for (src, ctx, tag) takes this very message. A
    * scan per message: the unexpected queue is short when it matters. */
   while (!fold__comm_failed(c)) {
-    fold__unexp *u;
+    fold__unexp *u = NULL;
     struct fold__handler *h = NULL;
-    for (u = c->unexp_head; u; u = u->next)
-      if (fold__ctx_is_ext(u->ctx) && (h = find(c, u->ctx)) != NULL) break;
+    FOLD__LIST_FOR_EACH(fold__unexp, q, &c->unexp, link) {
+      if (fold__ctx_is_ext(q->ctx) && (h = find(c, q->ctx)) != NULL) {
+        u = q;
+        break;
+      }
+    }
     if (u == NULL) break;
     s->cur = u; /* fold__recv_post clears it when a receive takes u */
     h->fn(c, h->arg, u->src, u->tag, u->tp ? NULL : u->data, u->bytes);
@@ -130,9 +123,6 @@ void fold__handlers_run(fold_comm *c) {
 
 void fold__handlers_free(fold_comm *c) {
   reap_sinks(c, 1);
-  while (c->svc->handlers) {
-    struct fold__handler *h = c->svc->handlers;
-    c->svc->handlers = h->next;
-    free(h);
-  }
+  for (fold__list *n; (n = fold__list_pop_front(&c->svc->handlers)) != NULL;)
+    free(FOLD__LIST_ENTRY(n, struct fold__handler, link));
 }

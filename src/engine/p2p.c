@@ -224,9 +224,13 @@ static int iprobe_impl(int peer, int tag, fold_comm *comm, int *found, fold_stat
       return rc;
     if ((rc = fold__comm_failed(comm)))
       return rc;
-    const fold__unexp *u = comm->unexp_head;
-    while (u && (u->ctx != FOLD__CTX_P2P || !fold__recv_wants(peer, tag, FOLD__CTX_P2P, u->src, u->tag)))
-      u = u->next;
+    const fold__unexp *u = NULL;
+    FOLD__LIST_FOR_EACH(const fold__unexp, q, &comm->unexp, link) {
+      if (q->ctx == FOLD__CTX_P2P && fold__recv_wants(peer, tag, FOLD__CTX_P2P, q->src, q->tag)) {
+        u = q;
+        break;
+      }
+    }
     if (u) {
       *found = 1;
       if (st) *st = (fold_status){u->src, u->tag, u->bytes}; /* count in bytes: a probe has no dtype */

@@ -86,18 +86,14 @@ void fold__task_start(fold_comm *c, fold__task *t) {
     fold__req_complete(t->req, st ? st : rc > 0 ? FOLD_OK : rc);
     return;
   }
-  t->next = c->tasks;
-  c->tasks = t;
+  fold__list_push_front(&c->tasks, &t->link);
 }
 
 int fold__task_cancel(fold_comm *c, fold__task *t) {
-  for (fold__task **pp = &c->tasks; *pp; pp = &(*pp)->next)
-    if (*pp == t) {
-      *pp = t->next;
-      t->next = NULL;
-      return 1;
-    }
-  return 0;
+  (void)c;
+  if (!fold__list_linked(&t->link)) return 0;
+  fold__list_unlink(&t->link);
+  return 1;
 }
 
 int fold__task_step(fold_comm *c, fold__task *t) {
@@ -110,10 +106,7 @@ int fold__task_step(fold_comm *c, fold__task *t) {
   return 1;
 }
 
-void fold__task_resume(fold_comm *c, fold__task *t) {
-  t->next = c->tasks;
-  c->tasks = t;
-}
+void fold__task_resume(fold_comm *c, fold__task *t) { fold__list_push_front(&c->tasks, &t->link); }
 
 void fold__watch_init(fold__watch *w, fold__watch_fn fn, void *arg) {
   memset(w, 0, sizeof *w);
@@ -125,30 +118,26 @@ void fold__watch_start(fold_comm *c, fold__watch *w) {
   if (w->on)
     return;
   w->on = 1;
-  w->next = c->svc->watchers;
-  c->svc->watchers = w;
+  fold__list_push_front(&c->svc->watchers, &w->link);
 }
 
 void fold__watch_stop(fold_comm *c, fold__watch *w) {
   if (!w->on)
     return;
   w->on = 0;
-  if (c->svc->watch_next == w) /* the pass in progress skips it */
-    c->svc->watch_next = w->next;
-  for (fold__watch **pp = &c->svc->watchers; *pp; pp = &(*pp)->next)
-    if (*pp == w) {
-      *pp = w->next;
-      break;
-    }
-  w->next = NULL;
+  if (c->svc->watch_next == &w->link) /* the pass in progress skips it */
+    c->svc->watch_next = w->link.next;
+  fold__list_unlink(&w->link);
 }
 
 /* Run every watcher once (after the tasks stepped, in their send batch).
  * A callback may stop any watcher (itself included) and start new ones,
  * which run from the next pass on (they go to the head of the list). */
 static void run_watchers(fold_comm *c) {
-  for (fold__watch *w = c->svc->watchers; w && !fold__comm_failed(c); w = c->svc->watch_next) {
-    c->svc->watch_next = w->next;
+  fold__list *head = &c->svc->watchers;
+  for (fold__list *n = head->next; n != head && !fold__comm_failed(c); n = c->svc->watch_next) {
+    fold__watch *w = FOLD__LIST_ENTRY(n, fold__watch, link);
+    c->svc->watch_next = n->next;
     w->fn(c, w, w->arg);
   }
   c->svc->watch_next = NULL;
@@ -169,18 +158,19 @@ int fold__tx_batch_end(fold_comm *c) {
 /* Step every active task once; finished ones leave the list and complete
  * their request. */
 static void step_tasks(fold_comm *c) {
-  fold__task **pp = &c->tasks;
-  while (*pp) {
-    fold__task *t = *pp;
+  fold__list *n = c->tasks.next;
+  while (n != &c->tasks) {
+    fold__task *t = FOLD__LIST_ENTRY(n, fold__task, link);
     int rc = t->step(t);
     if (fold__comm_failed(c))
       return; /* the failure completed every task already */
-    if (rc == 0) {
-      pp = &t->next;
+    /* the next one read after the step, which may have cancelled it; a
+     * step that took its own task off ends the pass (the rest run in the
+     * next one) */
+    n = fold__list_linked(&t->link) ? n->next : &c->tasks;
+    if (rc == 0)
       continue;
-    }
-    *pp = t->next;
-    t->next = NULL;
+    fold__list_unlink(&t->link);
     int st = fold__comm_failed(c);
     fold__req_complete(t->req, st ? st : rc > 0 ? FOLD_OK : rc);
   }
@@ -211,14 +201,14 @@ int fold__progress_one(fold_comm *c, int poll) {
     fold__fail_for_lost(c, p, "needs");
   }
   /* before the tasks: a task waiting for a timer goes on in this pass */
-  if (c->svc->timers && !fold__comm_failed(c))
+  if (!fold__list_empty(&c->svc->timers) && !fold__comm_failed(c))
     fold__timers_run(c);
-  if ((c->tasks || c->svc->watchers) && !fold__comm_failed(c)) {
+  if ((!fold__list_empty(&c->tasks) || !fold__list_empty(&c->svc->watchers)) && !fold__comm_failed(c)) {
     /* the rounds that complete now start their sends together, and so
      * do the watchers' (they run after the tasks, in the same batch) */
     fold__tx_batch_begin(c);
     step_tasks(c);
-    if (c->svc->watchers && !fold__comm_failed(c))
+    if (!fold__list_empty(&c->svc->watchers) && !fold__comm_failed(c))
       run_watchers(c);
     c->svc->flushed = fold__tx_batch_end(c); /* see wait_until */
   }

@@ -62,7 +62,7 @@ typedef void (*fold__watch_fn)(fold_comm *c, fold__watch *w, void *arg);
 struct fold__watch {
   fold__watch_fn fn;
   void *arg;
-  fold__watch *next; /* the communicator's list */
+  fold__list link;   /* the communicator's list (svc->watchers) */
   int on;
 };
 /* Prepare w (once, before the first start). */

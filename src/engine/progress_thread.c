@@ -64,9 +64,9 @@ struct fold__pthread {
 static int pending_one(const fold_comm *c) {
   if (fold__comm_failed(c))
     return 0; /* nothing moves on a failed communicator */
-  if (c->tasks || c->svc->watchers)
+  if (!fold__list_empty(&c->tasks) || !fold__list_empty(&c->svc->watchers))
     return 1;
-  for (const fold_request *r = c->user_reqs; r; r = r->user_next)
+  FOLD__LIST_FOR_EACH(const fold_request, r, &c->user_reqs, user_link)
     if (!fold__req_done(r))
       return 1;
   return 0;

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include "core/queue.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
 
@@ -22,32 +21,37 @@ fold_request *fold__req_new(fold_comm *c, int kind) {
   atomic_init(&r->refs, 1);
   atomic_init(&r->done, 0);
   atomic_init(&r->rdv, 0);
+  fold__list_init(&r->link);
+  fold__list_init(&r->user_link);
   return r;
 }
 
 void fold__req_user_give(fold_request *r) {
   fold_comm *c = r->comm;
   r->user = 1;
-  r->user_prev = NULL;
-  r->user_next = c->user_reqs;
-  if (c->user_reqs) c->user_reqs->user_prev = r;
-  c->user_reqs = r;
+  fold__list_push_front(&c->user_reqs, &r->user_link);
 }
 
 void fold__req_user_done(fold_request *r) {
   if (!r->user) return;
-  fold_comm *c = r->comm;
-  if (r->user_prev) r->user_prev->user_next = r->user_next;
-  else c->user_reqs = r->user_next;
-  if (r->user_next) r->user_next->user_prev = r->user_prev;
+  fold__list_unlink(&r->user_link);
   r->user = 0;
 }
 
+void fold__comm_queues_init(fold_comm *c) {
+  fold__list_init(&c->posted);
+  fold__list_init(&c->unexp);
+  fold__list_init(&c->tasks);
+  fold__list_init(&c->user_reqs);
+}
+
+/* A search, not a plain unlink: a matched receive may be on a transport's
+ * list through the same link (tcp's receives waiting for rendezvous data),
+ * which is not ours to take it off. Rare (a cancelled receive). */
 int fold__unpost(fold_comm *c, fold_request *r) {
-  fold_request *prev = NULL;
-  for (fold_request *q = c->posted_head; q; prev = q, q = q->next) {
+  FOLD__LIST_FOR_EACH(fold_request, q, &c->posted, link) {
     if (q != r) continue;
-    FOLD__QUEUE_UNLINK(c->posted_head, c->posted_tail, prev, q);
+    fold__list_unlink(&q->link);
     return 1;
   }
   return 0;
@@ -65,13 +69,11 @@ void fold__req_unref(fold_request *r) {
   free(r);
 }
 
-void fold__req_drop_list(fold_request *r, int status) {
-  while (r) {
-    fold_request *next = r->next;
-    r->next = NULL;
+void fold__req_drop_list(fold__list *head, int status) {
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, head, link) {
+    fold__list_unlink(&r->link);
     fold__req_complete(r, status);
     fold__req_unref(r);
-    r = next;
   }
 }
 
@@ -105,13 +107,12 @@ int fold__all_others_lost(const fold_comm *c) {
 /* The oldest posted receive that wants the message gets it (MPI's rule), a
  * wildcard one included: it learns the source and tag it got here. */
 fold_request *fold__match_posted(fold_comm *c, int src, int ctx, int tag) {
-  fold_request *prev = NULL;
-  for (fold_request *r = c->posted_head; r; prev = r, r = r->next) {
+  FOLD__LIST_FOR_EACH(fold_request, r, &c->posted, link) {
     if (r->ctx != ctx || !fold__recv_wants(r->peer, r->tag, ctx, src, tag))
       continue;
     r->peer = src;
     r->tag = tag;
-    FOLD__QUEUE_UNLINK(c->posted_head, c->posted_tail, prev, r);
+    fold__list_unlink(&r->link);
     return r;
   }
   return NULL;
@@ -124,6 +125,7 @@ fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eag
   if (u == NULL)
     return NULL;
   memset(u, 0, sizeof *u);
+  fold__list_init(&u->link);
   u->src = src;
   u->ctx = ctx;
   u->tag = tag;
@@ -176,7 +178,7 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
     unexp_to_recv(u, r);
     return;
   }
-  FOLD__QUEUE_PUSH(c->unexp_head, c->unexp_tail, u);
+  fold__list_push_back(&c->unexp, &u->link);
   /* An extension context's handler (a peer's failure report on
    * FOLD__CTX_SYS among them) gets it from the next fold__progress, not
    * here: we may be inside a transport's poll. */
@@ -184,16 +186,10 @@ void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {
 }
 
 void fold__unexp_take_tp(fold_comm *c, const fold__tp *tp, void (*drop)(fold__unexp *u, void *arg), void *arg) {
-  fold__unexp *prev = NULL, *u = c->unexp_head;
-  while (u) {
-    fold__unexp *next = u->next;
-    if (u->tp == tp) {
-      FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, u);
-      drop(u, arg);
-    } else {
-      prev = u;
-    }
-    u = next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &c->unexp, link) {
+    if (u->tp != tp) continue;
+    fold__list_unlink(&u->link);
+    drop(u, arg);
   }
 }
 
@@ -203,19 +199,18 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
     fold__req_complete(r, st);
     return st;
   }
-  fold__unexp *prev = NULL;
   /* the queue is in arrival order: a wildcard takes the earliest match */
-  for (fold__unexp *u = c->unexp_head; u; prev = u, u = u->next) {
+  FOLD__LIST_FOR_EACH(fold__unexp, u, &c->unexp, link) {
     if (u->ctx != r->ctx || !fold__recv_wants(r->peer, r->tag, r->ctx, u->src, u->tag))
       continue;
     r->peer = u->src;
     r->tag = u->tag;
-    FOLD__QUEUE_UNLINK(c->unexp_head, c->unexp_tail, prev, u);
+    fold__list_unlink(&u->link);
     fold__handler_note_taken(c, u);
     unexp_to_recv(u, r);
     return FOLD_OK;
   }
-  FOLD__QUEUE_PUSH(c->posted_head, c->posted_tail, r);
+  fold__list_push_back(&c->posted, &r->link);
   if (r->peer == FOLD_ANY_SOURCE ? fold__all_others_lost(c) : c->lost[r->peer])
     return fold__fail_for_lost(c, r->peer, "receive from");
   if (r->peer != FOLD_ANY_SOURCE && r->peer != c->rank) { /* a transport that connects on first use: now */

@@ -10,6 +10,9 @@ fold_request *fold__req_new(fold_comm *c, int kind); /* refs = 1 */
 void fold__req_user_give(fold_request *r);
 /* The user's reference is being dropped (fold_wait/fold_test finished). */
 void fold__req_user_done(fold_request *r);
+/* Make c's queues (posted, unexp, tasks, user_reqs) empty lists: once, when
+ * c is allocated. */
+void fold__comm_queues_init(fold_comm *c);
 /* Take a posted receive off the posted queue (0 if it was not there). */
 int fold__unpost(fold_comm *c, fold_request *r);
 void fold__req_ref(fold_request *r);
@@ -17,9 +20,10 @@ void fold__req_unref(fold_request *r);
 /* Complete r with status (release store; idempotent: the first call wins).
  * Transports call this from any thread. */
 void fold__req_complete(fold_request *r, int status);
-/* Complete every request of a list linked through ->next with status and
- * drop the reference its holder kept (a transport shutting down). */
-void fold__req_drop_list(fold_request *r, int status);
+/* Complete every request of the list `head` (linked through ->link) with
+ * status, unlinking each, and drop the reference its holder kept (a
+ * transport shutting down). */
+void fold__req_drop_list(fold__list *head, int status);
 static inline int fold__req_done(const fold_request *r) {
   /* 2 means "being completed": the status is not written yet */
   return atomic_load_explicit(&((fold_request *)r)->done, memory_order_acquire) == 1;
@@ -69,8 +73,12 @@ void fold__unexp_take_tp(fold_comm *c, const fold__tp *tp, void (*drop)(fold__un
 /* What c waits for, for a deadlock's message (the simulator's): its oldest
  * posted receive (NULL: none), and whether it has a posted receive or an
  * active task at all (its family's other members: fold__fam_busy). */
-static inline const fold_request *fold__posted_first(const fold_comm *c) { return c->posted_head; }
-static inline int fold__comm_waits(const fold_comm *c) { return c->posted_head != NULL || c->tasks != NULL; }
+static inline const fold_request *fold__posted_first(const fold_comm *c) {
+  return fold__list_empty(&c->posted) ? NULL : FOLD__LIST_ENTRY(c->posted.next, fold_request, link);
+}
+static inline int fold__comm_waits(const fold_comm *c) {
+  return !fold__list_empty(&c->posted) || !fold__list_empty(&c->tasks);
+}
 /* Copy `bytes` of payload into receive r and complete it: FOLD_EMISMATCH
  * (nothing copied) if bytes exceeds r's capacity. */
 void fold__recv_fill(fold_request *r, const void *data, size_t bytes);

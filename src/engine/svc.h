@@ -47,13 +47,13 @@ struct fold__ext_slot;
 struct fold__handler;
 struct fold__sink;
 struct fold__svc {
-  fold__timer *timers;            /* armed, sorted by (due, seq) */
+  fold__list timers;              /* fold__timer.link: armed, sorted by (due, seq) */
   uint64_t timer_seq;             /* last arming number handed out */
   const fold__clock_hooks *hooks; /* NULL: real time */
   int64_t inject_delay_ns;        /* FOLD_INJECT_DELAY for this rank */
-  struct fold__ext_slot *slots;   /* newest first */
-  struct fold__handler *handlers; /* few: a list */
-  struct fold__sink *sinks;       /* dropped rendezvous messages being drained */
+  fold__list slots;               /* struct fold__ext_slot: newest first */
+  fold__list handlers;            /* struct fold__handler: few, a list */
+  fold__list sinks;               /* struct fold__sink: dropped rendezvous messages being drained */
   const fold__unexp *cur;         /* the message a handler is being called for */
   int handlers_pending;           /* a handled message may be queued */
   int in_handlers;                /* fold__handlers_run is on the stack */
@@ -70,8 +70,8 @@ struct fold__svc {
   /* the task whose first step fold__task_start runs (not yet listed in
    * c->tasks): a failure report counts it among the pending calls */
   fold__task *starting;
-  fold__watch *watchers;   /* started, newest first */
-  fold__watch *watch_next; /* the next one the running pass calls */
+  fold__list watchers;     /* fold__watch.link: started, newest first */
+  fold__list *watch_next;  /* the node of the next one the running pass calls */
   /* 1 + a peer whose failure report fails this rank's collectives from
    * call number coll_told_from on (0: none; engine/fail.c) */
   int coll_told;

@@ -25,7 +25,7 @@ struct fold__timer {
   int64_t due;         /* deadline on the engine clock (ns), while armed */
   fold__timer_fn fn;
   void *arg;
-  fold__timer *next;   /* the communicator's sorted list */
+  fold__list link;     /* the communicator's sorted list (svc->timers), while armed */
   uint64_t seq;        /* arming order: which timers a firing pass may fire */
   int armed;
 };

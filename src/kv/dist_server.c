@@ -23,6 +23,10 @@ static void keep_name(fold_kv *kv, int64_t key, const char *name, size_t len) {
 
 static skey *piece_new(fold_kv *kv, const fold__kv_hdr *h, size_t esize) {
   skey *k = calloc(1, sizeof *k);
+  if (k) {
+    fold__list_init(&k->queued);
+    fold__list_init(&k->pulls);
+  }
   if (k == NULL || (k->merged = malloc(h->n * esize)) == NULL || (k->contrib = calloc((size_t)kv->nworkers, 1)) == NULL ||
       (k->pushes = calloc((size_t)kv->nworkers, sizeof *k->pushes)) == NULL ||
       (k->applied = calloc((size_t)kv->nworkers, sizeof *k->applied)) == NULL) {
@@ -125,10 +129,7 @@ static int on_push(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h, int *kept) {
   /* the sender's INIT came first on the same channel */
   if (k == NULL || h->n != k->n || m->bytes != sizeof *h + k->n * k->esize) return protocol_error(kv, m->src, "PUSH");
   m->round = k->pushes[m->src]++;
-  m->next = NULL;
-  if (k->dtail) k->dtail->next = m;
-  else k->dhead = m;
-  k->dtail = m;
+  fold__list_push_back(&k->queued, &m->link);
   *kept = 1;
   return fold__kvs_key_go(kv, k);
 }
@@ -138,10 +139,8 @@ static int on_pull(fold_kv *kv, kv_msg *m, const fold__kv_hdr *h) {
   if (k == NULL || h->n != k->n || h->reply < FOLD__KV_REPLY_TAG0) return protocol_error(kv, m->src, "PULL");
   kv_pull *p = malloc(sizeof *p);
   if (p == NULL) return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv_serve: rank %d: out of memory", kv->c->rank);
-  *p = (kv_pull){NULL, m->src, h->reply, k->pushes[m->src], fold__now(kv->c), 0};
-  kv_pull **pp = &k->pulls; /* in arrival order */
-  while (*pp) pp = &(*pp)->next;
-  *pp = p;
+  *p = (kv_pull){{NULL, NULL}, m->src, h->reply, k->pushes[m->src], fold__now(kv->c), 0};
+  fold__list_push_back(&k->pulls, &p->link); /* in arrival order */
   return fold__kvs_key_go(kv, k);
 }
 
@@ -254,9 +253,7 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   m->bytes = bytes;
   m->src = src;
   m->tag = tag;
-  if (s->itail) s->itail->next = m;
-  else s->ihead = m;
-  s->itail = m;
+  fold__list_push_back(&s->inbox, &m->link);
 }
 
 /* A worker lost without its BYE, or a server without its SDONE: tell the
@@ -310,10 +307,8 @@ static int serve_step(fold__task *t) {
   int rc = FOLD_OK;
   if (!s->serving) return 0;
   if (s->dying) return die(kv); /* no more messages are taken: the store failed */
-  while (s->ihead && fold__req_done(s->ihead->r) && rc == FOLD_OK) {
-    kv_msg *m = s->ihead;
-    s->ihead = m->next;
-    if (s->ihead == NULL) s->itail = NULL;
+  for (kv_msg *m; rc == FOLD_OK && (m = FOLD__LIST_FIRST(&s->inbox, kv_msg, link)) != NULL && fold__req_done(m->r);) {
+    fold__list_unlink(&m->link);
     if (m->r->status != FOLD_OK) rc = m->r->status;
     int kept = 0;
     if (rc == FOLD_OK) rc = dispatch(kv, m, &kept);
@@ -331,7 +326,7 @@ static int serve_step(fold__task *t) {
       peer_died(kv, p);
       return die(kv);
     }
-  return s->nleft == kv->nworkers && s->ihead == NULL && s->nsent == 0;
+  return s->nleft == kv->nworkers && fold__list_empty(&s->inbox) && s->nsent == 0;
 }
 
 static int serve_describe(fold__task *t, char *buf, size_t cap) {
@@ -351,6 +346,7 @@ static void serve_release(fold__task *t) { (void)t; }
 int fold__kv_server_open(fold_kv *kv) {
   fold_comm *c = kv->c;
   struct fold__kv_server *s = calloc(1, sizeof *s);
+  if (s) fold__list_init(&s->inbox);
   size_t nw = (size_t)kv->nworkers;
   kv->s = s;
   if (s == NULL || (kv->left = calloc((size_t)c->size, 1)) == NULL || (kv->dead = calloc((size_t)c->size, 1)) == NULL ||
@@ -382,11 +378,8 @@ void fold__kv_server_close(fold_kv *kv) {
   fold__task_cancel(c, &s->task);
   fold__timer_cancel(c, &s->stall);
   fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
-  while (s->ihead) {
-    kv_msg *m = s->ihead;
-    s->ihead = m->next;
-    fold__kvs_msg_free(m);
-  }
+  for (fold__list *n; (n = fold__list_pop_front(&s->inbox)) != NULL;)
+    fold__kvs_msg_free(FOLD__LIST_ENTRY(n, kv_msg, link));
   for (size_t i = 0; i < s->nsent; i++) {
     fold__req_unref(s->sent[i].r);
     free(s->sent[i].buf);
@@ -424,7 +417,7 @@ static void stall_scan(fold_comm *c, fold__timer *t, void *arg) {
     skey *head = s->keys.vals[i];
     for (size_t j = 0; head && j < head->npart; j++) {
     skey *k = head->part[j];
-    for (kv_pull *p = k->pulls; p; p = p->next) {
+    FOLD__LIST_FOR_EACH(kv_pull, p, &k->pulls, link) {
       if (p->stalled || now - p->since < s->stall_ns) continue;
       p->stalled = 1;
       int b = blocker(kv, k, p);

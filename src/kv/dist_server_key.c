@@ -99,24 +99,18 @@ int fold__kvs_key_go(fold_kv *kv, skey *k) {
   if (k->val == NULL) return FOLD_OK; /* worker 0's INIT is still on its way */
   for (int again = 1; again && rc == FOLD_OK;) {
     again = 0;
-    kv_msg *prev = NULL;
-    for (kv_msg *m = k->dhead, *next; m && rc == FOLD_OK; m = next) {
-      next = m->next;
+    FOLD__LIST_FOR_EACH_SAFE(kv_msg, m, &k->queued, link) {
+      if (rc != FOLD_OK) break;
       const char *data = m->buf + sizeof(fold__kv_hdr);
       if (kv->type == FOLD__KV_SYNC) {
-        if (m->round != k->rounds || k->contrib[m->src]) { /* a later round's */
-          prev = m;
-          continue;
-        }
+        if (m->round != k->rounds || k->contrib[m->src]) continue; /* a later round's */
         rc = merge(kv, k, data);
         k->contrib[m->src] = 1;
       } else {
         fold__kv_apply(kv, k->key, k->off, data, k->val, k->n, k->dtype);
         k->applied[m->src]++;
       }
-      if (prev) prev->next = next;
-      else k->dhead = next;
-      if (k->dtail == m) k->dtail = prev;
+      fold__list_unlink(&m->link);
       fold__kvs_msg_free(m);
     }
     if (kv->type == FOLD__KV_SYNC && rc == FOLD_OK && round_done(kv, k)) {
@@ -129,30 +123,21 @@ int fold__kvs_key_go(fold_kv *kv, skey *k) {
       again = 1; /* the next round's pushes may be here already */
     }
   }
-  for (kv_pull **pp = &k->pulls; *pp && rc == FOLD_OK;) {
-    kv_pull *p = *pp;
-    if (!pull_ready(kv, k, p)) {
-      pp = &p->next;
-      continue;
-    }
+  FOLD__LIST_FOR_EACH_SAFE(kv_pull, p, &k->pulls, link) {
+    if (rc != FOLD_OK) break;
+    if (!pull_ready(kv, k, p)) continue;
     rc = answer(kv, k, p);
-    *pp = p->next;
+    fold__list_unlink(&p->link);
     free(p);
   }
   return rc;
 }
 
 void fold__kvs_piece_free(skey *k) {
-  while (k->dhead) {
-    kv_msg *m = k->dhead;
-    k->dhead = m->next;
-    fold__kvs_msg_free(m);
-  }
-  while (k->pulls) {
-    kv_pull *q = k->pulls;
-    k->pulls = q->next;
-    free(q);
-  }
+  for (fold__list *n; (n = fold__list_pop_front(&k->queued)) != NULL;)
+    fold__kvs_msg_free(FOLD__LIST_ENTRY(n, kv_msg, link));
+  for (fold__list *n; (n = fold__list_pop_front(&k->pulls)) != NULL;)
+    free(FOLD__LIST_ENTRY(n, kv_pull, link));
   free(k->val);
   free(k->merged);
   free(k->contrib);

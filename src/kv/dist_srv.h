@@ -6,7 +6,7 @@
 
 /* A message from a worker: received into buf (eager ones at once). */
 typedef struct kv_msg {
-  struct kv_msg *next;
+  fold__list link; /* the server's inbox, then its key's queued pushes */
   fold_request *r;
   char *buf;
   size_t bytes;
@@ -17,7 +17,7 @@ typedef struct kv_msg {
 /* A pull waiting until its worker's pushes are applied (and, dist_ssp,
  * until the slowest worker is close enough). */
 typedef struct kv_pull {
-  struct kv_pull *next;
+  fold__list link; /* its key's pulls */
   int src;
   int32_t reply;
   uint64_t need; /* pushes of src to this key before the pull */
@@ -38,8 +38,8 @@ typedef struct skey {
   uint64_t *pushes;       /* per worker: pushes arrived */
   uint64_t *applied;      /* per worker: pushes applied */
   uint64_t rounds;        /* dist_sync: rounds applied */
-  kv_msg *dhead, *dtail;  /* pushes not applied yet, in arrival order */
-  kv_pull *pulls;
+  fold__list queued;      /* kv_msg.link: pushes not applied yet, in arrival order */
+  fold__list pulls;       /* kv_pull.link: in arrival order */
   /* A worker sends a key in pieces (dist_worker.c: each fits an eager
    * message), each with rounds of its own, so that a piece's pull is
    * answered while the key's later pieces still stream in. The key table
@@ -67,7 +67,7 @@ struct fold__kv_server {
   fold_kv *kv;
   fold__kv_map keys;
   fold__kv_map order; /* init number -> kv_order */
-  kv_msg *ihead, *itail; /* arrived, in arrival order */
+  fold__list inbox;      /* kv_msg.link: arrived, in arrival order */
   kv_sent *sent;
   size_t nsent, capsent;
   uint8_t *bye;          /* the handler saw the worker's BYE (it may be queued behind others) */

@@ -69,7 +69,12 @@ int fold__kvw_msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes) {
   return fold__kvw_pend_add(kv, r, msg, len);
 }
 
-static int out_before(const kv_out *a, const kv_out *b) { return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq); }
+/* Highest priority first; at equal priority the earlier queued (seq is
+ * unique: a strict order, as core/heap.h asks). */
+int fold__kvw_out_before(const void *x, const void *y) {
+  const kv_out *a = x, *b = y;
+  return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq);
+}
 
 /* Send queued messages, highest priority first, while the bytes in flight
  * are under the window (one message at least, however big). */
@@ -77,21 +82,8 @@ int fold__kvw_pump(fold_kv *kv) {
   struct fold__kv_worker *w = kv->w;
   int rc = fold__comm_failed(kv->c);
   fold__kvw_reap(w);
-  while (rc == FOLD_OK && w->nheap > 0 && (w->inflight < KV_WINDOW || w->inflight == 0)) {
-    kv_out top = w->heap[0];
-    /* pop: the last element sifts down from the root */
-    kv_out last = w->heap[--w->nheap];
-    size_t i = 0;
-    for (;;) {
-      size_t l = 2 * i + 1, r = l + 1, m = i;
-      const kv_out *best = &last;
-      if (l < w->nheap && out_before(&w->heap[l], best)) best = &w->heap[m = l];
-      if (r < w->nheap && out_before(&w->heap[r], best)) best = &w->heap[m = r];
-      if (m == i) break;
-      w->heap[i] = w->heap[m];
-      i = m;
-    }
-    if (w->nheap > 0) w->heap[i] = last;
+  kv_out top;
+  while (rc == FOLD_OK && (w->inflight < KV_WINDOW || w->inflight == 0) && fold__heap_pop(&w->out, &top)) {
     if (top.ent) top.ent->queued--;
     rc = fold__kvw_msg_send(kv, top.to, top.type, top.msg, top.bytes);
   }
@@ -103,15 +95,10 @@ int fold__kvw_pump(fold_kv *kv) {
  * push sees it), so its priority is capped by theirs. */
 int fold__kvw_msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e) {
   struct fold__kv_worker *w = kv->w;
-  if (w->nheap == w->capheap) {
-    size_t cap = w->capheap ? w->capheap * 2 : 64;
-    kv_out *h = realloc(w->heap, cap * sizeof *h);
-    if (h == NULL) {
-      free(msg);
-      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
-    }
-    w->heap = h;
-    w->capheap = cap;
+  if (fold__heap_reserve(&w->out, 1) != FOLD_OK) {
+    free(msg);
+    return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory queueing a message to rank %d",
+                           kv->c->rank, to);
   }
   if (e) {
     if (e->queued > 0 && e->qprio < prio) prio = e->qprio;
@@ -119,11 +106,5 @@ int fold__kvw_msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, 
     e->queued++;
   }
   kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
-  size_t i = w->nheap++;
-  while (i > 0 && out_before(&o, &w->heap[(i - 1) / 2])) {
-    w->heap[i] = w->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  w->heap[i] = o;
-  return FOLD_OK;
+  return fold__heap_push(&w->out, &o); /* reserved: cannot fail */
 }

@@ -2,6 +2,7 @@
 #ifndef FOLD_KV_DIST_WRK_H
 #define FOLD_KV_DIST_WRK_H
 
+#include "core/heap.h"
 #include "kv/kv.h"
 
 /* A request in flight and the buffer to free with it (NULL: the user's). */
@@ -44,8 +45,7 @@ struct fold__kv_worker {
   uint64_t digest;    /* the inits so far (keys, counts, dtypes, in order): barriers compare it */
   uint64_t ninit;
   uint64_t barriers;
-  kv_out *heap;
-  size_t nheap, capheap;
+  fold__heap out;      /* of kv_out: the outbox (fold__kvw_out_before) */
   uint64_t seq;
   size_t inflight;
   int leaving;        /* BYE sent: the servers may go, that is no loss */
@@ -73,6 +73,7 @@ int fold__kvw_msg_send(fold_kv *kv, int to, int type, char *msg, size_t bytes);
 /* Send queued messages, highest priority first, while the bytes in flight
  * are under the window (one message at least, however big). */
 int fold__kvw_pump(fold_kv *kv);
+int fold__kvw_out_before(const void *a, const void *b); /* the outbox's order (core/heap.h) */
 /* Queue msg for rank `to` with priority prio; a message of a key never
  * overtakes an earlier one of the same key (per-key order: a pull after a
  * push sees it), so its priority is capped by theirs. */

@@ -11,7 +11,6 @@
 
 #include "engine/engine.h"
 #include "core/internal.h"
-#include "core/queue.h"
 #include "transport/transport.h"
 
 /* Messages up to this size are copied at send time (the send completes at
@@ -31,7 +30,7 @@ typedef struct inproc_msg {
 
 typedef struct inproc_slot {
   pthread_mutex_t lock;
-  fold__unexp *in_head, *in_tail; /* inbox, in the order the messages were sent */
+  fold__list in;                  /* inbox of fold__unexp, in the order the messages were sent */
   atomic_uint bell;               /* futex word, bumped whenever this rank has news */
   atomic_int sleepers;
   atomic_int gone;
@@ -55,7 +54,7 @@ typedef struct inproc_tp {
   int rank;
   int gone_seen;          /* gone_count at the last scan */
   int shut;
-  fold_request *rdv_head; /* our rendezvous sends not yet taken (one reference each) */
+  fold__list rdv;         /* our rendezvous sends not yet taken (one reference each) */
 } inproc_tp;
 
 static const fold__tp_ops inproc_ops;
@@ -104,27 +103,23 @@ static void drain_inbox_for_good(inproc_tp *t, int how) {
   inproc_slot *me = &t->w->slot[t->rank];
   pthread_mutex_lock(&me->lock);
   atomic_store(&me->gone, how);
-  fold__unexp *u;
-  FOLD__QUEUE_TAKE(me->in_head, me->in_tail, u);
+  fold__list in;
+  fold__list_init(&in);
+  fold__list_splice_back(&in, &me->in);
   pthread_mutex_unlock(&me->lock);
-  while (u) {
-    fold__unexp *next = u->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &in, link) {
     inproc_msg *m = (inproc_msg *)u;
     if (m->sreq)
       refuse_rdv(t->w, m, FOLD_EPEER);
     free(m);
-    u = next;
   }
 }
 
 /* Withdraw our own untaken rendezvous offers; wait out a copy in progress
  * (a bounded memcpy by the receiver) so that the buffer is ours again. */
 static void revoke_own_rdv(inproc_tp *t, int status) {
-  fold_request *s = t->rdv_head;
-  t->rdv_head = NULL;
-  while (s) {
-    fold_request *next = s->next;
-    s->next = NULL;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, s, &t->rdv, link) {
+    fold__list_unlink(&s->link);
     int exp = RDV_OFFERED;
     if (atomic_compare_exchange_strong(&s->rdv, &exp, RDV_REVOKED))
       fold__req_complete(s, status);
@@ -132,7 +127,6 @@ static void revoke_own_rdv(inproc_tp *t, int status) {
       while (atomic_load(&s->rdv) == RDV_COPYING)
         sched_yield();
     fold__req_unref(s);
-    s = next;
   }
 }
 
@@ -169,15 +163,9 @@ static void deliver(inproc_tp *t, inproc_msg *m, fold_request *r) {
 
 /* Drop taken offers from our list. */
 static void prune_rdv(inproc_tp *t) {
-  fold_request **pp = &t->rdv_head;
-  while (*pp) {
-    fold_request *s = *pp;
-    if (!fold__req_done(s)) {
-      pp = &s->next;
-      continue;
-    }
-    *pp = s->next;
-    s->next = NULL;
+  FOLD__LIST_FOR_EACH_SAFE(fold_request, s, &t->rdv, link) {
+    if (!fold__req_done(s)) continue;
+    fold__list_unlink(&s->link);
     fold__req_unref(s);
   }
 }
@@ -190,8 +178,10 @@ int fold__inproc_create(int n, fold__tp **tps) {
     return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for %d ranks", n);
   w->n = n;
   atomic_init(&w->live, n);
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     pthread_mutex_init(&w->slot[i].lock, NULL);
+    fold__list_init(&w->slot[i].in);
+  }
   for (int i = 0; i < n; i++) {
     inproc_tp *t = calloc(1, sizeof *t);
     if (t == NULL) {
@@ -203,6 +193,7 @@ int fold__inproc_create(int n, fold__tp **tps) {
       return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for rank %d of %d", i, n);
     }
     t->base.ops = &inproc_ops;
+    fold__list_init(&t->rdv);
     t->w = w;
     t->rank = i;
     tps[i] = &t->base;
@@ -238,8 +229,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
   pthread_mutex_lock(&d->lock);
   int gone = atomic_load(&d->gone);
   if (!gone) {
-    fold__unexp *u = &m->u;
-    FOLD__QUEUE_PUSH(d->in_head, d->in_tail, u);
+    fold__list_push_back(&d->in, &m->u.link);
   }
   pthread_mutex_unlock(&d->lock);
   if (gone) {
@@ -256,8 +246,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
     fold__req_complete(r, FOLD_OK);
   } else {
     fold__req_ref(r); /* the offer list's reference */
-    r->next = t->rdv_head;
-    t->rdv_head = r;
+    fold__list_push_back(&t->rdv, &r->link);
   }
   ring(d);
   return FOLD_OK;
@@ -279,14 +268,14 @@ static int inproc_poll(fold__tp *tp) {
     for (int p = 0; newly && p < w->n; p++)
       newly[p] = (uint8_t)atomic_load(&w->slot[p].gone);
   }
+  fold__list in;
+  fold__list_init(&in);
   pthread_mutex_lock(&me->lock);
-  fold__unexp *u;
-  FOLD__QUEUE_TAKE(me->in_head, me->in_tail, u);
+  fold__list_splice_back(&in, &me->in);
   pthread_mutex_unlock(&me->lock);
-  while (u) {
-    fold__unexp *next = u->next;
+  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &in, link) {
     inproc_msg *m = (inproc_msg *)u;
-    u->next = NULL;
+    fold__list_unlink(&u->link);
     fold_request *r = fold__match_cid(c, u->cid, u->src, u->ctx, u->tag);
     if (r) {
       deliver(t, m, r);
@@ -295,7 +284,6 @@ static int inproc_poll(fold__tp *tp) {
       u->cookie = m;
       fold__deliver_unexp(c, u);
     }
-    u = next;
   }
   prune_rdv(t);
   if (newly) {
@@ -315,10 +303,12 @@ static int inproc_wait(fold__tp *tp, int64_t timeout_ns) {
   inproc_slot *me = &t->w->slot[t->rank];
   unsigned seq = atomic_load(&me->bell);
   pthread_mutex_lock(&me->lock);
-  int have = me->in_head != NULL;
+  int have = !fold__list_empty(&me->in);
   pthread_mutex_unlock(&me->lock);
-  for (fold_request *s = t->rdv_head; s && !have; s = s->next)
+  FOLD__LIST_FOR_EACH(fold_request, s, &t->rdv, link) {
+    if (have) break;
     have = fold__req_done(s);
+  }
   if (have || atomic_load(&t->w->gone_count) != t->gone_seen || timeout_ns <= 0)
     return FOLD_OK;
   struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
@@ -348,10 +338,12 @@ static int inproc_wait_arm(fold__tp *tp) {
   inproc_slot *me = &t->w->slot[t->rank];
   atomic_fetch_add(&me->fd_sleepers, 1);
   pthread_mutex_lock(&me->lock);
-  int have = me->in_head != NULL;
+  int have = !fold__list_empty(&me->in);
   pthread_mutex_unlock(&me->lock);
-  for (fold_request *s = t->rdv_head; s && !have; s = s->next)
+  FOLD__LIST_FOR_EACH(fold_request, s, &t->rdv, link) {
+    if (have) break;
     have = fold__req_done(s);
+  }
   if (have || atomic_load(&t->w->gone_count) != t->gone_seen) {
     atomic_fetch_sub(&me->fd_sleepers, 1);
     return 1;

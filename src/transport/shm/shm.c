@@ -143,7 +143,7 @@ static int peer_lost(fold__shm_tp *t, fold__shm_peer *p, const char *why) {
    * receive p was filling. A
    * partial message nobody asked for yet is dropped: a receive posted for
    * it later finds p lost. */
-  int pending = p->sq_head != NULL || p->ack_head != NULL || p->rx_req != NULL;
+  int pending = !fold__list_empty(&p->sq) || !fold__list_empty(&p->ack) || p->rx_req != NULL;
   if (!pending && p->rx_active) {
     free(p->rx_unexp);
     p->rx_unexp = NULL;
@@ -226,6 +226,7 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
   int n = c->size;
   fold__shm_tp *t = calloc(1, sizeof *t);
   if (t) {
+    fold__list_init(&t->kids);
     t->base.ops = &shm_ops;
     t->base.comm = c;
     t->bell_fd = -1;
@@ -235,6 +236,10 @@ int fold__shm_tp_new(fold_comm *c, fold__shm_map *own, fold__shm_map *peers, con
     t->watch = calloc((size_t)n, sizeof *t->watch);
     t->pfd = calloc((size_t)n, sizeof *t->pfd);
     t->pfd_rank = calloc((size_t)n, sizeof *t->pfd_rank);
+    for (int p = 0; t->peers && p < n; p++) {
+      fold__list_init(&t->peers[p].sq);
+      fold__list_init(&t->peers[p].ack);
+    }
   }
   if (t == NULL || t->peers == NULL || t->watch == NULL || t->pfd == NULL || t->pfd_rank == NULL) {
     for (int p = 0; p < n; p++) {
@@ -294,7 +299,7 @@ static int shm_poll(fold__tp *tp) {
     return fold__comm_failed(c) ? fold__comm_failed(c) : t->down_status;
   /* Read the doorbell before looking at any ring (see shm_wait). */
   t->bell_seen = atomic_load_explicit(&t->own.hdr->bell, memory_order_seq_cst);
-  if (t->area || t->kids)
+  if (t->area || !fold__list_empty(&t->kids))
     t->area_seen = fold__shm_area_sum(t);
   t->more = 0;
   t->moved = 0;
@@ -303,7 +308,7 @@ static int shm_poll(fold__tp *tp) {
     fold__shm_peer *p = &t->peers[t->watch[i]];
     if (!p->live)
       continue;
-    int rc = p->sq_head || p->rc_n ? fold__shm_push(t, p) : 0;
+    int rc = !fold__list_empty(&p->sq) || p->rc_n ? fold__shm_push(t, p) : 0;
     if (rc == 0)
       rc = fold__shm_drain(t, p, budget);
     if (rc)
@@ -327,7 +332,7 @@ static int shm_wait(fold__tp *tp, int64_t timeout_ns) {
   /* Any send published after poll() read bell_seen has bumped bell: then do
    * not sleep. The futex re-checks the value atomically in the kernel. */
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) == t->bell_seen &&
-      ((t->area == NULL && t->kids == NULL) || fold__shm_area_sum(t) == t->area_seen))
+      ((t->area == NULL && fold__list_empty(&t->kids)) || fold__shm_area_sum(t) == t->area_seen))
     futex_wait(&h->bell, t->bell_seen, timeout_ns);
   atomic_fetch_and_explicit(&h->sleeping, ~1u, memory_order_relaxed);
   return 0;
@@ -360,7 +365,7 @@ static int shm_wait_arm(fold__tp *tp) {
   fold__shm_hdr *h = t->own.hdr;
   atomic_fetch_add_explicit(&h->sleeping, 2, memory_order_seq_cst);
   if (atomic_load_explicit(&h->bell, memory_order_seq_cst) != t->bell_seen ||
-      ((t->area != NULL || t->kids != NULL) && fold__shm_area_sum(t) != t->area_seen)) {
+      ((t->area != NULL || !fold__list_empty(&t->kids)) && fold__shm_area_sum(t) != t->area_seen)) {
     atomic_fetch_sub_explicit(&h->sleeping, 2, memory_order_relaxed);
     return 1;
   }
@@ -402,9 +407,8 @@ static void shm_shutdown(fold__tp *tp, int status) {
   t->down_status = status;
   for (int i = 0; i < t->nwatch; i++) {
     fold__shm_peer *p = &t->peers[t->watch[i]];
-    fold__req_drop_list(p->sq_head, status);  /* sends queued */
-    fold__req_drop_list(p->ack_head, status); /* sends waiting for a receipt */
-    p->sq_head = p->sq_tail = p->ack_head = p->ack_tail = NULL;
+    fold__req_drop_list(&p->sq, status);  /* sends queued */
+    fold__req_drop_list(&p->ack, status); /* sends waiting for a receipt */
     p->sq_hdr_done = 0;
     p->rc_n = 0;
     if (p->rx_req) {

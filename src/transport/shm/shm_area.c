@@ -144,7 +144,7 @@ uint64_t fold__shm_area_sum(const fold__shm_tp *t) {
     sum += atomic_load_explicit(&x->arrive, memory_order_seq_cst) + atomic_load_explicit(&x->mid, memory_order_seq_cst) +
            atomic_load_explicit(&x->done, memory_order_seq_cst);
   }
-  for (const fold__shm_area *k = t->kids; k; k = k->next) sum += kid_sum(k);
+  FOLD__LIST_FOR_EACH(const fold__shm_area, k, &t->kids, link) sum += kid_sum(k);
   return sum;
 }
 

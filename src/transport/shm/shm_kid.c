@@ -50,12 +50,7 @@ static int kid_name(char *buf, size_t cap, const fold__shm_map *seg, uint32_t ci
 static void kid_teardown(void *ptr) {
   fold__shm_area *a = ptr;
   if (a == NULL || a == &kid_none) return;
-  fold__shm_tp *t = (fold__shm_tp *)a->tp;
-  for (fold__shm_area **pp = &t->kids; *pp; pp = &(*pp)->next)
-    if (*pp == a) {
-      *pp = a->next;
-      break;
-    }
+  fold__list_unlink(&a->link);
   /* our own segment is unlinked here if a peer never mapped it; peers that
    * still read our slots keep their own mappings */
   for (int i = 0; a->maps && i < a->pub.size; i++) fold__shm_map_release(&a->maps[i]);
@@ -95,8 +90,7 @@ fold__area *fold__shm_kid_area(fold__shm_tp *t, fold_comm *c) {
     return NULL;
   }
   if (a == NULL) return NULL;
-  a->next = t->kids;
-  t->kids = a;
+  fold__list_push_front(&t->kids, &a->link);
   return &a->pub;
 }
 

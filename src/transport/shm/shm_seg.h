@@ -135,7 +135,7 @@ typedef struct fold__shm_area {
   int missing;         /* peers whose segment is not mapped yet */
   int made;            /* 1: our segment exists (ctl[rank] is valid) */
   int linked;          /* our segment's name is still linked: some peer may not have mapped it */
-  struct fold__shm_area *next; /* the transport's list of children's areas */
+  fold__list link;     /* the transport's list of children's areas (t->kids) */
 } fold__shm_area;
 
 /* Unlink the name of m if this process owns it and has not yet; idempotent. */

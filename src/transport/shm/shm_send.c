@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/queue.h"
 #include "engine/family.h"
 #include "transport/shm/shm_tp.h"
 
@@ -49,7 +48,7 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
       if (rc)
         need = sizeof(rcpt_hdr);
     }
-    fold_request *r = p->sq_head;
+    fold_request *r = FOLD__LIST_FIRST(&p->sq, fold_request, link);
     if (!need && r == NULL)
       break;
     if (!need && !p->sq_hdr_done) {
@@ -91,10 +90,10 @@ int fold__shm_push(fold__shm_tp *t, fold__shm_peer *p) {
         fold__meter_add(&p->tx_meter, (double)(fold__now(t->base.comm) - p->tx_t0) / (double)r->bytes);
         p->tx_t0 = 0;
       }
-      FOLD__QUEUE_POP_HEAD(p->sq_head, p->sq_tail, r);
+      fold__list_unlink(&r->link);
       p->sq_hdr_done = 0;
       if (fold__shm_answered(r->ctx, (uint64_t)r->bytes) && atomic_load(&r->rdv) == 0) {
-        FOLD__QUEUE_PUSH(p->ack_head, p->ack_tail, r); /* done at its receipt */
+        fold__list_push_back(&p->ack, &r->link); /* done at its receipt */
         continue;
       }
       fold__req_complete(r, fold__shm_answered(r->ctx, (uint64_t)r->bytes) ? early_status(r) : FOLD_OK);
@@ -145,19 +144,20 @@ int fold__shm_receipt(fold__shm_tp *t, fold__shm_peer *p, const rcpt_hdr *h) {
   /* The receiver may match a message at its header, while we still stream
    * it: the send at the head of the queue then notes its receipt and
    * completes once its last byte is in (push). */
-  fold_request *prev = NULL, *r = p->sq_head;
+  fold_request *r = FOLD__LIST_FIRST(&p->sq, fold_request, link);
   int early = r && p->sq_hdr_done && fold__shm_answered(r->ctx, (uint64_t)r->bytes) &&
               (uint32_t)(uintptr_t)r->tp_data == h->seq && atomic_load(&r->rdv) == 0;
   if (!early) {
-    r = p->ack_head;
-    while (r && (uint32_t)(uintptr_t)r->tp_data != h->seq) {
-      prev = r;
-      r = r->next;
+    r = NULL;
+    FOLD__LIST_FOR_EACH(fold_request, q, &p->ack, link) {
+      if ((uint32_t)(uintptr_t)q->tp_data == h->seq) {
+        r = q;
+        break;
+      }
     }
     if (r == NULL)
       return fold__shm_corrupt(t, p, "ring from");
-    FOLD__QUEUE_UNLINK(p->ack_head, p->ack_tail, prev, r);
-    r->next = NULL;
+    fold__list_unlink(&r->link);
   }
   /* The message goes to the communicator the send was on, if it still
    * exists (a child may have been destroyed meanwhile: r->comm is then
@@ -203,14 +203,14 @@ int fold__shm_isend(fold__tp *tp, fold_request *r) {
   fold__req_ref(r);
   r->tp_off = 0;
   atomic_store_explicit(&r->rdv, 0, memory_order_relaxed); /* no receipt yet */
-  FOLD__QUEUE_PUSH(p->sq_head, p->sq_tail, r);
+  fold__list_push_back(&p->sq, &r->link);
   if (!p->live) { /* the engine checks c->lost first; this is the backstop */
     fold__peer_lost(c, p->rank, 1, p->why);
     return fold__comm_failed(c) ? fold__comm_failed(c) : FOLD_EPEER;
   }
   /* Copy in now when nothing is queued ahead: small sends complete before
    * isend returns. */
-  if (p->sq_head == r)
+  if (p->sq.next == &r->link)
     return fold__shm_push(t, p);
   return 0;
 }

@@ -66,7 +66,7 @@ typedef struct fold__shm_peer {
   struct sockaddr_un bell_addr;  /* its doorbell socket (abstract name) */
   socklen_t bell_len;
   /* sends to this peer, oldest first (we hold a reference on each) */
-  fold_request *sq_head, *sq_tail;
+  fold__list sq;                 /* fold_request.link */
   int sq_hdr_done;               /* the head's frame header is in the ring */
   int64_t tx_t0;                 /* when the head's header went in, if it is large (LINK_MIN); else 0 */
   fold__meter tx_meter;          /* ns per byte of the large sends to this peer (the vtable's link) */
@@ -81,7 +81,7 @@ typedef struct fold__shm_peer {
   uint32_t tx_seq;               /* answered messages sent to this peer so far */
   /* answered sends streamed whole, waiting for their receipt (a reference
    * each; tp_data holds the message's number) */
-  fold_request *ack_head, *ack_tail;
+  fold__list ack;                /* fold_request.link */
   rcpt_hdr *rc;                  /* receipts to write to this peer, oldest first */
   int rc_n, rc_cap;
   int rx_answer;                 /* the message is answered: rx_seq is its number */
@@ -105,7 +105,7 @@ typedef struct fold__shm_tp {
   int64_t next_check;            /* next liveness check (fold__now) */
   int down, down_status;         /* shut down (fail-stop) */
   fold__shm_area *area;          /* every rank's collective area, or NULL (shm_area.c) */
-  fold__shm_area *kids;          /* the areas of sub-communicators made so far (shm_kid.c) */
+  fold__list kids;               /* fold__shm_area.link: the areas of sub-communicators made so far (shm_kid.c) */
   int bell_fd;                   /* own doorbell socket (bound on first wait_fd), or -1 */
   int tx_fd;                     /* unbound socket we ring peers' doorbell sockets with */
 } fold__shm_tp;

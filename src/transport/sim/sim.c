@@ -18,18 +18,16 @@ static inline double dmax(double a, double b) { return a > b ? a : b; }
 #define SIM_SMALL 64
 
 static fold__sim_msg *msg_new(struct fold_sim *sim, size_t bytes) {
-  if (bytes <= SIM_SMALL && sim->spare) {
-    fold__sim_msg *m = sim->spare;
-    sim->spare = m->next;
-    return m;
-  }
-  return malloc(sizeof(fold__sim_msg) + (bytes <= SIM_SMALL ? SIM_SMALL : bytes));
+  fold__list *n = bytes <= SIM_SMALL ? fold__list_pop_front(&sim->spare) : NULL;
+  if (n) return FOLD__LIST_ENTRY(n, fold__sim_msg, link);
+  fold__sim_msg *m = malloc(sizeof(fold__sim_msg) + (bytes <= SIM_SMALL ? SIM_SMALL : bytes));
+  if (m) fold__list_init(&m->link);
+  return m;
 }
 
 static void msg_free(struct fold_sim *sim, fold__sim_msg *m) {
   if (m && m->bytes <= SIM_SMALL) {
-    m->next = sim->spare;
-    sim->spare = m;
+    fold__list_push_front(&sim->spare, &m->link); /* off its sender's list since SEND_DONE */
   } else {
     free(m);
   }
@@ -37,32 +35,20 @@ static void msg_free(struct fold_sim *sim, fold__sim_msg *m) {
 
 void fold__sim_msg_free(struct fold_sim *sim, void *m) { msg_free(sim, m); }
 
+int fold__sim_ev_before(const void *a, const void *b) {
+  const fold__sim_ev *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t;
+  return x->seq < y->seq;
+}
+
 /* ---- the sender's list of messages whose send request is pending ---------- */
-
-static void sending_link(fold__sim_tp *tp, fold__sim_msg *m) {
-  m->prev = NULL;
-  m->next = tp->sending;
-  if (tp->sending)
-    tp->sending->prev = m;
-  tp->sending = m;
-}
-
-static void sending_unlink(fold__sim_tp *tp, fold__sim_msg *m) {
-  if (m->prev)
-    m->prev->next = m->next;
-  else
-    tp->sending = m->next;
-  if (m->next)
-    m->next->prev = m->prev;
-  m->prev = m->next = NULL;
-}
 
 /* Complete every send request this rank still has in flight with status and
  * drop the references; the messages themselves stay on the wire. */
 static void sending_fail_all(fold__sim_tp *tp, int status) {
-  while (tp->sending) {
-    fold__sim_msg *m = tp->sending;
-    sending_unlink(tp, m);
+  for (fold__list *n; (n = fold__list_pop_front(&tp->sending)) != NULL;) {
+    fold__sim_msg *m = FOLD__LIST_ENTRY(n, fold__sim_msg, link);
     fold_request *r = m->sreq;
     m->sreq = NULL;
     fold__req_complete(r, status);
@@ -79,6 +65,7 @@ fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank) {
   tp->base.ops = &sim_ops;
   tp->sim = sim;
   tp->rank = rank;
+  fold__list_init(&tp->sending);
   return tp;
 }
 
@@ -102,7 +89,7 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
     return fold__error(c, FOLD_ENOMEM, "rank %d: simulated message of %zu bytes to rank %d is too large", s,
                        r->bytes, d);
   fold__sim_msg *m = msg_new(sim, r->bytes);
-  if (m == NULL || fold__sim_heap_reserve(&sim->heap, 2) != FOLD_OK) {
+  if (m == NULL || fold__heap_reserve(&sim->heap, 2) != FOLD_OK) {
     free(m);
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory buffering %zu bytes to rank %d", s, r->bytes, d);
   }
@@ -156,10 +143,10 @@ static int sim_isend(fold__tp *tp_, fold_request *r) {
 
   fold__req_ref(r);
   m->sreq = r;
-  sending_link(tp, m);
+  fold__list_push_front(&tp->sending, &m->link);
   /* SEND_DONE first: at equal times it must run before ARRIVE frees m. */
-  fold__sim_heap_push(&sim->heap, sent, FOLD__SIM_EV_SEND_DONE, s, m);
-  fold__sim_heap_push(&sim->heap, reach, FOLD__SIM_EV_REACH, d, m);
+  fold__sim_sched(sim, sent, FOLD__SIM_EV_SEND_DONE, s, m);
+  fold__sim_sched(sim, reach, FOLD__SIM_EV_REACH, d, m);
   FOLD__TRACE(c, "sim: t=%.9g send %zu bytes to rank %d (ctx %d, tag %d): start %.9g, reach %.9g", sim->now,
               r->bytes, d, r->ctx, r->tag, t0, reach);
   return FOLD_OK;
@@ -248,7 +235,7 @@ static void deliver(fold_comm *c, fold__sim_msg *m) {
 
 int fold__sim_step(struct fold_sim *sim) {
   fold__sim_ev ev;
-  if (!fold__sim_heap_pop(&sim->heap, &ev))
+  if (!fold__heap_pop(&sim->heap, &ev))
     return 0;
   if (ev.kind == FOLD__SIM_EV_TIMER) {
     /* A timer's event is stale when no timer of the rank is due by its
@@ -267,7 +254,7 @@ int fold__sim_step(struct fold_sim *sim) {
   case FOLD__SIM_EV_SEND_DONE:
     touched = sim->comms[m->src];
     if (m->sreq) { /* NULL if the sender failed or was destroyed meanwhile */
-      sending_unlink(sim->tps[m->src], m);
+      fold__list_unlink(&m->link);
       fold_request *r = m->sreq;
       m->sreq = NULL;
       fold__req_complete(r, FOLD_OK);
@@ -283,7 +270,7 @@ int fold__sim_step(struct fold_sim *sim) {
     if (arrive < *in)
       arrive = *in;
     *in = arrive;
-    fold__sim_heap_push(&sim->heap, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
+    fold__sim_sched(sim, arrive, FOLD__SIM_EV_ARRIVE, m->dst, m); /* the pop made room */
     break;
   }
   case FOLD__SIM_EV_ARRIVE:

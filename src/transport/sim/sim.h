@@ -22,7 +22,7 @@
 #define FOLD_SIM_H
 
 #include "core/internal.h"
-#include "transport/sim/sim_heap.h"
+#include "core/heap.h"
 #include "transport/transport.h"
 
 /* Event kinds in the heap. */
@@ -35,6 +35,22 @@ enum {
   FOLD__SIM_EV_TIMER = 6      /* rank: an engine timer may be due (stale ones move no clock) */
 };
 
+/* One scheduled event, in sim->heap (a core/heap.h heap ordered by
+ * fold__sim_ev_before). `kind`, `rank` and `ptr` are the simulator's. */
+typedef struct fold__sim_ev {
+  double t;      /* virtual time in seconds (finite, >= 0) */
+  uint64_t seq;  /* global scheduling order: the tie-breaker */
+  int kind;
+  int rank;
+  void *ptr;
+} fold__sim_ev;
+
+/* Strict order of events: earlier time first; at equal times the earlier
+ * push. Since seq is unique, no two events compare equal, which is what
+ * makes the pop order (and so the whole simulation) independent of the
+ * heap's layout. */
+int fold__sim_ev_before(const void *a, const void *b);
+
 /* A callback scheduled with fold_sim_at; its CALL event owns it. */
 typedef struct fold__sim_call {
   void (*fn)(void *arg);
@@ -45,7 +61,7 @@ typedef struct fold__sim_call {
  * runs first (its time is never later and it was pushed first), ARRIVE
  * frees it. */
 typedef struct fold__sim_msg {
-  struct fold__sim_msg *prev, *next; /* sender's list while sreq != NULL */
+  fold__list link;     /* sender's list (tp->sending) while sreq != NULL; then, freed, sim->spare */
   fold_request *sreq;  /* send request (one reference held), NULL once done */
   int src, dst, ctx, tag; /* src, dst: world ranks */
   int port;                /* in_free[port] is the incoming link it takes (dst, or n + dst's host) */
@@ -62,7 +78,7 @@ typedef struct fold__sim_tp {
   fold__tp base;
   struct fold_sim *sim;
   int rank;
-  fold__sim_msg *sending; /* messages whose send request is not yet complete */
+  fold__list sending;     /* fold__sim_msg.link: messages whose send request is not yet complete */
 } fold__sim_tp;
 
 struct fold_sim {
@@ -70,11 +86,12 @@ struct fold_sim {
   fold_sim_params p;        /* the world's parameters (fold_sim_create) */
   fold_sim_params *rp;      /* rp[i]: rank i's own (fold_sim_set_rank_params) */
   double now;              /* virtual time of the event being / last run */
-  fold__sim_heap heap;
+  fold__heap heap;          /* of fold__sim_ev: the events to run (fold__sim_sched) */
+  uint64_t next_seq;        /* the seq the next event scheduled receives */
   fold_comm **comms;       /* comms[i] is rank i; NULL once destroyed */
   fold__sim_tp **tps;
   double *out_free, *in_free, *busy; /* out_free, in_free: n + nhosts entries (ranks, then NICs) */
-  fold__sim_msg *spare;    /* message records of SIM_SMALL payload bytes for reuse (sim.c) */
+  fold__list spare;        /* fold__sim_msg.link: records of SIM_SMALL payload bytes for reuse (sim.c) */
   uint8_t *no_lost;        /* n zeros: the lost array the ranks share until one loses a peer */
   int nhosts;              /* 0: no hosts (every rank its own, per-rank parameters) */
   int *host_of;            /* host_of[i]: rank i's host (NULL without hosts) */
@@ -91,6 +108,16 @@ fold__sim_tp *fold__sim_tp_new(struct fold_sim *sim, int rank);
  * complete, then let the touched communicator progress. Returns 1 if an event
  * ran, 0 if the queue is empty. */
 int fold__sim_step(struct fold_sim *sim);
+
+/* Schedule an event at time t; it gets the next sequence number, so among
+ * events with equal t it runs after every event scheduled before it.
+ * O(log n). Returns 0, or FOLD_ENOMEM (nothing scheduled). */
+static inline int fold__sim_sched(struct fold_sim *sim, double t, int kind, int rank, void *ptr) {
+  fold__sim_ev ev = {.t = t, .seq = sim->next_seq, .kind = kind, .rank = rank, .ptr = ptr};
+  int rc = fold__heap_push(&sim->heap, &ev);
+  if (rc == FOLD_OK) sim->next_seq++;
+  return rc;
+}
 /* Free message m (a record of sim.c: small ones go back to the spare list). */
 void fold__sim_msg_free(struct fold_sim *sim, void *m);
 

@@ -103,7 +103,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
   double deadline = sim->now + (double)fold__req_timeout_ns(until) / 1e9;
   int st = fold__progress(c);
   while (!fold__req_done(until) && st == 0) {
-    const fold__sim_ev *next = fold__sim_heap_peek(&sim->heap);
+    const fold__sim_ev *next = fold__heap_top(&sim->heap);
     if (next == NULL || next->t > deadline)
       break;
     fold__sim_step(sim);
@@ -128,7 +128,7 @@ static int sim_drive(fold_comm *c, fold_request *until) {
              until->peer, until->tag);
   else
     snprintf(what, sizeof what, "a collective");
-  if (fold__sim_heap_peek(&sim->heap) == NULL)
+  if (fold__heap_top(&sim->heap) == NULL)
     return fold__comm_fail(c, FOLD_ETIMEDOUT, "rank %d: simulated deadlock at t = %.9g s: %s can never complete%s",
                            c->rank, sim->now, what, list);
   return fold__comm_fail(c, FOLD_ETIMEDOUT,
@@ -181,7 +181,7 @@ void fold__sim_charge(fold_comm *c, double seconds) {
   *busy = (*busy > sim->now ? *busy : sim->now) + seconds;
   /* Wake the rank when its work is done so that the clock reaches that time
    * even if nothing else happens (the final reduction of a collective). */
-  if (fold__sim_heap_push(&sim->heap, *busy, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
+  if (fold__sim_sched(sim, *busy, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator event", c->rank);
 }
 
@@ -215,7 +215,7 @@ int fold__sim_wake_at(fold_comm *c, int64_t t_ns) {
   double t = (double)t_ns / 1e9;
   if (t < sim->now)
     t = sim->now;
-  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
+  if (fold__sim_sched(sim, t, FOLD__SIM_EV_WAKE, fold__root_rank(c, c->rank), NULL) != FOLD_OK)
     return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
   return FOLD_OK;
 }
@@ -229,7 +229,7 @@ static int sim_timer_wake(fold_comm *c, int64_t t_ns) {
   double t = (double)t_ns / 1e9; /* exact back in sim_clock, as for fold__sim_wake_at */
   if (t < sim->now)
     t = sim->now;
-  if (fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_TIMER, c->rank, NULL) != FOLD_OK)
+  if (fold__sim_sched(sim, t, FOLD__SIM_EV_TIMER, c->rank, NULL) != FOLD_OK)
     return fold__comm_fail(c, FOLD_ENOMEM, "rank %d: out of memory scheduling a simulator timer", c->rank);
   return FOLD_OK;
 }
@@ -272,7 +272,7 @@ int fold_sim_at(fold_sim *sim, double t, void (*fn)(void *arg), void *arg) {
     return fold__error(NULL, FOLD_EINVAL, "fold_sim_at: t = %.9g s is %s (now %.9g s)", t,
                        isfinite(t) ? "in the past" : "not finite", sim->now);
   fold__sim_call *call = malloc(sizeof *call);
-  if (call == NULL || fold__sim_heap_push(&sim->heap, t, FOLD__SIM_EV_CALL, -1, call) != FOLD_OK) {
+  if (call == NULL || fold__sim_sched(sim, t, FOLD__SIM_EV_CALL, -1, call) != FOLD_OK) {
     free(call);
     return fold__error(NULL, FOLD_ENOMEM, "fold_sim_at: out of memory scheduling a callback");
   }
@@ -318,7 +318,7 @@ int fold_sim_set_hosts(fold_sim *sim, int hosts, const int *host_of_rank, const 
     return fold__error(NULL, FOLD_EINVAL, "%s: called while the simulator is running", who);
   /* Messages already timed, split_host's cached host ids and busy links
    * would mix two layouts: only a world nothing happened on yet regroups. */
-  if (sim->heap.next_seq != 0 || sim->layout)
+  if (sim->next_seq != 0 || sim->layout)
     return fold__error(NULL, FOLD_EINVAL, "%s: operations have started on the world; call it before any", who);
   const int n = sim->n;
   if (hosts < 1 || hosts > n)
@@ -400,7 +400,8 @@ int fold__sim_new(int n, const fold_sim_params *params, struct fold_sim **out) {
     return fold__error(NULL, FOLD_ENOMEM, "fold_sim_create: out of memory");
   sim->n = n;
   sim->p = p;
-  fold__sim_heap_init(&sim->heap);
+  fold__heap_init(&sim->heap, sizeof(fold__sim_ev), fold__sim_ev_before);
+  fold__list_init(&sim->spare);
   sim->comms = calloc((size_t)n, sizeof *sim->comms);
   sim->tps = calloc((size_t)n, sizeof *sim->tps);
   sim->out_free = calloc((size_t)n, sizeof(double));
@@ -442,17 +443,14 @@ void fold__sim_free(struct fold_sim *sim) {
   for (int i = 0; sim->tps && i < sim->n; i++)
     free(sim->tps[i]);
   fold__sim_ev ev;
-  while (fold__sim_heap_pop(&sim->heap, &ev))
+  while (fold__heap_pop(&sim->heap, &ev))
     if (ev.kind == FOLD__SIM_EV_ARRIVE || ev.kind == FOLD__SIM_EV_REACH) /* a message's later events: one at a time */
       fold__sim_msg_free(sim, ev.ptr);
     else if (ev.kind == FOLD__SIM_EV_CALL) /* callbacks never run */
       free(ev.ptr);
-  while (sim->spare) {
-    fold__sim_msg *m = sim->spare;
-    sim->spare = m->next;
-    free(m);
-  }
-  fold__sim_heap_fini(&sim->heap);
+  for (fold__list *n; (n = fold__list_pop_front(&sim->spare)) != NULL;)
+    free(FOLD__LIST_ENTRY(n, fold__sim_msg, link));
+  fold__heap_fini(&sim->heap);
   free(sim->comms);
   free(sim->tps);
   free(sim->out_free);

@@ -61,7 +61,8 @@ void fold__tcp_peer_gone(fold__tcp_tp *t, fold__tcp_peer *p, int err) {
   /* A message cut short that no receive asked for yet is dropped as if it
    * was never sent: a later receive for it fails on the lost peer. What
    * arrived complete stays deliverable. */
-  int pending = p->txq_head || p->ctl_head || p->cts_wait || p->rdata_wait || p->rx_req;
+  int pending = !fold__list_empty(&p->txq) || !fold__list_empty(&p->ctl) || !fold__list_empty(&p->cts_wait) ||
+                !fold__list_empty(&p->rdata_wait) || p->rx_req;
   free(p->rx_unexp);
   p->rx_unexp = NULL;
   p->rx_body = 0;
@@ -84,6 +85,7 @@ int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out) {
   fold__tcp_tp *t = calloc(1, sizeof *t);
   if (t) {
     t->epfd = -1;
+    fold__list_init(&t->rdv_in);
     t->peers = calloc((size_t)c->size, sizeof *t->peers);
     t->flush = calloc((size_t)c->size, sizeof *t->flush);
     t->scratch = malloc(TCP_SCRATCH);
@@ -95,6 +97,10 @@ int fold__tcp_tp_create(fold_comm *c, int *fds, fold__tp **out) {
   for (int p = 0; t && t->peers && p < c->size; p++) {
     t->peers[p].rank = p;
     t->peers[p].fd = -1;
+    fold__list_init(&t->peers[p].txq);
+    fold__list_init(&t->peers[p].ctl);
+    fold__list_init(&t->peers[p].cts_wait);
+    fold__list_init(&t->peers[p].rdata_wait);
   }
   for (int p = 0; rc == 0 && p < c->size; p++) {
     if (fds[p] < 0)
@@ -196,11 +202,8 @@ static void tcp_wait_disarm(fold__tp *tp) { (void)tp; }
 static int tcp_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   fold__tcp_tp *t = (fold__tcp_tp *)tp;
   fold_comm *c = tp->comm;
-  fold__tcp_rdv_in *ri = u->cookie, **pp = &t->rdv_in;
-  while (*pp && *pp != ri)
-    pp = &(*pp)->next;
-  if (*pp)
-    *pp = ri->next;
+  fold__tcp_rdv_in *ri = u->cookie;
+  fold__list_unlink(&ri->link);
   int peer = ri->peer;
   uint64_t cookie = ri->cookie;
   size_t bytes = u->bytes;
@@ -249,10 +252,9 @@ static void tcp_shutdown(fold__tp *tp, int status) {
       close(p->fd);
       p->fd = -1;
     }
-    fold__req_drop_list(p->txq_head, status);
-    fold__req_drop_list(p->cts_wait, status);
-    fold__req_drop_list(p->rdata_wait, status);
-    p->txq_head = p->txq_tail = p->cts_wait = p->rdata_wait = NULL;
+    fold__req_drop_list(&p->txq, status);
+    fold__req_drop_list(&p->cts_wait, status);
+    fold__req_drop_list(&p->rdata_wait, status);
     if (p->rx_req) {
       fold__req_complete(p->rx_req, status);
       fold__req_unref(p->rx_req);
@@ -260,12 +262,8 @@ static void tcp_shutdown(fold__tp *tp, int status) {
     }
     free(p->rx_unexp);
     p->rx_unexp = NULL;
-    while (p->ctl_head) {
-      fold__tcp_ctl *k = p->ctl_head;
-      p->ctl_head = k->next;
-      free(k);
-    }
-    p->ctl_tail = NULL;
+    for (fold__list *n; (n = fold__list_pop_front(&p->ctl)) != NULL;)
+      free(FOLD__LIST_ENTRY(n, fold__tcp_ctl, link));
     p->rx_body = 0;
     p->part_len = 0;
     p->tx_cur = TX_CUR_NONE;
@@ -283,11 +281,8 @@ static void tcp_destroy(fold__tp *tp) {
     tcp_shutdown(tp, FOLD_EABORTED);
   /* Records still here had no unexpected-queue entry left (the comm pulls
    * its queue with r = NULL before destroying transports). */
-  while (t->rdv_in) {
-    fold__tcp_rdv_in *ri = t->rdv_in;
-    t->rdv_in = ri->next;
-    free(ri);
-  }
+  for (fold__list *n; t->rdv_in.next && (n = fold__list_pop_front(&t->rdv_in)) != NULL;)
+    free(FOLD__LIST_ENTRY(n, fold__tcp_rdv_in, link));
   if (t->epfd >= 0)
     close(t->epfd);
   free(t->peers);

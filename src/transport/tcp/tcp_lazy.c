@@ -102,7 +102,7 @@ static void conn_up(fold__tcp_tp *t, fold__tcp_peer *p, int fd, const char *how)
   p->pollout = 0;
   ev_set(t, fd, EPOLL_CTL_ADD, EPOLLIN, ev_data(0, p->rank));
   FOLD__TRACE(c, "tcp: rank %d: connection to rank %d up (%s)", c->rank, p->rank, how);
-  if (p->txq_head || p->ctl_head)
+  if (!fold__list_empty(&p->txq) || !fold__list_empty(&p->ctl))
     fold__tcp_mark_dirty(t, p);
 }
 
@@ -148,7 +148,7 @@ static void dial_dead(fold__tcp_tp *t, fold__tcp_peer *p, int err) {
   char buf[64], why[160];
   snprintf(why, sizeof why, "connecting to it: %s: its process ended or left the communicator",
            strerror_r(err, buf, sizeof buf));
-  fold__peer_lost(c, p->rank, p->txq_head != NULL, why);
+  fold__peer_lost(c, p->rank, !fold__list_empty(&p->txq), why);
 }
 
 static void dial_retry(fold__tcp_tp *t, fold__tcp_dial *d, int stage, int64_t wait) {

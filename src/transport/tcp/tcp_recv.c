@@ -7,7 +7,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/queue.h"
 #include "transport/tcp/tcp_tp.h"
 
 static void rx_body_start(fold__tcp_peer *p, const fold__tcp_frame *f, void *dst) {
@@ -45,8 +44,7 @@ int fold__tcp_rdv_accept(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r, ui
   r->got = (size_t)len;
   r->tp_off = (size_t)cookie;
   fold__req_ref(r);
-  r->next = p->rdata_wait;
-  p->rdata_wait = r;
+  fold__list_push_back(&p->rdata_wait, &r->link);
   return fold__tcp_ctl_queue(t, p, FOLD__TCP_CTS, len, cookie);
 }
 
@@ -103,8 +101,7 @@ static int rx_rts(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *f) 
   u->cid = f->cid;
   ri->peer = p->rank;
   ri->cookie = f->cookie;
-  ri->next = t->rdv_in;
-  t->rdv_in = ri;
+  fold__list_push_back(&t->rdv_in, &ri->link);
   u->tp = &t->base;
   u->cookie = ri;
   fold__deliver_unexp(c, u);
@@ -113,10 +110,13 @@ static int rx_rts(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *f) 
 
 /* CTS or NACK for one of our rendezvous sends. */
 static int rx_answer(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *f) {
-  fold_request **pp = &p->cts_wait;
-  while (*pp && fold__tcp_send_cookie(*pp) != f->cookie)
-    pp = &(*pp)->next;
-  fold_request *r = *pp;
+  fold_request *r = NULL;
+  FOLD__LIST_FOR_EACH(fold_request, q, &p->cts_wait, link) {
+    if (fold__tcp_send_cookie(q) == f->cookie) {
+      r = q;
+      break;
+    }
+  }
   if (r == NULL) {
     fold__tcp_proto_error(t, p, f->type == FOLD__TCP_CTS ? "CTS for no pending message" : "NACK for no pending message");
     return -1;
@@ -125,8 +125,7 @@ static int rx_answer(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *
     fold__tcp_proto_error(t, p, "CTS length differs from the message length");
     return -1;
   }
-  *pp = r->next;
-  r->next = NULL;
+  fold__list_unlink(&r->link);
   if (f->type == FOLD__TCP_NACK) {
     fold_comm *c = t->base.comm;
     fold__error(c, FOLD_EMISMATCH,
@@ -139,22 +138,24 @@ static int rx_answer(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *
   }
   fold__tcp_set_tx_state(r, TX_RDATA);
   r->tp_off = 0;
-  FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
+  fold__list_push_back(&p->txq, &r->link);
   fold__tcp_mark_dirty(t, p);
   return 0;
 }
 
 static int rx_rdata(fold__tcp_tp *t, fold__tcp_peer *p, const fold__tcp_frame *f) {
-  fold_request **pp = &p->rdata_wait;
-  while (*pp && (uint64_t)(*pp)->tp_off != f->cookie)
-    pp = &(*pp)->next;
-  fold_request *r = *pp;
+  fold_request *r = NULL;
+  FOLD__LIST_FOR_EACH(fold_request, q, &p->rdata_wait, link) {
+    if ((uint64_t)q->tp_off == f->cookie) {
+      r = q;
+      break;
+    }
+  }
   if (r == NULL || (uint64_t)r->got != f->len) {
     fold__tcp_proto_error(t, p, r ? "RDATA length differs from the announced length" : "RDATA for no requested message");
     return -1;
   }
-  *pp = r->next;
-  r->next = NULL;
+  fold__list_unlink(&r->link);
   p->rx_req = r; /* the reference taken in rdv_accept moves here */
   rx_body_start(p, f, r->buf);
   return 0;

@@ -7,7 +7,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/queue.h"
 #include "transport/tcp/tcp_tp.h"
 
 static uint64_t tx_frame_len(const fold_request *r) {
@@ -67,8 +66,7 @@ static int iov_add(struct iovec *iov, int *niov, int max, const uint8_t *hdr, co
 static void tx_done(fold__tcp_tp *t, fold__tcp_peer *p, fold_request *r) {
   if (fold__tcp_tx_state(r) == TX_RTS) {
     r->tp_off = 0;
-    r->next = p->cts_wait;
-    p->cts_wait = r;
+    fold__list_push_back(&p->cts_wait, &r->link);
     return;
   }
   if (r->bytes >= TCP_LINK_MIN) fold__tcp_link_sample(t, p, r->bytes);
@@ -88,7 +86,7 @@ static void tx_account(fold__tcp_tp *t, fold__tcp_peer *p, fold__tcp_ctl **ctls,
         return;
       }
       n -= rest;
-      FOLD__QUEUE_POP_HEAD(p->ctl_head, p->ctl_tail, k);
+      fold__list_unlink(&k->link);
       free(k);
     } else {
       fold_request *r = reqs[i];
@@ -99,7 +97,7 @@ static void tx_account(fold__tcp_tp *t, fold__tcp_peer *p, fold__tcp_ctl **ctls,
         return;
       }
       n -= (size_t)rest;
-      FOLD__QUEUE_POP_HEAD(p->txq_head, p->txq_tail, r);
+      fold__list_unlink(&r->link);
       tx_done(t, p, r);
     }
     p->tx_cur = TX_CUR_NONE;
@@ -108,28 +106,28 @@ static void tx_account(fold__tcp_tp *t, fold__tcp_peer *p, fold__tcp_ctl **ctls,
 
 /* Write as much of p's queued frames as the socket takes. */
 void fold__tcp_tx_flush(fold__tcp_tp *t, fold__tcp_peer *p) {
-  while (p->fd >= 0 && (p->ctl_head || p->txq_head)) {
+  while (p->fd >= 0 && (!fold__list_empty(&p->ctl) || !fold__list_empty(&p->txq))) {
     struct iovec iov[2 * TCP_TX_ITEMS];
     uint8_t hdrs[TCP_TX_ITEMS][FOLD__TCP_HDR];
     fold__tcp_ctl *ctls[TCP_TX_ITEMS];
     fold_request *reqs[TCP_TX_ITEMS];
     int niov = 0, nitems = 0, fits = 1;
-    fold_request *r = p->txq_head;
-    fold__tcp_ctl *k = p->ctl_head;
+    fold_request *r = FOLD__LIST_FIRST(&p->txq, fold_request, link);
+    fold__tcp_ctl *k = FOLD__LIST_FIRST(&p->ctl, fold__tcp_ctl, link);
     /* A frame begun earlier goes first: frames never interleave. */
     if (p->tx_cur == TX_CUR_REQ && r) {
       tx_header(r, hdrs[0]);
       fits = iov_add(iov, &niov, 2 * TCP_TX_ITEMS, hdrs[0], r->buf, tx_frame_len(r) - FOLD__TCP_HDR, r->tp_off);
       ctls[0] = NULL;
       reqs[nitems++] = r;
-      r = r->next;
+      r = FOLD__LIST_NEXT(r, &p->txq, fold_request, link);
     }
-    for (; fits && k && nitems < TCP_TX_ITEMS; k = k->next) {
+    for (; fits && k && nitems < TCP_TX_ITEMS; k = FOLD__LIST_NEXT(k, &p->ctl, fold__tcp_ctl, link)) {
       fits = iov_add(iov, &niov, 2 * TCP_TX_ITEMS, k->hdr, NULL, 0, k->off);
       ctls[nitems] = k;
       reqs[nitems++] = NULL;
     }
-    for (; fits && r && nitems < TCP_TX_ITEMS; r = r->next) {
+    for (; fits && r && nitems < TCP_TX_ITEMS; r = FOLD__LIST_NEXT(r, &p->txq, fold_request, link)) {
       tx_header(r, hdrs[nitems]);
       fits = iov_add(iov, &niov, 2 * TCP_TX_ITEMS, hdrs[nitems], r->buf, tx_frame_len(r) - FOLD__TCP_HDR,
                      r->tp_off);
@@ -169,7 +167,7 @@ int fold__tcp_ctl_queue(fold__tcp_tp *t, fold__tcp_peer *p, int type, uint64_t l
   fold__tcp_frame f = {.type = type, .len = len, .cookie = cookie};
   fold__tcp_frame_encode(k->hdr, &f);
   k->off = 0;
-  FOLD__QUEUE_PUSH(p->ctl_head, p->ctl_tail, k);
+  fold__list_push_back(&p->ctl, &k->link);
   fold__tcp_mark_dirty(t, p);
   return 0;
 }
@@ -196,13 +194,12 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
   if (p->gone) /* the engine checks c->lost first; this is a second guard */
     return fold__comm_fail(c, FOLD_EPEER, "fold_send: rank %d: peer rank %d lost", c->rank, p->rank);
   r->tp_off = 0;
-  r->next = NULL;
   /* Inside a batch the frame only joins the queue: flush() writes every
    * frame queued for p in one sendmsg. A failure report goes at once. */
   int hold = c->tx_batch > 0 && !c->telling;
   if (r->bytes <= fold__tcp_eager_max((uint32_t)r->ctx)) {
     fold__tcp_set_tx_state(r, TX_EAGER);
-    if (!hold && p->fd >= 0 && p->txq_head == NULL && p->ctl_head == NULL) {
+    if (!hold && p->fd >= 0 && fold__list_empty(&p->txq) && fold__list_empty(&p->ctl)) {
       /* Fast path: an idle connection usually takes the whole frame now,
        * and then the request completes without being queued at all. */
       uint8_t hdr[FOLD__TCP_HDR];
@@ -220,7 +217,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
       }
       int err = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
       fold__req_ref(r);
-      p->txq_head = p->txq_tail = r;
+      fold__list_push_back(&p->txq, &r->link);
       if (n > 0) {
         r->tp_off = (size_t)n;
         p->tx_cur = TX_CUR_REQ;
@@ -236,7 +233,7 @@ int fold__tcp_isend(fold__tp *tp, fold_request *r) {
     r->tp_data = (void *)++p->next_cookie;
   }
   fold__req_ref(r);
-  FOLD__QUEUE_PUSH(p->txq_head, p->txq_tail, r);
+  fold__list_push_back(&p->txq, &r->link);
   if (p->fd < 0) { /* lazy: queued until the connection is up (tcp_lazy.c) */
     fold__tcp_lazy_want(t, p); /* it may be up now: taken over from the acceptor */
     if (p->fd < 0)

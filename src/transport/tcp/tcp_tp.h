@@ -31,7 +31,7 @@ enum { TX_CUR_NONE = 0, TX_CUR_CTL = 1, TX_CUR_REQ = 2 };
 
 /* A control frame (CTS or NACK) waiting to be written. */
 typedef struct fold__tcp_ctl {
-  struct fold__tcp_ctl *next;
+  fold__list link; /* the peer's ctl queue */
   size_t off; /* bytes already written */
   uint8_t hdr[FOLD__TCP_HDR];
 } fold__tcp_ctl;
@@ -39,7 +39,7 @@ typedef struct fold__tcp_ctl {
 /* An RTS that matched no posted receive: the cookie of its fold__unexp
  * record until the receive is posted (pull) or the comm is freed. */
 typedef struct fold__tcp_rdv_in {
-  struct fold__tcp_rdv_in *next;
+  fold__list link; /* the transport's rdv_in */
   int peer;
   uint64_t cookie;
 } fold__tcp_rdv_in;
@@ -50,14 +50,14 @@ typedef struct fold__tcp_peer {
   int gone; /* the connection broke or the peer left */
   int reading_last; /* fold__tcp_peer_gone is reading what p sent before it went */
   int made; /* a connection to this peer was made (it may have closed since) */
-  /* sending: data frames (requests, linked by ->next) and control frames;
+  /* sending: data frames (requests, by their link) and control frames;
    * frames go out back to back, so a partly written one is finished first */
-  fold_request *txq_head, *txq_tail;
-  fold__tcp_ctl *ctl_head, *ctl_tail;
+  fold__list txq;
+  fold__list ctl;
   int tx_cur;
   int pollout; /* EPOLLOUT is registered */
   int dirty;   /* on the transport's flush list */
-  fold_request *cts_wait; /* RTS written, waiting for CTS/NACK (cookie in tp_data) */
+  fold__list cts_wait;  /* requests: RTS written, waiting for CTS/NACK (cookie in tp_data) */
   uintptr_t next_cookie;
   /* receiving */
   uint8_t part[FOLD__TCP_HDR]; /* a header split across reads */
@@ -68,7 +68,7 @@ typedef struct fold__tcp_peer {
   uint64_t rx_left;
   fold_request *rx_req;        /* receive being filled (we hold a reference) */
   fold__unexp *rx_unexp;       /* or unexpected record being filled */
-  fold_request *rdata_wait;    /* CTS sent, waiting for RDATA (cookie in tp_off, length in got) */
+  fold__list rdata_wait;       /* receives: CTS sent, waiting for RDATA (cookie in tp_off, length in got) */
   fold__meter rate;            /* ns per byte from the kernel's delivery rates (the vtable's link) */
   int rate_due;                /* a large send was written: time its delivery (fold__tcp_link_check) */
   int64_t rate_t0;             /* ... from when it was written */
@@ -88,7 +88,7 @@ typedef struct fold__tcp_tp {
   fold__tcp_peer *peers;     /* [comm size] */
   int *flush;          /* peers with frames queued during a poll */
   int nflush;
-  fold__tcp_rdv_in *rdv_in;
+  fold__list rdv_in;   /* fold__tcp_rdv_in */
   uint8_t *scratch;
   struct epoll_event ev[TCP_EVENTS]; /* events seen by wait(), used by the next poll() */
   int nev;
