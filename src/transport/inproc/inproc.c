@@ -53,6 +53,7 @@ typedef struct inproc_tp {
   inproc_world *w;
   int rank;
   int gone_seen;          /* gone_count at the last scan */
+  unsigned bell_seen;     /* our slot's bell when the last poll took the inbox */
   int shut;
   fold__list rdv;         /* our rendezvous sends not yet taken (one reference each) */
 } inproc_tp;
@@ -268,11 +269,20 @@ static int inproc_poll(fold__tp *tp) {
     for (int p = 0; newly && p < w->n; p++)
       newly[p] = (uint8_t)atomic_load(&w->slot[p].gone);
   }
+  /* Every message put in the inbox rings the bell after it: while the
+   * bell has not moved since the inbox was last taken, there is nothing new,
+   * and the lock, which a sender needs too, is left alone (perf showed the
+   * spinning ranks' polls contending with the senders for it). A message
+   * whose bell has not rung yet is taken by the poll after it rings. */
   fold__list in;
   fold__list_init(&in);
-  pthread_mutex_lock(&me->lock);
-  fold__list_splice_back(&in, &me->in);
-  pthread_mutex_unlock(&me->lock);
+  unsigned bell = atomic_load(&me->bell);
+  if (bell != t->bell_seen) {
+    t->bell_seen = bell;
+    pthread_mutex_lock(&me->lock);
+    fold__list_splice_back(&in, &me->in);
+    pthread_mutex_unlock(&me->lock);
+  }
   FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &in, link) {
     inproc_msg *m = (inproc_msg *)u;
     fold__list_unlink(&u->link);

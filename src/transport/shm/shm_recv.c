@@ -17,7 +17,7 @@ static int rx_matched(fold__shm_tp *t, fold__shm_peer *p, fold_request *r, const
   if (p->rx_bytes > r->bytes) {
     st = fold__recv_too_small(r, (size_t)p->rx_bytes); /* completes r; the payload is skipped */
   } else {
-    if (p->rx_off)
+    if (p->rx_off && sofar) /* from rx_start: nothing arrived yet (sofar NULL) */
       memcpy(r->buf, sofar, (size_t)p->rx_off);
     fold__req_ref(r);
     p->rx_req = r;
