@@ -96,24 +96,6 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp) {
   return FOLD_OK;
 }
 
-void fold__comm_drop_queues(fold_comm *c) {
-  /* Unmatched messages: eager ones are plain memory; rendezvous ones belong
-   * to their transport, which must release them before it is destroyed. */
-  FOLD__LIST_FOR_EACH_SAFE(fold__unexp, u, &c->unexp, link) {
-    fold__list_unlink(&u->link);
-    fold__unexp_drop(u);
-  }
-  /* The queues hold no references; the user's requests still pending can
-   * never be waited on after destroy, so their reference goes here (a
-   * collective's own receives belong to its task and go with it). */
-  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &c->posted, link) fold__list_unlink(&r->link);
-  FOLD__LIST_FOR_EACH_SAFE(fold__task, t, &c->tasks, link) fold__list_unlink(&t->link);
-  FOLD__LIST_FOR_EACH_SAFE(fold_request, r, &c->user_reqs, user_link) {
-    fold__req_user_done(r);
-    fold__req_unref(r);
-  }
-}
-
 void fold__comm_free(fold_comm *c) {
   if (c == NULL)
     return;

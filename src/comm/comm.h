@@ -25,10 +25,6 @@ int fold__comm_add_tp(fold_comm *c, fold__tp *tp);
 /* Free a comm and its transports (used by fold_comm_destroy and on init
  * failure). */
 void fold__comm_free(fold_comm *c);
-/* Drop what a comm holds for its user and its queues, not its transports:
- * unmatched messages, the posted queue, active tasks, the user's requests
- * (fold__comm_free, and a family's members when they go). */
-void fold__comm_drop_queues(fold_comm *c);
 
 /* ---- user ops (comm.c) -----------------------------------------------------------------
  * A communicator's user ops (fold_op_create) are this layer's: a table

@@ -13,6 +13,10 @@ void fold__req_user_done(fold_request *r);
 /* Make c's queues (posted, unexp, tasks, user_reqs) empty lists: once, when
  * c is allocated. */
 void fold__comm_queues_init(fold_comm *c);
+/* Drop what a comm holds for its user and its queues, not its transports:
+ * unmatched messages, the posted queue, active tasks, the user's requests
+ * (comm.c's fold__comm_free, and a family's members when they go). */
+void fold__comm_drop_queues(fold_comm *c);
 /* Take a posted receive off the posted queue (0 if it was not there). */
 int fold__unpost(fold_comm *c, fold_request *r);
 void fold__req_ref(fold_request *r);
