@@ -3,10 +3,12 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "transport/tcp/tcp_admit.h"
 #include "transport/tcp/tcp_lazy.h"
 
 /* Why a thread: a connection needs the acceptor's part (accept, HELLO, the
@@ -19,35 +21,21 @@
  * the transport but the listener, its own handshakes and, under z->mu, the
  * pairs' states and the handed-over connections. */
 
-#define TCP_MAX_HANDSHAKES 64          /* accepted connections proving themselves at once */
-#define TCP_HANDSHAKE_NS 2000000000LL  /* an accepted connection's proof: a real peer needs a round trip */
-#define TCP_EVICT_AGE_NS 200000000LL   /* a pending proof younger than this is not dropped for a newcomer */
-#define TCP_SLICE_MS 100               /* longest sleep between deadline checks */
-
-typedef struct tcp_in {
-  int fd;
-  int64_t since;
-  char from[64];
-  fold__auth_srv a;
-} tcp_in;
+#define TCP_SLICE_MS 100 /* longest sleep between deadline checks */
 
 typedef struct acc {
   fold__tcp_lazy *z;
-  tcp_in in[TCP_MAX_HANDSHAKES];
-  int nin;
+  fold__tcp_admit t; /* the connections proving themselves (tcp_admit.h) */
 } acc;
 
-static void in_drop(acc *s, int i) {
-  close(s->in[i].fd);
-  s->in[i] = s->in[--s->nin];
-}
+static void in_drop(acc *s, int i) { fold__tcp_admit_drop(&s->t, i); }
 
 /* Handshake i proved itself as a.claim: keep it ('Y', handed over), refuse
  * it ('N': the pair's connection is another), or close it (not a peer). */
 static void in_decide(acc *s, int i) {
   fold__tcp_lazy *z = s->z;
   fold_comm *c = z->c;
-  tcp_in *h = &s->in[i];
+  fold__tcp_unproven *h = &s->t.in[i];
   int q = fold__tcp_parse_claim(h->a.claim, c->size);
   const char *bad = NULL;
   if (q < 0 || q == c->rank)
@@ -72,7 +60,7 @@ static void in_decide(acc *s, int i) {
         ssize_t w = write(z->ready_fd, &one, sizeof one);
         (void)w;
         pthread_mutex_unlock(&z->mu);
-        s->in[i] = s->in[--s->nin]; /* the fd is the transport's now */
+        fold__tcp_admit_take(&s->t, i); /* the fd is the transport's now */
         return;
       }
       FOLD__TRACE(c, "tcp: rank %d: %s rank %d's connection", c->rank, refuse ? "refused (ours wins)" : "lost", q);
@@ -89,7 +77,7 @@ static void in_decide(acc *s, int i) {
 static int in_step(acc *s, int i, int64_t now) {
   fold__tcp_lazy *z = s->z;
   fold_comm *c = z->c;
-  tcp_in *h = &s->in[i];
+  fold__tcp_unproven *h = &s->t.in[i];
   int rc = fold__auth_srv_step(&h->a, h->fd, &z->key, now);
   if (rc == 0)
     return 0;
@@ -111,63 +99,27 @@ static int in_step(acc *s, int i, int64_t now) {
   return 1;
 }
 
-/* Accept every waiting connection and start its proof (as at init: at most
- * TCP_MAX_HANDSHAKES at once; when full, the oldest goes once it had its
- * chance, else the newcomer). */
+/* Accept the waiting connections, a burst at most, each proof started at
+ * once (HELLO), by the table's policy (tcp_admit.h). */
 static void accept_all(acc *s) {
-  fold__tcp_lazy *z = s->z;
-  fold_comm *c = z->c;
-  for (int k = 0; k < 4 * TCP_MAX_HANDSHAKES; k++) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int fd = accept4(z->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      /* Out of descriptors or memory: the connection stays queued and the
-       * listener readable; pause rather than spin on it. */
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-        fold__sleep_ns(10000000);
+  for (int k = 0; k < fold__tcp_admit_burst(&s->t); k++) {
+    int i = fold__tcp_admit_accept(s->z->c, &s->t, s->z->lfd, INT64_MAX);
+    if (i == -1)
       return;
-    }
-    int64_t now = fold__clock_mono(NULL);
-    if (s->nin == TCP_MAX_HANDSHAKES) {
-      int old = 0;
-      for (int i = 1; i < s->nin; i++)
-        if (s->in[i].since < s->in[old].since)
-          old = i;
-      if (now - s->in[old].since < TCP_EVICT_AGE_NS) {
-        close(fd);
-        continue;
-      }
-      FOLD__WARN(c, "tcp: rank %d: too many unproven data connections; dropping the oldest, from %s", c->rank,
-                 s->in[old].from);
-      in_drop(s, old);
-    }
-    tcp_in *h = &s->in[s->nin];
-    if (fold__auth_srv_start(&h->a, now + TCP_HANDSHAKE_NS) < 0) {
-      close(fd);
-      continue;
-    }
-    h->fd = fd;
-    h->since = now;
-    if (fold__tcp_addr_format((struct sockaddr *)&ss, h->from, sizeof h->from) < 0)
-      snprintf(h->from, sizeof h->from, "?");
-    s->nin++;
-    in_step(s, s->nin - 1, now); /* HELLO now */
+    if (i >= 0)
+      in_step(s, i, fold__clock_mono(NULL));
   }
 }
 
 static void *acc_main(void *arg) {
-  static acc zero;
-  acc s = zero;
-  s.z = arg;
-  fold__tcp_lazy *z = s.z;
+  acc *s = arg;
+  fold__tcp_lazy *z = s->z;
+  fold__tcp_admit *t = &s->t;
   for (;;) {
-    struct pollfd pf[2 + TCP_MAX_HANDSHAKES];
+    struct pollfd *pf = t->pf;
     pf[0] = (struct pollfd){.fd = z->stop_fd, .events = POLLIN};
     pf[1] = (struct pollfd){.fd = z->lfd, .events = POLLIN};
-    int np = 2;
-    for (int i = 0; i < s.nin; i++)
-      pf[np++] = (struct pollfd){.fd = s.in[i].fd, .events = (short)fold__auth_srv_events(&s.in[i].a)};
+    int np = fold__tcp_admit_pollset(t, 2);
     int n = poll(pf, (nfds_t)np, TCP_SLICE_MS);
     if (n < 0 && errno != EINTR)
       break;
@@ -176,20 +128,32 @@ static void *acc_main(void *arg) {
     int64_t now = fold__clock_mono(NULL);
     /* Going down keeps pf[] valid: a removal moves only the last entry,
      * which was stepped already, into the freed slot. */
-    for (int i = s.nin - 1; i >= 0; i--)
-      if ((n > 0 && pf[2 + i].revents) || now >= s.in[i].a.deadline_ns)
-        in_step(&s, i, now);
+    for (int i = t->n - 1; i >= 0; i--)
+      if ((n > 0 && pf[2 + i].revents) || now >= t->in[i].a.deadline_ns)
+        in_step(s, i, now);
     if (n > 0 && (pf[1].revents & POLLIN))
-      accept_all(&s);
+      accept_all(s);
   }
-  while (s.nin > 0)
-    in_drop(&s, 0);
+  fold__tcp_admit_free(t);
+  free(s);
   return NULL;
 }
 
 int fold__tcp_accept_start(fold__tcp_lazy *z) {
-  if (pthread_create(&z->th, NULL, acc_main, z) != 0)
+  acc *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return fold__error(z->c, FOLD_ENOMEM, "out of memory");
+  s->z = z;
+  int rc = fold__tcp_admit_init(z->c, &s->t);
+  if (rc < 0) {
+    free(s);
+    return rc;
+  }
+  if (pthread_create(&z->th, NULL, acc_main, s) != 0) {
+    fold__tcp_admit_free(&s->t);
+    free(s);
     return fold__error(z->c, FOLD_ESYS, "tcp: cannot start the acceptor thread");
+  }
   z->th_started = 1;
   return 0;
 }

@@ -16,10 +16,8 @@
 
 #include "net/auth.h"
 #include "transport/tcp/tcp.h"
+#include "transport/tcp/tcp_admit.h"
 
-#define TCP_MAX_HANDSHAKES 64          /* accepted connections proving themselves at once */
-#define TCP_HANDSHAKE_NS 2000000000LL  /* one handshake attempt, either side: a real peer needs a round trip */
-#define TCP_EVICT_AGE_NS 200000000LL   /* a pending proof younger than this is not dropped for a newcomer */
 #define TCP_SLICE_MS 100               /* longest sleep between checks of the deadline and stop flag */
 #define TCP_BACKOFF_MAX_NS 100000000LL /* connect retry pause cap (the peer is not listening yet) */
 /* One connect attempt's first bound, doubled per attempt that ran out, up
@@ -298,71 +296,17 @@ int fold__tcp_parse_claim(const char *s, int size) {
   return (int)v;
 }
 
-typedef struct tcp_hs {
-  int fd;
-  int64_t since; /* accept time, CLOCK_MONOTONIC ns: eviction picks the oldest */
-  char from[64];
-  fold__auth_srv a;
-} tcp_hs;
-
-static void hs_drop(tcp_hs *hs, int *nhs, int i) {
-  close(hs[i].fd);
-  hs[i] = hs[--*nhs];
-}
-
-/* Accept every waiting connection and start its proof. */
-static void accept_all(fold_comm *c, int lfd, tcp_hs *hs, int *nhs, int64_t deadline) {
-  for (;;) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
-      return; /* EAGAIN, or a connection that died in the backlog */
-    int64_t now = fold__clock_mono(NULL);
-    if (*nhs == TCP_MAX_HANDSHAKES) {
-      /* Full. A real peer proves itself within a round trip, so the oldest
-       * pending connection is the likeliest stranger: drop it (hs[] is not
-       * in accept order, hence the search). But only once it had its
-       * chance; else drop the newcomer, so a burst of accepts cannot flush
-       * out a real peer before its proof arrives. Either way the dropped
-       * one, if real, sees FOLD_EPEER and connects again. */
-      int old = 0;
-      for (int i = 1; i < *nhs; i++)
-        if (hs[i].since < hs[old].since)
-          old = i;
-      if (now - hs[old].since < TCP_EVICT_AGE_NS) {
-        FOLD__TRACE(c, "tcp: rank %d: too many unproven data connections; refusing a new one", c->rank);
-        close(fd);
-        continue;
-      }
-      FOLD__WARN(c, "tcp: rank %d: too many unproven data connections; dropping the oldest, from %s", c->rank,
-                 hs[old].from);
-      hs_drop(hs, nhs, old);
-    }
-    tcp_hs *h = &hs[*nhs];
-    h->fd = fd;
-    h->since = now;
-    if (fold__tcp_addr_format((struct sockaddr *)&ss, h->from, sizeof h->from) < 0)
-      snprintf(h->from, sizeof h->from, "?");
-    int64_t hd = now + TCP_HANDSHAKE_NS < deadline ? now + TCP_HANDSHAKE_NS : deadline;
-    if (fold__auth_srv_start(&h->a, hd) < 0) {
-      close(fd);
-      continue;
-    }
-    (*nhs)++;
-  }
-}
-
-/* Advance handshake i; returns 1 if it left hs[] (proven or refused). */
-static int hs_step(fold_comm *c, tcp_hs *hs, int *nhs, int i, const fold__auth_key *key, const uint8_t *use,
-                   int *fds, int *got_in) {
-  tcp_hs *h = &hs[i];
+/* Advance the proof in place i; returns 1 if it left the table (proven or
+ * refused). */
+static int hs_step(fold_comm *c, fold__tcp_admit *t, int i, const fold__auth_key *key, const uint8_t *use, int *fds,
+                   int *got_in) {
+  fold__tcp_unproven *h = &t->in[i];
   int rc = fold__auth_srv_step(&h->a, h->fd, key, fold__clock_mono(NULL));
   if (rc == 0)
     return 0;
   if (rc < 0) {
     FOLD__WARN(c, "tcp: rank %d: refused a data connection from %s (%s)", c->rank, h->from, fold_strerror(rc));
-    hs_drop(hs, nhs, i);
+    fold__tcp_admit_drop(t, i);
     return 1;
   }
   int p = fold__tcp_parse_claim(h->a.claim, c->size);
@@ -378,14 +322,27 @@ static int hs_step(fold_comm *c, tcp_hs *hs, int *nhs, int i, const fold__auth_k
   if (bad) {
     FOLD__WARN(c, "tcp: rank %d: refused a data connection from %s claiming \"%s\": %s", c->rank, h->from,
                h->a.claim, bad);
-    hs_drop(hs, nhs, i);
+    fold__tcp_admit_drop(t, i);
     return 1;
   }
   fds[p] = h->fd;
   (*got_in)++;
   FOLD__TRACE(c, "tcp: rank %d connected from %s", p, h->from);
-  hs[i] = hs[--*nhs];
+  fold__tcp_admit_take(t, i);
   return 1;
+}
+
+/* Accept the waiting connections, a burst at most, each proof started at
+ * once (HELLO), by the table's policy (tcp_admit.h). */
+static void accept_all(fold_comm *c, int lfd, fold__tcp_admit *t, int64_t deadline, const fold__auth_key *key,
+                       const uint8_t *use, int *fds, int *got_in) {
+  for (int k = 0; k < fold__tcp_admit_burst(t); k++) {
+    int i = fold__tcp_admit_accept(c, t, lfd, deadline);
+    if (i == -1)
+      return;
+    if (i >= 0)
+      hs_step(c, t, i, key, use, fds, got_in);
+  }
 }
 
 /* The FOLD_ETIMEDOUT message naming the ranks not connected. */
@@ -424,7 +381,8 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
     fold__tcp_abandon(b);
     return fold__tcp_lazy_create(c, lfd, cards, use, key, out);
   }
-  int size = c->size, rc = 0, n_in = 0, got_in = 0, nhs = 0, started = 0;
+  int size = c->size, rc = 0, n_in = 0, got_in = 0, started = 0;
+  fold__tcp_admit t = {0};
   pthread_t th;
   tcp_out o;
   memset(&o, 0, sizeof o);
@@ -434,8 +392,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
   o.addr = calloc((size_t)size, sizeof *o.addr);
   o.alen = calloc((size_t)size, sizeof *o.alen);
   o.why = calloc((size_t)size, sizeof *o.why);
-  tcp_hs *hs = malloc(TCP_MAX_HANDSHAKES * sizeof *hs);
-  if (!fds || !o.ranks || !o.addr || !o.alen || !o.why || !hs) {
+  if (!fds || !o.ranks || !o.addr || !o.alen || !o.why || fold__tcp_admit_init(c, &t) < 0) {
     rc = fold__error(c, FOLD_ENOMEM, "out of memory");
     goto out;
   }
@@ -483,7 +440,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
     int64_t now = fold__clock_mono(NULL);
     if (now >= deadline)
       break;
-    struct pollfd pf[2 + TCP_MAX_HANDSHAKES];
+    struct pollfd *pf = t.pf;
     int np = 0, ilisten = -1, iev = -1;
     if (!out_done) {
       iev = np;
@@ -494,8 +451,7 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
       pf[np++] = (struct pollfd){.fd = b->lfd, .events = POLLIN};
     }
     int ihs = np;
-    for (int i = 0; i < nhs; i++)
-      pf[np++] = (struct pollfd){.fd = hs[i].fd, .events = (short)fold__auth_srv_events(&hs[i].a)};
+    np = fold__tcp_admit_pollset(&t, np);
     int n = poll(pf, (nfds_t)np, ms_until(deadline, now));
     if (n < 0 && errno != EINTR) {
       rc = fold__error(c, FOLD_ESYS, "poll: %s", strerror(errno));
@@ -515,19 +471,19 @@ int fold__tcp_connect(fold_comm *c, void *state, const fold__card *cards, const 
      * down keeps pf[] valid: a removal moves only the last entry, which was
      * stepped already, into the freed slot. */
     now = fold__clock_mono(NULL);
-    for (int i = nhs - 1; i >= 0; i--)
-      if (pf[ihs + i].revents || now >= hs[i].a.deadline_ns)
-        hs_step(c, hs, &nhs, i, key, use, fds, &got_in);
+    for (int i = t.n - 1; i >= 0; i--)
+      if (pf[ihs + i].revents || now >= t.in[i].a.deadline_ns)
+        hs_step(c, &t, i, key, use, fds, &got_in);
     if (ilisten >= 0 && (pf[ilisten].revents & POLLIN))
-      accept_all(c, b->lfd, hs, &nhs, deadline);
+      accept_all(c, b->lfd, &t, deadline, key, use, fds, &got_in);
     if (got_in == n_in && b && b->lfd >= 0) {
       /* Everyone we expect is here: stop listening, and drop whatever
        * unproven connections are left (strangers). */
       close(b->lfd);
       b->lfd = -1;
-      while (nhs > 0) {
-        FOLD__WARN(c, "tcp: rank %d: closing an unproven data connection from %s", c->rank, hs[0].from);
-        hs_drop(hs, &nhs, 0);
+      while (t.n > 0) {
+        FOLD__WARN(c, "tcp: rank %d: closing an unproven data connection from %s", c->rank, t.in[0].from);
+        fold__tcp_admit_drop(&t, 0);
       }
     }
   }
@@ -551,8 +507,7 @@ out:
     atomic_store(&o.stop, 1);
     pthread_join(th, NULL);
   }
-  while (nhs > 0)
-    hs_drop(hs, &nhs, 0);
+  fold__tcp_admit_free(&t);
   if (fds && rc < 0)
     for (int p = 0; p < size; p++)
       if (fds[p] >= 0)
@@ -565,6 +520,5 @@ out:
   free(o.addr);
   free(o.alen);
   free(o.why);
-  free(hs);
   return rc;
 }
