@@ -15,6 +15,12 @@
 # Cells: allreduce and broadcast at 8 B, 64 KiB and 4 MiB, and the 8 B
 # allreduce in a user's timing loop (`--user-loop`: barrier, call, 8 B MAX
 # allreduce of the time) when both fold-bench builds have that option.
+# With fold-kvdist in both trees, also a KV push+pull of small keys: a
+# worker and a server (FOLD_KV_SERVERS=1 foldrun -n 2 --transport shm
+# fold-kvdist; one process per core: with three on the two, the times
+# spread 1.4-2.5 us), 2,000 keys of 8 B pushed and pulled per round, 20
+# rounds; the time is 1e6 / the push+pull ops/s it prints (us per
+# operation).
 # Each run's time is fold-bench's out-of-place median (of the slowest rank
 # per iteration). Printed per cell: the median of the base's and of the
 # work tree's times over the pairs, and the ratio work/base (> 1: the work
@@ -35,7 +41,7 @@
 # Exit status: 0 after the table, 1 if a build or a run failed, 2 for usage.
 set -u
 
-usage() { sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; }
 
 pairs=5 quick=0 btype=Release dir=""
 while getopts "p:qt:d:h" o; do
@@ -68,7 +74,8 @@ log=$dir/log.txt
 build() { # build SRC BUILD: configure and build fold-bench and foldrun
   cmake -S "$1" -B "$2" --no-warn-unused-cli -DCMAKE_BUILD_TYPE="$btype" -DFOLD_BUILD_TESTS=OFF \
     -DFOLD_BUILD_PYTHON=OFF -DFOLD_WERROR=OFF >>"$log" 2>&1 &&
-    cmake --build "$2" -j2 --target fold-bench foldrun >>"$log" 2>&1
+    cmake --build "$2" -j2 --target fold-bench foldrun >>"$log" 2>&1 &&
+    { [ ! -f "$1/bench/kv_dist.c" ] || cmake --build "$2" -j2 --target fold-kvdist >>"$log" 2>&1; }
 }
 
 echo "# regress.sh: base $(git -C "$repo" log -1 --format='%h %s' "$base" | cut -c1-70)"
@@ -96,11 +103,20 @@ cells=("allreduce 8B|allreduce|8|20000|2000|"
   "broadcast 64KiB|broadcast|64K|2000|200|"
   "broadcast 4MiB|broadcast|4M|100|10|")
 [ $user_loop = 1 ] && cells+=("allreduce 8B user loop|allreduce|8|20000|2000|--user-loop")
+kvdist() { ls "$1/bench/fold-kvdist" "$1/fold-kvdist" 2>/dev/null | head -1; }
+[ -n "$(kvdist "$A")" ] && [ -n "$(kvdist "$B")" ] && cells+=("kv push+pull 8B|kv|8|20|1|")
 
 status=0
 # run BUILD COLL SIZE ITERS WARM EXTRA: prints the out-of-place time (us) of rank 0's row
 run() {
   local out
+  if [ "$2" = kv ]; then # small keys: -j rounds of 2,000 keys of SIZE bytes; the model part is cut to a minimum
+    out=$(FOLD_KV_SERVERS=1 timeout 300 "$1/foldrun" -n 2 --transport shm -- "$(kvdist "$1")" -i 1 -w 0 -d 64 \
+      -k 2000 -b "$3" -j "$4" 2>>"$log")
+    echo "$out" >>"$log"
+    echo "$out" | awk '/small keys:/ { for (i = 1; i < NF; i++) if ($(i + 1) == "push+pull") { printf "%.4f\n", 1e6 / $i; exit } }'
+    return
+  fi
   out=$(timeout 300 "$1/foldrun" -n 2 --transport shm -- "$1/fold-bench" -c "$2" -b "$3" -e "$3" -n "$4" -w "$5" $6 2>>"$log")
   echo "$out" >>"$log"
   echo "$out" | sed 's/^\[[0-9]*\] //' | awk '$1 ~ /^[0-9]+$/ && NF >= 6 { print $6; exit }'
@@ -141,7 +157,7 @@ for cell in "${cells[@]}"; do
   mr=$(printf "%s\n" "${ratios[@]}" | median)
   lo=$(printf "%s\n" "${ratios[@]}" | sort -g | head -1) hi=$(printf "%s\n" "${ratios[@]}" | sort -g | tail -1)
   printf "%-24s %12.2f %12.2f %8.3f %17s" "$name" "$ma" "$mb" "$mr" "$lo-$hi"
-  if [ $perf_ok = 1 ]; then
+  if [ $perf_ok = 1 ] && [ "$coll" != kv ]; then
     half=$((iters / 2))
     ia=$(($(instr "$A" "$coll" "$size" "$iters" "$warm" "$extra") - $(instr "$A" "$coll" "$size" "$half" "$warm" "$extra")))
     ib=$(($(instr "$B" "$coll" "$size" "$iters" "$warm" "$extra") - $(instr "$B" "$coll" "$size" "$half" "$warm" "$extra")))

@@ -104,13 +104,9 @@ void fold__kv_worker_close(fold_kv *kv) {
   fold__handler_set(c, fold__kv_ctx(), NULL, NULL);
   /* requests still pending belong to a failed store: the transports drop
    * theirs when the communicator goes; ours are released here */
-  for (size_t i = 0; i < w->npend; i++) {
-    fold__req_unref(w->pend[i].r);
-    free(w->pend[i].buf);
-  }
+  fold__kvw_pend_free(w);
   for (size_t i = 0; i < fold__heap_size(&w->out); i++) free(((kv_out *)fold__heap_at(&w->out, i))->msg);
   fold__heap_fini(&w->out);
-  free(w->pend);
   free(w->copies);
   fold__kv_place_free(&w->place);
   free(w);
@@ -306,7 +302,7 @@ static int run_cmp(const void *x, const void *y) {
 static int pushpull(fold_kv *kv, int n, const int64_t *keys, const void *const *values, void *const *outs,
                     int priority) {
   struct fold__kv_worker *w = kv->w;
-  fold__kvw_reap(w);
+  fold__kvw_reap_some(w);
   size_t cap = (size_t)(n ? n : 1);
   int *order = fold__kv_group(n, keys);
   kv_run *runs = malloc(sizeof *runs * cap);
@@ -433,19 +429,21 @@ int fold__kv_worker_wait(fold_kv *kv, const char *op) {
   int rc = fold__comm_failed(kv->c);
   /* until the outbox is empty and nothing is in flight; the outbox empties
    * as sends complete (the watchdog pumps it every pass) */
+  size_t is = 0, ir = 0; /* the fifos' entries before these are done */
+  uint64_t rs = w->reaps - 1, rr = w->reaps - 1;
   while (rc == FOLD_OK && (rc = fold__kvw_pump(kv)) == FOLD_OK) {
-    size_t i = 0;
-    while (i < w->npend && fold__req_done(w->pend[i].r)) i++;
-    if (i == w->npend) {
+    fold_request *r = fold__kvw_first_pending(w, &w->sends, &is, &rs);
+    if (r == NULL) r = fold__kvw_first_pending(w, &w->recvs, &ir, &rr);
+    if (r == NULL) {
       if (fold__heap_size(&w->out) == 0) break;
       continue; /* nothing in flight: fold__kvw_pump sends at once */
     }
-    rc = wait_one(kv, w->pend[i].r, op);
+    rc = wait_one(kv, r, op);
   }
   if (rc == FOLD_OK) rc = fold__comm_failed(kv->c);
   if (rc != FOLD_OK) return rc;
   fold__kvw_reap(w);
-  for (size_t i = 0; i < w->ncopy; i++) memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].bytes);
+  for (size_t k = 0; k < w->ncopy; k++) memcpy(w->copies[k].dst, w->copies[k].src, w->copies[k].bytes);
   w->ncopy = 0;
   w->stall_worker = -1; /* the pulls it was about are answered */
   return rc;

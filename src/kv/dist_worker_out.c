@@ -11,38 +11,90 @@ int32_t fold__kvw_reply_tag(struct fold__kv_worker *w) {
   return t;
 }
 
+static int fifo_add(struct fold__kv_worker *w, kv_fifo *f, kv_pend p) {
+  if (f->n == f->cap && f->head > 0) { /* room at the front: move down */
+    memmove(f->at, f->at + f->head, (f->n - f->head) * sizeof *f->at);
+    f->n -= f->head;
+    f->head = 0;
+    w->reaps++;
+  }
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 64;
+    kv_pend *at = realloc(f->at, cap * sizeof *at);
+    if (at == NULL) return FOLD_ENOMEM;
+    f->at = at;
+    f->cap = cap;
+  }
+  f->at[f->n++] = p;
+  return FOLD_OK;
+}
+
 int fold__kvw_pend_add(fold_kv *kv, fold_request *r, void *buf, size_t bytes) {
   struct fold__kv_worker *w = kv->w;
-  if (w->npend == w->cappend) {
-    size_t cap = w->cappend ? w->cappend * 2 : 64;
-    kv_pend *p = realloc(w->pend, cap * sizeof *p);
-    if (p == NULL) {
-      fold__req_unref(r);
-      free(buf);
-      return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
-    }
-    w->pend = p;
-    w->cappend = cap;
+  if (fifo_add(w, r->kind == FOLD__REQ_SEND ? &w->sends : &w->recvs, (kv_pend){r, buf, bytes}) != FOLD_OK) {
+    fold__req_unref(r);
+    free(buf);
+    return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory", kv->c->rank);
   }
-  w->pend[w->npend++] = (kv_pend){r, buf, bytes};
   w->inflight += bytes;
   return FOLD_OK;
 }
 
-/* Drop the requests that completed (called by every push and pull, so a
- * worker that rarely waits does not pile them up). */
-void fold__kvw_reap(struct fold__kv_worker *w) {
+static void pend_release(struct fold__kv_worker *w, kv_pend *p) {
+  w->inflight -= p->bytes;
+  fold__req_unref(p->r);
+  free(p->buf);
+}
+
+static size_t fifo_sweep(struct fold__kv_worker *w, kv_fifo *f) {
   size_t j = 0;
-  for (size_t i = 0; i < w->npend; i++) {
-    if (fold__req_done(w->pend[i].r)) {
-      w->inflight -= w->pend[i].bytes;
-      fold__req_unref(w->pend[i].r);
-      free(w->pend[i].buf);
-    } else {
-      w->pend[j++] = w->pend[i];
-    }
+  for (size_t i = f->head; i < f->n; i++) {
+    if (fold__req_done(f->at[i].r))
+      pend_release(w, &f->at[i]);
+    else
+      f->at[j++] = f->at[i];
   }
-  w->npend = j;
+  f->head = 0;
+  f->n = j;
+  return j;
+}
+
+void fold__kvw_reap(struct fold__kv_worker *w) {
+  size_t left = fifo_sweep(w, &w->sends) + fifo_sweep(w, &w->recvs);
+  w->reap_at = left < 32 ? 64 : 2 * left;
+  w->reaps++;
+}
+
+static void fifo_front(struct fold__kv_worker *w, kv_fifo *f) {
+  while (f->head < f->n && fold__req_done(f->at[f->head].r)) pend_release(w, &f->at[f->head++]);
+}
+
+void fold__kvw_reap_some(struct fold__kv_worker *w) {
+  fifo_front(w, &w->sends);
+  fifo_front(w, &w->recvs);
+  if (w->inflight >= KV_WINDOW || (w->sends.n - w->sends.head) + (w->recvs.n - w->recvs.head) >= w->reap_at)
+    fold__kvw_reap(w);
+}
+
+fold_request *fold__kvw_first_pending(struct fold__kv_worker *w, kv_fifo *f, size_t *i, uint64_t *reaps) {
+  if (*reaps != w->reaps || *i < f->head) {
+    *i = f->head;
+    *reaps = w->reaps;
+  }
+  while (*i < f->n && fold__req_done(f->at[*i].r)) ++*i;
+  return *i < f->n ? f->at[*i].r : NULL;
+}
+
+void fold__kvw_pend_free(struct fold__kv_worker *w) {
+  kv_fifo *fs[2] = {&w->sends, &w->recvs};
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = fs[k]->head; i < fs[k]->n; i++) {
+      fold__req_unref(fs[k]->at[i].r);
+      free(fs[k]->at[i].buf);
+    }
+    free(fs[k]->at);
+    *fs[k] = (kv_fifo){0};
+  }
 }
 
 /* A request's message: the header, then room for `bytes` of payload. */
