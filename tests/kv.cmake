@@ -4,6 +4,11 @@ add_test(NAME kv_local COMMAND kv_local)
 set_tests_properties(kv_local PROPERTIES TIMEOUT 60)
 # Distributed: workers and servers as processes under foldrun, over shm and
 # tcp; FOLD_KV_SERVERS servers (the last ranks).
+# the worker's outbox (a fifo of messages already in order, a heap for the
+# rest): pops against a scan of the queued ones, for six priority patterns
+fold_add_test_exe(kv_outbox kv/kv_outbox.c check.c)
+add_test(NAME kv_outbox COMMAND kv_outbox)
+set_tests_properties(kv_outbox PROPERTIES TIMEOUT 60)
 fold_add_test_exe(kv_dist kv/kv_dist.c check.c)
 set(FOLD_KV_CASES "sync:3:1" "sync:5:2" "sync:2:1" "sync:6:3" "async:4:2" "ssp:5:2" "opt:4:2" "many:4:2" "bad:3:1" "prio:2:1" "stale:3:1" "sync:5:1" "mismatch:3:1" "order:4:2" "order:3:1")
 foreach(t shm tcp)

@@ -17,7 +17,7 @@ static void watch(fold_comm *c, fold__watch *wd, void *arg) {
   fold_kv *kv = arg;
   struct fold__kv_worker *w = kv->w;
   if (w->leaving) return;
-  if (fold__heap_size(&w->out)) fold__kvw_pump(kv); /* sends completed: the window has room */
+  if (fold__kvw_out_size(&w->out)) fold__kvw_pump(kv); /* sends completed: the window has room */
   for (int p = kv->nworkers; p < c->size && !w->fail_on; p++)
     if (c->lost[p]) {
       kv->dead[fold__kv_blamed(kv, p)] = 1; /* a server that failed on another rank: that one */
@@ -81,7 +81,7 @@ int fold__kv_worker_open(fold_kv *kv) {
     return fold__kv_err(kv, FOLD_ENOMEM, "fold_kv_create: out of memory");
   }
   w->kv = kv;
-  fold__heap_init(&w->out, sizeof(kv_out), fold__kvw_out_before);
+  fold__kvw_out_init(&w->out);
   w->stall_worker = -1;
   w->stall_server = -1;
   w->next_tag = FOLD__KV_REPLY_TAG0;
@@ -105,8 +105,7 @@ void fold__kv_worker_close(fold_kv *kv) {
   /* requests still pending belong to a failed store: the transports drop
    * theirs when the communicator goes; ours are released here */
   fold__kvw_pend_free(w);
-  for (size_t i = 0; i < fold__heap_size(&w->out); i++) free(((kv_out *)fold__heap_at(&w->out, i))->msg);
-  fold__heap_fini(&w->out);
+  fold__kvw_out_free(&w->out);
   free(w->copies);
   fold__kv_place_free(&w->place);
   free(w);
@@ -435,7 +434,7 @@ int fold__kv_worker_wait(fold_kv *kv, const char *op) {
     fold_request *r = fold__kvw_first_pending(w, &w->sends, &is, &rs);
     if (r == NULL) r = fold__kvw_first_pending(w, &w->recvs, &ir, &rr);
     if (r == NULL) {
-      if (fold__heap_size(&w->out) == 0) break;
+      if (fold__kvw_out_size(&w->out) == 0) break;
       continue; /* nothing in flight: fold__kvw_pump sends at once */
     }
     rc = wait_one(kv, r, op);

@@ -128,14 +128,56 @@ int fold__kvw_out_before(const void *x, const void *y) {
   return a->prio > b->prio || (a->prio == b->prio && a->seq < b->seq);
 }
 
+void fold__kvw_out_init(kv_outbox *o) {
+  *o = (kv_outbox){0};
+  fold__heap_init(&o->heap, sizeof(kv_out), fold__kvw_out_before);
+}
+
+void fold__kvw_out_free(kv_outbox *o) {
+  for (size_t i = o->head; i < o->n; i++) free(o->run[i].msg);
+  for (size_t i = 0; i < fold__heap_size(&o->heap); i++) free(((kv_out *)fold__heap_at(&o->heap, i))->msg);
+  free(o->run);
+  fold__heap_fini(&o->heap);
+  *o = (kv_outbox){0};
+  fold__heap_init(&o->heap, sizeof(kv_out), fold__kvw_out_before);
+}
+
+int fold__kvw_out_push(kv_outbox *o, const kv_out *m) {
+  if (o->head == o->n) o->head = o->n = 0;
+  if (o->n > o->head && m->prio > o->run[o->n - 1].prio) return fold__heap_push(&o->heap, m);
+  if (o->n == o->cap && o->head > 0) {
+    memmove(o->run, o->run + o->head, (o->n - o->head) * sizeof *o->run);
+    o->n -= o->head;
+    o->head = 0;
+  }
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 64;
+    kv_out *run = realloc(o->run, cap * sizeof *run);
+    if (run == NULL) return FOLD_ENOMEM;
+    o->run = run;
+    o->cap = cap;
+  }
+  o->run[o->n++] = *m;
+  return FOLD_OK;
+}
+
+int fold__kvw_out_pop(kv_outbox *o, kv_out *m) {
+  const kv_out *top = fold__heap_top(&o->heap);
+  if (o->head < o->n && (top == NULL || fold__kvw_out_before(&o->run[o->head], top))) {
+    *m = o->run[o->head++];
+    return 1;
+  }
+  return fold__heap_pop(&o->heap, m);
+}
+
 /* Send queued messages, highest priority first, while the bytes in flight
  * are under the window (one message at least, however big). */
 int fold__kvw_pump(fold_kv *kv) {
   struct fold__kv_worker *w = kv->w;
   int rc = fold__comm_failed(kv->c);
-  fold__kvw_reap(w);
+  fold__kvw_reap_some(w);
   kv_out top;
-  while (rc == FOLD_OK && (w->inflight < KV_WINDOW || w->inflight == 0) && fold__heap_pop(&w->out, &top)) {
+  while (rc == FOLD_OK && (w->inflight < KV_WINDOW || w->inflight == 0) && fold__kvw_out_pop(&w->out, &top)) {
     if (top.ent) top.ent->queued--;
     rc = fold__kvw_msg_send(kv, top.to, top.type, top.msg, top.bytes);
   }
@@ -147,16 +189,16 @@ int fold__kvw_pump(fold_kv *kv) {
  * push sees it), so its priority is capped by theirs. */
 int fold__kvw_msg_queue(fold_kv *kv, int to, int type, char *msg, size_t bytes, int prio, fold__kv_ent *e) {
   struct fold__kv_worker *w = kv->w;
-  if (fold__heap_reserve(&w->out, 1) != FOLD_OK) {
+  if (e && e->queued > 0 && e->qprio < prio) prio = e->qprio;
+  kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
+  if (fold__kvw_out_push(&w->out, &o) != FOLD_OK) {
     free(msg);
     return fold__comm_fail(kv->c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory queueing a message to rank %d",
                            kv->c->rank, to);
   }
   if (e) {
-    if (e->queued > 0 && e->qprio < prio) prio = e->qprio;
     e->qprio = prio;
     e->queued++;
   }
-  kv_out o = {msg, bytes, to, type, prio, w->seq++, e};
-  return fold__heap_push(&w->out, &o); /* reserved: cannot fail */
+  return FOLD_OK;
 }
