@@ -6,7 +6,7 @@
 # BASE is any git commit-ish (3077f67, main, HEAD~5). The base is exported
 # with `git archive` and built in its own directory; the work tree is built
 # as it is, uncommitted changes included. Both are Release builds of the
-# fold-bench and foldrun targets only. Then, for each pair, every cell runs
+# fold-bench, foldrun (and fold-kvdist) targets only. Then, for each pair, every cell runs
 # once on each build, the order alternating between pairs (A B, B A, ...)
 # so that a drift of the machine's load hits both alike:
 #
