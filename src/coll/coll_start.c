@@ -38,17 +38,13 @@ static void state_teardown(void *p) {
   free(st);
 }
 
+/* A zeroed state in c's slot, or NULL (the error on c). */
 static fold__coll_state *state_attach(fold_comm *c) {
-  fold__coll_state *st = calloc(1, sizeof *st);
-  if (st == NULL) {
-    fold__error(c, FOLD_ENOMEM, "out of memory for the collectives' state");
-    return NULL;
-  }
-  if (fold__slot_attach(c, FOLD__SLOT_COLL, st, state_teardown) != FOLD_OK) {
-    free(st);
-    return NULL;
-  }
-  return st;
+  void *p;
+  return fold__slot_attach_new(c, FOLD__SLOT_COLL, sizeof(fold__coll_state), state_teardown, "the collectives' state",
+                               &p) == FOLD_OK
+             ? p
+             : NULL;
 }
 
 int fold__coll_state_init(fold_comm *c) {

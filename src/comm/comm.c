@@ -162,11 +162,8 @@ static void op_table_teardown(void *p) {
 }
 
 int fold__op_table_attach(fold_comm *c) {
-  fold__op_table *t = calloc(1, sizeof *t);
-  if (t == NULL) return fold__error(c, FOLD_ENOMEM, "out of memory for the user op table");
-  int rc = fold__slot_attach(c, FOLD__SLOT_OPS, t, op_table_teardown);
-  if (rc != FOLD_OK) free(t);
-  return rc;
+  void *t;
+  return fold__slot_attach_new(c, FOLD__SLOT_OPS, sizeof(fold__op_table), op_table_teardown, "the user op table", &t);
 }
 
 int fold__op_table_sync(fold_comm *k, const fold_comm *c) {

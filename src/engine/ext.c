@@ -58,6 +58,20 @@ int fold__slot_attach(fold_comm *c, fold__slot_id id, void *ptr, void (*teardown
   return rc;
 }
 
+int fold__slot_attach_new(fold_comm *c, fold__slot_id id, size_t size, void (*teardown)(void *ptr), const char *what,
+                          void **out) {
+  *out = NULL;
+  void *p = calloc(1, size);
+  if (p == NULL) return fold__error(c, FOLD_ENOMEM, "rank %d: out of memory for %s", c->rank, what);
+  int rc = fold__slot_attach(c, id, p, teardown);
+  if (rc != FOLD_OK) {
+    free(p);
+    return rc;
+  }
+  *out = p;
+  return FOLD_OK;
+}
+
 void *fold__slot_detach(fold_comm *c, fold__slot_id id) {
   c->svc->slot[id] = NULL;
   return fold__ext_detach(c, &slot_keys[id]);

@@ -40,6 +40,11 @@ typedef enum {
 } fold__slot_id;
 /* fold__ext_attach/detach for slot id (FOLD_EINVAL if it is attached). */
 int fold__slot_attach(fold_comm *c, fold__slot_id id, void *ptr, void (*teardown)(void *ptr));
+/* A zeroed state of `size` bytes in slot id, to *out, freed by teardown
+ * (which must free it) when the communicator goes. FOLD_OK, or FOLD_ENOMEM
+ * ("rank R: out of memory for <what>") or the attach's error, *out NULL. */
+int fold__slot_attach_new(fold_comm *c, fold__slot_id id, size_t size, void (*teardown)(void *ptr), const char *what,
+                          void **out);
 void *fold__slot_detach(fold_comm *c, fold__slot_id id);
 
 /* ---- the engine's per-communicator state (engine/ext.c) ---------------------------- */

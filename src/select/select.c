@@ -472,16 +472,12 @@ static void selection_teardown(void *p) {
 
 /* A fresh state in c's slot: nothing forced, no rules file. */
 static fold__selection *selection_attach(fold_comm *c) {
-  fold__selection *sel = calloc(1, sizeof *sel);
-  if (sel == NULL) {
-    fold__error(c, FOLD_ENOMEM, "out of memory for the selection state");
+  void *p;
+  if (fold__slot_attach_new(c, FOLD__SLOT_SELECT, sizeof(fold__selection), selection_teardown, "the selection state",
+                            &p) != FOLD_OK)
     return NULL;
-  }
+  fold__selection *sel = p;
   memset(sel->coll_algo, -1, sizeof sel->coll_algo);
-  if (fold__slot_attach(c, FOLD__SLOT_SELECT, sel, selection_teardown) != FOLD_OK) {
-    free(sel);
-    return NULL;
-  }
   return sel;
 }
 
