@@ -42,7 +42,7 @@ static void run(int pattern, int n, int pop_every) {
   ref r = {calloc((size_t)n, sizeof(kv_out)), 0};
   uint64_t seq = 0;
   int popped = 0, bad = 0;
-  kv_out got, want;
+  kv_out got = {0}, want = {0};
   for (int i = 0; i < n; i++) {
     kv_out m = {NULL, 0, i % 3, 0, prio_of(pattern, i), seq++, NULL};
     CHECK(fold__kvw_out_push(&o, &m) == FOLD_OK, "pattern %d: push %d failed", pattern, i);

@@ -179,10 +179,20 @@ int fold__inproc_create(int n, fold__tp **tps) {
     return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for %d ranks", n);
   w->n = n;
   atomic_init(&w->live, n);
+  /* The inbox locks are held for a few stores; a rank that finds one held
+   * spins a little before it sleeps (adaptive), instead of a futex wait and
+   * a wake per contended lock: a poll and a sender meet on it at every
+   * message (8 B allreduce, 2 threads on 2 cores: 2.5 futex calls and
+   * 4.0 us per call with plain mutexes, against 3.1 us before the lists
+   * change moved when they meet). */
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
   for (int i = 0; i < n; i++) {
-    pthread_mutex_init(&w->slot[i].lock, NULL);
+    pthread_mutex_init(&w->slot[i].lock, &ma);
     fold__list_init(&w->slot[i].in);
   }
+  pthread_mutexattr_destroy(&ma);
   for (int i = 0; i < n; i++) {
     inproc_tp *t = calloc(1, sizeof *t);
     if (t == NULL) {
