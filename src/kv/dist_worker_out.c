@@ -11,20 +11,33 @@ int32_t fold__kvw_reply_tag(struct fold__kv_worker *w) {
   return t;
 }
 
+/* Room for one more item at the end of a[head..n), an array of cap items
+ * of esize bytes whose front was consumed: empty, it starts again at 0;
+ * full, its items move down to the front when that has room, else it
+ * doubles. Returns the array (realloc may move it), or NULL when out of
+ * memory (a unchanged); *moved is set when indices into it changed. The
+ * requests' fifos and the outbox's fifo both grow this way. */
+static void *room_at_end(void *a, size_t *head, size_t *n, size_t *cap, size_t esize, int *moved) {
+  *moved = 0;
+  if (*head > 0 && (*head == *n || *n == *cap)) {
+    memmove(a, (char *)a + *head * esize, (*n - *head) * esize);
+    *n -= *head;
+    *head = 0;
+    *moved = 1;
+  }
+  if (*n < *cap) return a;
+  size_t c = *cap ? *cap * 2 : 64;
+  void *b = realloc(a, c * esize);
+  if (b != NULL) *cap = c;
+  return b;
+}
+
 static int fifo_add(struct fold__kv_worker *w, kv_fifo *f, kv_pend p) {
-  if (f->n == f->cap && f->head > 0) { /* room at the front: move down */
-    memmove(f->at, f->at + f->head, (f->n - f->head) * sizeof *f->at);
-    f->n -= f->head;
-    f->head = 0;
-    w->reaps++;
-  }
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 64;
-    kv_pend *at = realloc(f->at, cap * sizeof *at);
-    if (at == NULL) return FOLD_ENOMEM;
-    f->at = at;
-    f->cap = cap;
-  }
+  int moved;
+  kv_pend *at = room_at_end(f->at, &f->head, &f->n, &f->cap, sizeof *f->at, &moved);
+  if (moved) w->reaps++;
+  if (at == NULL) return FOLD_ENOMEM;
+  f->at = at;
   f->at[f->n++] = p;
   return FOLD_OK;
 }
@@ -143,20 +156,11 @@ void fold__kvw_out_free(kv_outbox *o) {
 }
 
 int fold__kvw_out_push(kv_outbox *o, const kv_out *m) {
-  if (o->head == o->n) o->head = o->n = 0;
   if (o->n > o->head && m->prio > o->run[o->n - 1].prio) return fold__heap_push(&o->heap, m);
-  if (o->n == o->cap && o->head > 0) {
-    memmove(o->run, o->run + o->head, (o->n - o->head) * sizeof *o->run);
-    o->n -= o->head;
-    o->head = 0;
-  }
-  if (o->n == o->cap) {
-    size_t cap = o->cap ? o->cap * 2 : 64;
-    kv_out *run = realloc(o->run, cap * sizeof *run);
-    if (run == NULL) return FOLD_ENOMEM;
-    o->run = run;
-    o->cap = cap;
-  }
+  int moved;
+  kv_out *run = room_at_end(o->run, &o->head, &o->n, &o->cap, sizeof *o->run, &moved);
+  if (run == NULL) return FOLD_ENOMEM;
+  o->run = run;
   o->run[o->n++] = *m;
   return FOLD_OK;
 }
