@@ -108,6 +108,9 @@ typedef struct fold__unexp {
   void *data;          /* eager payload (bytes long), or NULL for rendezvous */
   fold__tp *tp;        /* rendezvous: transport to pull from */
   void *cookie;        /* rendezvous: the transport's handle */
+  /* eager: how the record goes once its payload is taken (fold__unexp_free);
+   * NULL (fold__unexp_new's): free(). inproc returns records to its pool. */
+  void (*release)(struct fold__unexp *u);
 } fold__unexp;
 
 /* ---- tasks (nonblocking collectives and protocols) -----------------------

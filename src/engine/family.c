@@ -20,7 +20,7 @@ void fold__fam_reparent(struct fold__family *f, const fold_comm *c) {
 /* Release an unexpected record nobody will take. */
 void fold__unexp_drop(fold__unexp *u) {
   if (u->tp) u->tp->ops->pull(u->tp, u, NULL);
-  else free(u);
+  else fold__unexp_free(u);
 }
 
 /* ---- routing (called by the transports through the engine) ---------------------- */

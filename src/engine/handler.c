@@ -71,7 +71,7 @@ static void drop(fold_comm *c, fold__unexp *u) {
   if (u->tp == NULL) {
     if (fold__list_linked(&u->link)) { /* on c->unexp: no other list holds an eager one here */
       fold__list_unlink(&u->link);
-      free(u);
+      fold__unexp_free(u);
     }
     return;
   }

@@ -183,7 +183,7 @@ static void unexp_to_recv(fold__unexp *u, fold_request *r) {
     return;
   }
   fold__recv_fill(r, u->data, u->bytes);
-  free(u);
+  fold__unexp_free(u);
 }
 
 void fold__deliver_unexp(fold_comm *c, fold__unexp *u) {

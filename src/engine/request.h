@@ -2,6 +2,8 @@
 #ifndef FOLD_ENGINE_REQUEST_H
 #define FOLD_ENGINE_REQUEST_H
 
+#include <stdlib.h>
+
 #include "core/internal.h"
 
 /* ---- requests and matching (engine/request.c) -------------------------------------- */
@@ -63,6 +65,11 @@ static inline fold_request *fold__match_cid(fold_comm *root, uint32_t cid, int s
 /* Allocate an unexpected-message record with `eager_bytes` of payload room
  * (data points at it; 0 for rendezvous: data = NULL). */
 fold__unexp *fold__unexp_new(int src, int ctx, int tag, size_t bytes, size_t eager_bytes);
+/* Free an eager record whose payload was taken or dropped: its release, or free(). */
+static inline void fold__unexp_free(fold__unexp *u) {
+  if (u->release) u->release(u);
+  else free(u);
+}
 /* Hand a fully arrived unexpected message to the engine: it goes to the
  * oldest matching posted receive if one appeared meanwhile (payload copied,
  * record freed), else to the unexpected queue. Owner thread only. */

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -18,14 +19,37 @@
  * sender's buffer, one copy in all, and completes the sender's request. */
 #define INPROC_EAGER 65536
 
+/* Messages of up to INPROC_POOLED payload bytes come from the sending rank's
+ * pool, and the rank that takes one (another thread) gives it back there:
+ * no malloc in one thread and free in another, which contended for glibc's
+ * arena lock (a KV push and its ack, 2 threads: 0.2 futex calls per push).
+ * A rank keeps up to INPROC_POOL_KEEP of them ready; more go back to malloc. */
+#define INPROC_POOLED 256
+#define INPROC_POOL_KEEP 1024
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Rendezvous claim word (fold_request.rdv): who may touch the sender's buffer. */
 enum { RDV_OFFERED = 0, RDV_COPYING = 1, RDV_TAKEN = 2, RDV_REVOKED = 3 };
 /* slot.gone */
 enum { ALIVE = 0, LEFT = 1, FAILED = 2 };
 
+struct inproc_slot;
+
 typedef struct inproc_msg {
-  fold__unexp u;      /* first: eager records are freed by the engine with free() */
+  fold__unexp u;      /* first: the engine releases eager records through u.release */
   fold_request *sreq; /* rendezvous: the sender's request (one reference), else NULL */
+  /* Pooled (u.release set): the slot whose pool it goes back to, and the
+   * link in that pool; the rest of the record is poisoned there under ASan. */
+  struct inproc_slot *home;
+  struct inproc_msg *next_free;
 } inproc_msg;
 
 typedef struct inproc_slot {
@@ -39,6 +63,10 @@ typedef struct inproc_slot {
    * threads sleep on it (ring writes it while any do). */
   atomic_int efd1;
   atomic_int fd_sleepers;
+  /* Pooled messages given back by whoever took them (a stack any thread
+   * pushes on; the owner takes it whole, so a popped record never comes
+   * back under a pusher's feet). Its own cache line: the takers write it. */
+  alignas(64) _Atomic(struct inproc_msg *) given_back;
 } inproc_slot;
 
 typedef struct inproc_world {
@@ -56,12 +84,77 @@ typedef struct inproc_tp {
   unsigned bell_seen;     /* our slot's bell when the last poll took the inbox */
   int shut;
   fold__list rdv;         /* our rendezvous sends not yet taken (one reference each) */
+  inproc_msg *pool;       /* pooled messages ready to send (next_free), npool of them */
+  int npool;
 } inproc_tp;
 
 static const fold__tp_ops inproc_ops;
 static int inproc_poll(fold__tp *tp);
 
 /* ---- helpers ---------------------------------------------------------------- */
+
+/* A pooled message goes home (any thread; u.release of pooled records). */
+static void pool_give_back(fold__unexp *u) {
+  inproc_msg *m = (inproc_msg *)u;
+  _Atomic(inproc_msg *) *top = &m->home->given_back;
+  POOL_POISON(m, offsetof(inproc_msg, home));
+  POOL_POISON(m + 1, INPROC_POOLED);
+  inproc_msg *old = atomic_load(top);
+  do
+    m->next_free = old;
+  while (!atomic_compare_exchange_weak(top, &old, m));
+}
+
+/* Free a message this transport made (pooled or not). */
+static void msg_free(inproc_msg *m) {
+  fold__unexp_free(&m->u);
+}
+
+/* A message with room for `payload` bytes, zeroed up to its payload. */
+static inproc_msg *msg_get(inproc_tp *t, size_t payload) {
+  inproc_msg *m;
+  if (payload > INPROC_POOLED) {
+    m = malloc(sizeof *m + payload);
+    if (m) memset(m, 0, sizeof *m);
+    return m;
+  }
+  if (t->pool == NULL) { /* take what the other ranks gave back, keep up to INPROC_POOL_KEEP */
+    inproc_msg *back = atomic_exchange(&t->w->slot[t->rank].given_back, NULL);
+    while (back) {
+      inproc_msg *next = back->next_free;
+      if (t->npool < INPROC_POOL_KEEP) {
+        back->next_free = t->pool;
+        t->pool = back;
+        t->npool++;
+      } else {
+        POOL_UNPOISON(back, sizeof *back + INPROC_POOLED);
+        free(back);
+      }
+      back = next;
+    }
+  }
+  if ((m = t->pool) != NULL) {
+    t->pool = m->next_free;
+    t->npool--;
+    POOL_UNPOISON(m, sizeof *m + INPROC_POOLED);
+  } else if ((m = malloc(sizeof *m + INPROC_POOLED)) == NULL) {
+    return NULL;
+  }
+  memset(m, 0, sizeof *m);
+  m->home = &t->w->slot[t->rank];
+  m->u.release = pool_give_back;
+  return m;
+}
+
+/* Free a chain of pooled messages (next_free) for good. */
+static void pool_free_chain(inproc_msg *m) {
+  while (m) {
+    inproc_msg *next = m->next_free;
+    POOL_UNPOISON(m, sizeof *m + INPROC_POOLED);
+    free(m);
+    m = next;
+  }
+}
 
 static void ring(inproc_slot *s) {
   atomic_fetch_add(&s->bell, 1);
@@ -112,7 +205,7 @@ static void drain_inbox_for_good(inproc_tp *t, int how) {
     inproc_msg *m = (inproc_msg *)u;
     if (m->sreq)
       refuse_rdv(t->w, m, FOLD_EPEER);
-    free(m);
+    msg_free(m);
   }
 }
 
@@ -136,7 +229,7 @@ static void deliver(inproc_tp *t, inproc_msg *m, fold_request *r) {
   fold_request *s = m->sreq;
   if (s == NULL) {
     fold__recv_fill(r, m->u.data, m->u.bytes);
-    free(m);
+    msg_free(m);
     return;
   }
   int exp = RDV_OFFERED;
@@ -159,7 +252,7 @@ static void deliver(inproc_tp *t, inproc_msg *m, fold_request *r) {
     ring(&t->w->slot[m->u.src]);
   }
   fold__req_unref(s);
-  free(m);
+  msg_free(m);
 }
 
 /* Drop taken offers from our list. */
@@ -174,7 +267,11 @@ static void prune_rdv(inproc_tp *t) {
 /* ---- create --------------------------------------------------------------------- */
 
 int fold__inproc_create(int n, fold__tp **tps) {
-  inproc_world *w = calloc(1, sizeof *w + (size_t)n * sizeof(inproc_slot));
+  /* aligned: each slot's given_back has a cache line of its own */
+  size_t wbytes = sizeof(inproc_world) + (size_t)n * sizeof(inproc_slot);
+  inproc_world *w = aligned_alloc(alignof(inproc_slot), wbytes);
+  if (w)
+    memset(w, 0, wbytes);
   if (w == NULL)
     return fold__error(NULL, FOLD_ENOMEM, "fold_comm_init_threads: out of memory for %d ranks", n);
   w->n = n;
@@ -218,11 +315,10 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
   inproc_tp *t = (inproc_tp *)tp;
   fold_comm *c = tp->comm;
   int eager = r->bytes <= INPROC_EAGER;
-  inproc_msg *m = malloc(sizeof *m + (eager ? r->bytes : 0));
+  inproc_msg *m = msg_get(t, eager ? r->bytes : 0);
   if (m == NULL)
     return fold__error(c, FOLD_ENOMEM, "fold_send: rank %d: out of memory sending %zu bytes to rank %d", c->rank,
                        r->bytes, r->peer);
-  memset(m, 0, sizeof *m);
   m->u.src = t->rank;
   m->u.cid = r->cid;
   m->u.ctx = r->ctx;
@@ -246,7 +342,7 @@ static int inproc_isend(fold__tp *tp, fold_request *r) {
   if (gone) {
     if (m->sreq)
       fold__req_unref(r);
-    free(m);
+    msg_free(m);
     /* Whatever the peer sent before it went (a report of why it failed, in
      * particular) comes first. */
     inproc_poll(tp);
@@ -387,7 +483,7 @@ static int inproc_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
   inproc_msg *m = (inproc_msg *)u;
   if (r == NULL) {
     refuse_rdv(t->w, m, FOLD_EPEER);
-    free(m);
+    msg_free(m);
     return FOLD_OK;
   }
   deliver(t, m, r);
@@ -399,7 +495,7 @@ static int inproc_pull(fold__tp *tp, fold__unexp *u, fold_request *r) {
 /* fold__unexp_take_tp's drop: an offer of ours the engine had queued. */
 static void refuse_queued(fold__unexp *u, void *w) {
   refuse_rdv(w, (inproc_msg *)u, FOLD_EPEER);
-  free(u);
+  msg_free((inproc_msg *)u);
 }
 
 static void inproc_shutdown(fold__tp *tp, int status) {
@@ -428,11 +524,16 @@ static void inproc_destroy(fold__tp *tp) {
     revoke_own_rdv(t, FOLD_EPEER);
     ring_all(w);
   }
+  pool_free_chain(t->pool);
   free(t);
+  /* Records in other ranks' hands still come back to our slot's stack:
+   * they are freed with the world, which lives while any rank does. */
   if (atomic_fetch_sub(&w->live, 1) == 1) {
     close_efds(w);
-    for (int i = 0; i < w->n; i++)
+    for (int i = 0; i < w->n; i++) {
       pthread_mutex_destroy(&w->slot[i].lock);
+      pool_free_chain(atomic_load(&w->slot[i].given_back));
+    }
     free(w);
   }
 }
