@@ -16,7 +16,8 @@
  * with random slow ranks), late (a straggler over several calls: the
  * late rank's memory, the estimate of T, a rank late once), timeout (a straggler past FOLD_TIMEOUT),
  * refuse (a non-commutative op), mp (under foldrun: processes, a rank
- * delayed; `mp kill` kills one rank: the others fail with FOLD_EPEER). */
+ * delayed, allreduce in place in every other call; `mp kill` kills one
+ * rank: the others fail with FOLD_EPEER). */
 
 static int64_t val(int r, size_t i, int call) { return (int64_t)r * 1000003 + (int64_t)(i % 1013) * 7 + call; }
 
@@ -422,8 +423,13 @@ static int run_mp(int kill_one) {
       int64_t *in = malloc((in_n + 1) * sizeof *in), *out = malloc((cnt + 1) * sizeof *out);
       for (size_t i = 0; i < in_n; i++) in[i] = val(me, i, call);
       if (kill_one && call == 1 && k == 4 && me == 3) _exit(0); /* dies while the others may route around it */
+      /* allreduce in place in every other call: the left neighbour's
+       * allgather block is then received into the result as soon as our
+       * first send (which reads that part) is complete */
+      int in_place = !rs && call % 2 == 1;
+      if (in_place) memcpy(out, in, cnt * sizeof *in);
       int rc = rs ? fold_reduce_scatter(in, out, cnt, FOLD_INT64, FOLD_SUM, c)
-                  : fold_allreduce(in, out, cnt, FOLD_INT64, FOLD_SUM, c);
+                  : fold_allreduce(in_place ? out : in, out, cnt, FOLD_INT64, FOLD_SUM, c);
       if (kill_one && call == 1 && k == 4) {
         fprintf(stderr, "rank %d: %d %s\n", me, rc, fold_comm_last_error(c));
         /* every survivor fails with FOLD_EPEER; its neighbours name rank 3
