@@ -31,6 +31,9 @@ add_test(NAME bench_allreduce_user_loop COMMAND ${FOLD_BENCH_CHECK} ${CMAKE_BINA
 set_tests_properties(bench_allreduce bench_reduce_scatter bench_allgather bench_alltoall bench_all
   bench_allreduce_algos bench_reduce_tcp_json bench_allreduce_sum_exact bench_allreduce_user_loop
   PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE)
+# fold-skip-pattern (bench/straggler/pattern_bench.sh's runs): its line, the calls it counts, `some` without a whole cycle refused.
+add_test(NAME bench_skip_pattern COMMAND ${FOLD_TEST_DIR}/bench/skip_pattern_check.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(bench_skip_pattern PROPERTIES TIMEOUT 120)
 # bench/regress.sh's command line (its runs build two trees: not a unit test).
 add_test(NAME bench_regress_usage COMMAND ${FOLD_TEST_DIR}/bench/regress_check.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(bench_regress_usage PROPERTIES TIMEOUT 60)

@@ -17,11 +17,14 @@
  * ms_per_step: the median wall time of a timed step on rank 0 (the steps
  * run back to back after a barrier; a median, because on a shared host a
  * few steps take 10-20 times the others (page faults, descheduling) and
- * decide a mean of 9-30 steps);
+ * decide a mean of 9-30 steps). For `some`, the median over its cycles of
+ * 4 steps (2 late, 2 not) of a cycle's mean step: the median of single
+ * steps, half of them late, fell on one side or the other by chance;
  * named/calls: in how many of the timed calls rank (s+1) % n named the
  * straggler s (the lowest rank FOLD_INJECT_DELAY delays; 2 if none) in
- * fold_comm_last_skips. v: every rank prints each call's time and whom
- * it routed around on stderr. */
+ * fold_comm_last_skips; for `some`, of the calls of its late steps only.
+ * v: every rank prints each call's time and whom it routed around on
+ * stderr. */
 
 #define MIB (1024 * 1024)
 
@@ -114,15 +117,26 @@ int main(int argc, char **argv) {
         return 1;
       }
       int who = -1;
-      if (s >= warm) {
+      if (s >= warm && (!some || s % 4 < 2)) {
         calls++;
         if (fold_comm_last_skips(c, &who, 1) > 0 && who == slow) named++;
       }
     }
     if (s >= warm) st[s - warm] = now_s() - t0;
   }
-  qsort(st, (size_t)steps, sizeof *st, cmp_double); /* the median step */
-  double med = steps % 2 ? st[steps / 2] : (st[steps / 2 - 1] + st[steps / 2]) / 2;
+  int nst = steps;
+  if (some) { /* a cycle's mean step, per whole cycle of 4 timed steps */
+    int k = 0;
+    for (int s0 = (warm + 3) / 4 * 4; s0 + 4 <= warm + steps; s0 += 4)
+      st[k++] = (st[s0 - warm] + st[s0 - warm + 1] + st[s0 - warm + 2] + st[s0 - warm + 3]) / 4;
+    if (k == 0) {
+      fprintf(stderr, "fold-skip-pattern: some needs a whole cycle of 4 timed steps\n");
+      return 2;
+    }
+    nst = k;
+  }
+  qsort(st, (size_t)nst, sizeof *st, cmp_double); /* the median step (cycle) */
+  double med = nst % 2 ? st[nst / 2] : (st[nst / 2 - 1] + st[nst / 2]) / 2;
   free(st);
   c->svc->inject_delay_ns = 0;
   int64_t got = me == watch ? named : 0, tot = 0;
