@@ -210,7 +210,7 @@ int fold__progress_one(fold_comm *c, int poll) {
     step_tasks(c);
     if (!fold__list_empty(&c->svc->watchers) && !fold__comm_failed(c))
       run_watchers(c);
-    c->svc->flushed = fold__tx_batch_end(c); /* see wait_until */
+    c->svc->flushed |= fold__tx_batch_end(c); /* see wait_until */
   }
   return fold__comm_failed(c);
 }

@@ -68,9 +68,11 @@ struct fold__svc {
   int64_t idle_since;
   int idle_yielded;
   uint64_t idle_yields;
-  /* the last progress pass ended with a flush that wrote held sends: they
-   * completed after the tasks stepped, so a wait must not sleep before the
-   * next pass lets the tasks see them */
+  /* the last progress pass left its tasks work they can do at once: its
+   * flush wrote held sends (they completed after the tasks stepped), or a
+   * receive posted in it took a message already here (fold__recv_post),
+   * so a task returned waiting on a request that is complete. A wait must
+   * not sleep before the next pass lets the tasks see them. */
   int flushed;
   /* the task whose first step fold__task_start runs (not yet listed in
    * c->tasks): a failure report counts it among the pending calls */
