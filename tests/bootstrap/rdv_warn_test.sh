@@ -12,7 +12,8 @@ set -u
 W=$1 CASE=$2
 T=$(mktemp -d /tmp/fold-rdvwarn.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-PORT=$(( 30000 + ($$ % 20000) ))
+. "$(dirname "$0")/../free_port.sh"
+PORT=$(free_port)
 run() { # rank size store
   env -i PATH=/usr/bin:/bin FOLD_RANK=$1 FOLD_SIZE=$2 FOLD_STORE=$3 FOLD_JOB_TOKEN=rdvwarn$$ FOLD_TIMEOUT=6 \
     FOLD_TRANSPORT=tcp timeout 60 "$W" "$2" all > "$T/o.$1" 2> "$T/e.$1"

@@ -9,18 +9,7 @@
 #   TCPStore holds MASTER_PORT; FOLD_STORE=auto then becomes tcp://127.0.0.1:<another free port>.
 set -euo pipefail
 L=$1 N=$2 B=$3; shift 3
-# A port below the kernel's ephemeral range (no outgoing connection takes
-# one there between this choice and the store's bind) with no socket on it.
-free_port() {
-  local lo p i
-  lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-  [ "$lo" -gt 12000 ] 2>/dev/null || lo=32768
-  for i in $(seq 50); do
-    p=$((10000 + RANDOM % (lo - 10000)))
-    [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && break
-  done
-  echo "$p"
-}
+. "$(dirname "$0")/../free_port.sh"
 by_hand() { # by_hand RANKVAR SIZEVAR prog...: start N processes with rank/size variables, rank 0 serves the store
   local rv=$1 sv=$2; shift 2
   local port; port=$(free_port)
