@@ -111,11 +111,6 @@ foreach(t shm tcp)
   set_tests_properties(ring_skip_kill_${t} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE
                        ENVIRONMENT "FOLD_INJECT_DELAY=3:0.002;FOLD_SKIP_T=0.0005")
 endforeach()
-# in place between idle gaps, with a straggler in late mode: no call waits for the next call's traffic
-foreach(t shm tcp)
-  add_test(NAME ring_skip_gap_${t} COMMAND foldrun -n 4 --transport ${t} --timeout 60 -- $<TARGET_FILE:ring_skip_test> gap)
-  set_tests_properties(ring_skip_gap_${t} PROPERTIES TIMEOUT 90 ENVIRONMENT "FOLD_INJECT_DELAY=1:0.002")
-endforeach()
 # ring_skip in a training loop's pattern (virtual time): sizes interleaved
 # (4 MiB / 8 B, 1 MiB / 64 KiB, a DDP-like step), a straggler late in some
 # calls only, a size seen for the first time, the threshold's noise margin,

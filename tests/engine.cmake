@@ -1,6 +1,6 @@
-# tests/engine.cmake — the engine's services: timers, extension slots, message handlers, FOLD_INJECT_DELAY, tasks and watchers.
+# tests/engine.cmake — the engine's services: timers (and a wait after a task's receive took an arrived message), extension slots, message handlers, FOLD_INJECT_DELAY, tasks and watchers.
 fold_add_test_exe(engine_timer engine/engine_timer.c)
-foreach(case threads_order threads_periodic threads_wait sim_exact sim_periodic sim_at sim_failed)
+foreach(case threads_order threads_periodic threads_wait threads_postmatch sim_exact sim_periodic sim_at sim_failed)
   add_test(NAME engine_timer_${case} COMMAND engine_timer ${case})
   set_tests_properties(engine_timer_${case} PROPERTIES TIMEOUT 30)
 endforeach()

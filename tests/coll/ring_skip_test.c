@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/engine.h" /* the late case switches a straggler off between calls */
@@ -18,8 +17,7 @@
  * late rank's memory, the estimate of T, a rank late once), timeout (a straggler past FOLD_TIMEOUT),
  * refuse (a non-commutative op), mp (under foldrun: processes, a rank
  * delayed, allreduce in place in every other call; `mp kill` kills one
- * rank: the others fail with FOLD_EPEER), gap (under foldrun with a
- * straggler: in place, idle gaps between calls, every call prompt). */
+ * rank: the others fail with FOLD_EPEER). */
 
 static int64_t val(int r, size_t i, int call) { return (int64_t)r * 1000003 + (int64_t)(i % 1013) * 7 + call; }
 
@@ -455,65 +453,7 @@ static int run_mp(int kill_one) {
   return 0;
 }
 
-/* In place between idle gaps, a straggler in late mode (run under foldrun
- * with FOLD_INJECT_DELAY=1:0.002): a rank whose allgather receive, posted
- * after its left neighbour's block had arrived, took that block at once
- * slept on until the next call's traffic woke it (10 ms a call with a 10 ms
- * gap on shm; engine/request.c). A call after a gap takes what one back
- * to back takes. */
-static double gap_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int run_gap(void) {
-  fold_comm *c;
-  if (fold_init(&c) != FOLD_OK) {
-    fprintf(stderr, "fold_init: %s\n", fold_comm_last_error(NULL));
-    return 1;
-  }
-  int me = fold_comm_rank(c), n = fold_comm_size(c);
-  CHECK_RC(fold_comm_set_algo(c, "allreduce=ring_skip"), FOLD_OK, c);
-  enum { CALLS = 9, COUNT = 38282, TIMED = CALLS - 2 };
-  int64_t *b = malloc(COUNT * sizeof *b);
-  double med[2]; /* the median call back to back, and after an idle gap */
-  for (int phase = 0; phase < 2; phase++) {
-    double t[TIMED];
-    for (int call = 0; call < CALLS; call++) {
-      for (size_t i = 0; i < COUNT; i++) b[i] = val(me, i, call);
-      if (phase == 1) usleep(300000);
-      double t0 = gap_now_s();
-      CHECK_RC(fold_allreduce(b, b, COUNT, FOLD_INT64, FOLD_SUM, c), FOLD_OK, c);
-      if (call >= 2) t[call - 2] = gap_now_s() - t0; /* the straggler is in late mode from the third call */
-      for (size_t i = 0; i < COUNT; i++) CHECK(b[i] == want(n, i, call));
-    }
-    for (int i = 0; i < TIMED; i++)
-      for (int j = i + 1; j < TIMED; j++)
-        if (t[j] < t[i]) {
-          double x = t[i];
-          t[i] = t[j];
-          t[j] = x;
-        }
-    med[phase] = t[TIMED / 2];
-  }
-  /* a call that slept through lasted until the engine's 50 ms cap on one
-   * sleep ended it: 50 ms more than back to back, at any machine speed */
-  printf("rank %d: in place, median call %.1f ms back to back, %.1f ms after 300 ms gaps\n", me, med[0] * 1e3,
-         med[1] * 1e3);
-  CHECK(med[1] < med[0] + 0.025);
-  free(b);
-  CHECK_RC(fold_barrier(c), FOLD_OK, c);
-  fold_comm_destroy(c);
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "gap") == 0) {
-    run_gap();
-    fflush(stdout);
-    return 0; /* CHECK exits non-zero on failure */
-  }
   if (argc >= 2 && strcmp(argv[1], "mp") == 0) {
     run_mp(argc == 3 && strcmp(argv[2], "kill") == 0);
     fflush(stdout);
