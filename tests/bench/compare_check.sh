@@ -54,11 +54,15 @@ while i < len(text):
         for l in libs:
             if l in pair and cells[l] != "n/a" and pair[l] in cells:
                 pt, ft = float(cells[l]), float(cells[pair[l]])
-                want, got = pt / ft, float(cells["r(%s)" % l])
+                got = float(cells["r(%s)" % l])
                 # the ratio is printed to 0.01 and made from unrounded times;
-                # the times are printed to 0.01 us (1 us from 1e5 up)
+                # the times are printed to 0.01 us (1 us from 1e5 up): the
+                # ratio of the unrounded times lies between these bounds
+                # (exact, not first-order: a 64 B alltoall that took MPICH
+                # 6,400 times fold's time sat 0.009 outside the linear bound)
                 err = lambda t: 0.005 if t < 1e5 else 0.5
-                assert abs(got - want) <= 0.0051 + want * (err(pt) / pt + err(ft) / ft), (title, l, got, want, r)
+                lo, hi = (pt - err(pt)) / (ft + err(ft)), (pt + err(pt)) / (ft - err(ft))
+                assert lo - 0.0051 <= got <= hi + 0.0051, (title, l, got, (lo, hi), r)
                 checked += 1
     assert checked > 0, (title, "no ratio checked")
 assert tables >= 6, ("tables", tables)
