@@ -189,7 +189,7 @@ int fold__progress_one(fold_comm *c, int poll) {
   int st = fold__comm_failed(c);
   if (st)
     return st;
-  c->svc->flushed = 0;
+  c->svc->pass_again = 0;
   if (poll)
     fold__poll_transports(c);
   fold__handlers_run(c); /* a peer's failure report included: it may set c->poison */
@@ -210,7 +210,7 @@ int fold__progress_one(fold_comm *c, int poll) {
     step_tasks(c);
     if (!fold__list_empty(&c->svc->watchers) && !fold__comm_failed(c))
       run_watchers(c);
-    c->svc->flushed |= fold__tx_batch_end(c); /* see wait_until */
+    c->svc->pass_again |= fold__tx_batch_end(c); /* see wait_until */
   }
   return fold__comm_failed(c);
 }
@@ -396,8 +396,9 @@ static int wait_until(fold_comm *c, fold_request *r, const char *op, int64_t *st
      * its sends), and no transport would end a sleep for it when every
      * peer waits for this rank: pass again first. (tcp, 4 ranks, ring and
      * then a barrier, one rank 2 ms late: 4 calls in 30 slept the 50 ms
-     * cap before this.) */
-    if (c->svc->flushed)
+     * cap before this.) Likewise after a receive that took an arrived
+     * message at its post (engine/request.c). */
+    if (c->svc->pass_again)
       continue;
     int64_t left = (stop < deadline ? stop : deadline) - now;
     int64_t timer = fold__timer_next(c) - now; /* never sleep past a timer's deadline */

@@ -112,7 +112,7 @@ static void *helper_main(void *arg) {
       step_aside(pt);
       continue;
     }
-    if (pt->stop || !pending(c) || m->svc->flushed) /* flushed: its tasks see those sends next pass (wait_until) */
+    if (pt->stop || !pending(c) || m->svc->pass_again) /* its tasks have work the next pass lets them see (wait_until) */
       continue;
     if (pt->ep < 0) {
       pthread_mutex_unlock(&pt->mu);

@@ -227,9 +227,9 @@ int fold__recv_post(fold_comm *c, fold_request *r) {
     fold__handler_note_taken(c, u);
     unexp_to_recv(u, r);
     /* complete now, and the task that posted it may have gone on waiting:
-     * the wait passes again before it sleeps (svc->flushed; ring_skip in
+     * the wait passes again before it sleeps (svc->pass_again; ring_skip in
      * place on shm slept until the next call's traffic woke it, 10 ms) */
-    c->svc->flushed = 1;
+    c->svc->pass_again = 1;
     return FOLD_OK;
   }
   fold__list_push_back(&c->posted, &r->link);

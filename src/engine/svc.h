@@ -73,7 +73,7 @@ struct fold__svc {
    * receive posted in it took a message already here (fold__recv_post),
    * so a task returned waiting on a request that is complete. A wait must
    * not sleep before the next pass lets the tasks see them. */
-  int flushed;
+  int pass_again;
   /* the task whose first step fold__task_start runs (not yet listed in
    * c->tasks): a failure report counts it among the pending calls */
   fold__task *starting;

@@ -423,9 +423,9 @@ static int run_mp(int kill_one) {
       int64_t *in = malloc((in_n + 1) * sizeof *in), *out = malloc((cnt + 1) * sizeof *out);
       for (size_t i = 0; i < in_n; i++) in[i] = val(me, i, call);
       if (kill_one && call == 1 && k == 4 && me == 3) _exit(0); /* dies while the others may route around it */
-      /* allreduce in place in every other call: the left neighbour's
-       * allgather block is then received into the result as soon as our
-       * first send (which reads that part) is complete */
+      /* allreduce in place in every other call: our first send reads the
+       * part of the result where the left neighbour's allgather block goes,
+       * so that block is received only after our reduce-scatter */
       int in_place = !rs && call % 2 == 1;
       if (in_place) memcpy(out, in, cnt * sizeof *in);
       int rc = rs ? fold_reduce_scatter(in, out, cnt, FOLD_INT64, FOLD_SUM, c)
