@@ -114,9 +114,10 @@ endforeach()
 # ring_skip in a training loop's pattern (virtual time): sizes interleaved
 # (4 MiB / 8 B, 1 MiB / 64 KiB, a DDP-like step), a straggler late in some
 # calls only, a size seen for the first time, the threshold's noise margin,
-# a persistent straggler late by less than alpha*T, and one late once.
+# a persistent straggler late by less than alpha*T, one late once, and one
+# late in bursts.
 fold_add_test_exe(ring_skip_mix_test coll/ring_skip_mix_test.c)
-foreach(case alt alt2 ddp some newsize noise small once)
+foreach(case alt alt2 ddp some newsize noise small once bursts)
   add_test(NAME ring_skip_mix_${case} COMMAND ring_skip_mix_test ${case})
   set_tests_properties(ring_skip_mix_${case} PROPERTIES TIMEOUT 120)
 endforeach()

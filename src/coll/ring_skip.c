@@ -49,7 +49,10 @@
  * row by more than handing on costs): from its first position on it
  * passes partials and its raw contribution on without reducing, so the
  * only reduction left on it is its own block's last one, which also tells
- * it whether it is still late.
+ * it whether it is still late. A rank that was in late mode and late
+ * remembers it for LATE_MEMORY measuring calls on time (late_memory);
+ * meanwhile one late reduction hands the rest of a call on (a straggler
+ * late in bursts is handed on from a burst's first call).
  *
  * T is estimated online per communicator (ring_skip_comm.c); FOLD_SKIP_T,
  * FOLD_SKIP_TTRANS and FOLD_SKIP_ALPHA override. Integer results equal the
@@ -254,6 +257,19 @@ static int advance(rs_call *s) {
       position_done(s, 0);
     } else if (p < n - 1) {
       int full = s->acc_cov[j] == p;
+      /* A straggler of late (late_memory: a call in late mode found us
+       * late within the last LATE_MEMORY measuring calls) that finds
+       * itself late again at a reduction of this call, by more than
+       * handing on costs, hands on the rest of this call: a straggler
+       * late in bursts is then handed on from the first call of a burst
+       * (LATE_CALLS calls in a row would start late mode when the burst
+       * is half over). One late reduction of a rank never found late
+       * in late mode (preempted once) changes nothing. */
+      if (!s->late && s->rc->late_memory > 0 && s->late_min_ns > s->bar_ns && s->threshold_ns > 0) {
+        s->late = 1;
+        RS_TRACE(s, "late again by %.1f us (bar %.1f us): handing on from step %d", (double)s->late_min_ns / 1e3,
+                 (double)s->bar_ns / 1e3, p);
+      }
       /* Late in the last call: hand on at once, partials come through
        * (own_sent) as they arrive. Otherwise the paper's rule from the
        * slow rank's side: our left neighbour's partial has waited for us
@@ -322,8 +338,16 @@ static void call_end(rs_call *s, int status) {
      * threshold, or above its own bar after LATE_CALLS such calls
      * (fold__rs_threshold). */
     if (s->late_min_ns >= 0) {
-      rc->late_calls = s->late_min_ns > s->noise_ns ? rc->late_calls + 1 : 0;
+      int found = s->late_min_ns > s->noise_ns;
+      rc->late_calls = found ? rc->late_calls + 1 : 0;
       rc->late_ns = s->late_min_ns;
+      /* How a straggler is remembered, and forgotten: a call in late
+       * mode that found us late again sets it; each measuring call that
+       * found us on time takes one off. */
+      if (found && s->late)
+        rc->late_memory = LATE_MEMORY;
+      else if (!found && rc->late_memory > 0)
+        rc->late_memory--;
     }
     rc->left_suspect = s->saw_late || s->left_late;
   }

@@ -16,6 +16,9 @@ enum { MARGIN_Q = 50, MARGIN_K = 2, CONFIRM = 4 };
 /* LATE_CALLS: how many calls in a row must find us late (above the measure's noise level) before a lateness
  * under the threshold, but above what handing our reductions on costs, puts us in late mode (ring_skip_comm.c). */
 enum { LATE_CALLS = 2 };
+/* LATE_MEMORY: for how many measuring calls that found us on time a rank that was a confirmed straggler (a call in
+ * late mode that measured it late) still hands on the rest of a call at its first late reduction (ring_skip.c). */
+enum { LATE_MEMORY = 8 };
 
 /* A partial's header. t_us: the sender's own estimate of T (see
  * t_sample); ttrans_us: what the sender measured of its link to us (a
@@ -102,6 +105,7 @@ struct rs_comm {
   rs_class cls[NCLASS];
   int64_t late_ns;  /* how late the last call that measured it found us (a straggler is late at every size) */
   int late_calls;   /* calls in a row, of those that measured it, that found us late (above their noise_ns) */
+  int late_memory;  /* LATE_MEMORY after a call in late mode found us late, less one per measuring call on time */
   int left_suspect; /* the left neighbour was late in the last call (ring_skip_comm.c, CONFIRM) */
   double alpha, t_env_ns, ttrans_env_ns; /* the environment's values (t_env 0: estimate; ttrans_env -1: measure) */
   int64_t floor_ns; /* the least threshold with T estimated: a time slice when ranks share CPUs, else 0 */
