@@ -49,6 +49,11 @@ add_test(NAME coll_mismatch COMMAND coll_mismatch)
 add_test(NAME coll_mismatch_shm COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-shm 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 add_test(NAME coll_mismatch_tcp COMMAND ${FOLD_TEST_DIR}/launch/with_launcher.sh foldrun-tcp 4 ${CMAKE_BINARY_DIR} $<TARGET_FILE:coll_mismatch> --procs)
 set_tests_properties(coll_mismatch coll_mismatch_shm coll_mismatch_tcp PROPERTIES TIMEOUT 300)
+# A mismatch reported by a peer fails the collectives from the mismatched one
+# on; an earlier one whose data is all here still completes (3 threads, 20 times).
+fold_add_test_exe(coll_mismatch_order coll/coll_mismatch_order.c check.c)
+add_test(NAME coll_mismatch_order COMMAND coll_mismatch_order)
+set_tests_properties(coll_mismatch_order PROPERTIES TIMEOUT 120)
 # A rank that comes late to a collective that timed out on the others
 # fails too (never FOLD_OK on the data it finds waiting), and the ranks
 # that timed out all name the silent rank, not one that only waited:

@@ -55,6 +55,14 @@ const char *fold__lost_why(const fold_comm *c, int p);
 void fold__lost_notes_free(fold_comm *c);
 /* Fail with the status and text a peer reported (c->poison). */
 void fold__comm_act_on_poison(fold_comm *c);
+/* Whether c->poison is to be acted on now: a report of a cause all fail
+ * on (a mismatch) says that the sender's collectives from call number
+ * c->poison_from on failed; a collective of ours numbered below it is not
+ * part of that and may still complete (its data here or on the way), so
+ * the report waits until none is pending. Those from poison_from on fail
+ * at their next step (fold__coll_told); a peer lost meanwhile acts on it
+ * at once (fold__fail_for_lost). */
+int fold__poison_due(const fold_comm *c);
 /* Fail comm like fold__comm_fail, but first tell every peer (a message on
  * FOLD__CTX_SYS carrying `msg`, flushed for a bounded time) so that they
  * fail with the same status and text instead of waiting: used when this

@@ -193,7 +193,7 @@ int fold__progress_one(fold_comm *c, int poll) {
   if (poll)
     fold__poll_transports(c);
   fold__handlers_run(c); /* a peer's failure report included: it may set c->poison */
-  if (c->poison && !fold__comm_failed(c))
+  if (c->poison && !fold__comm_failed(c) && fold__poison_due(c))
     fold__comm_act_on_poison(c);
   if (c->lost_fail_pending && !fold__comm_failed(c)) {
     int p = c->lost_fail_pending - 1;
