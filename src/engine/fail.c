@@ -391,6 +391,10 @@ static void chain_text(const fold_comm *c, int who, char *msg, size_t cap) {
 
 int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *self_msg) {
   if (fold__comm_failed(c)) return c->fail_status;
+  /* a mismatch reported for a later call (fold__poison_due) and this call
+   * left waiting: the mismatch is the cause to name */
+  if (c->poison) fold__comm_act_on_poison(c);
+  if (fold__comm_failed(c)) return c->fail_status;
   if (who < 0 || who >= c->size || who == c->rank) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self_msg);
   tell_all(c, FOLD_ETIMEDOUT, who, cause);
   c->telling = 1; /* peers that go meanwhile must not override the cause */
