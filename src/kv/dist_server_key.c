@@ -57,7 +57,7 @@ static int answer(fold_kv *kv, skey *k, const kv_pull *p) {
 void fold__kvs_msg_free(kv_msg *m) {
   if (m == NULL) return;
   if (m->r) fold__req_unref(m->r);
-  free(m->buf);
+  if (m->buf != m->small) free(m->buf);
   free(m);
 }
 

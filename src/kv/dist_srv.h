@@ -12,7 +12,13 @@ typedef struct kv_msg {
   size_t bytes;
   int src, tag;
   uint64_t round; /* a push: the sender's push number for its key */
+  /* buf for a message that fits (a header and up to 16 bytes of values:
+   * a small key's push or pull), so that one takes one allocation; the
+   * values start 8-aligned, as every dtype's elements need (its records
+   * included), and the struct keeps its alignment of 8 */
+  _Alignas(8) char small[sizeof(fold__kv_hdr) + 16];
 } kv_msg;
+_Static_assert(sizeof(fold__kv_hdr) % 8 == 0, "a message's values start 8-aligned after its header");
 
 /* A pull waiting until its worker's pushes are applied (and, dist_ssp,
  * until the slowest worker is close enough). */
