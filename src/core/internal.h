@@ -174,7 +174,6 @@ struct fold_comm {
   fold__clock_fn clock;
   void *clock_ctx;
   char *poison;              /* a peer's failure report waiting to be acted on */
-  uint32_t poison_from;      /* the first collective it failed (engine/fail.c: fold__poison_due) */
   int telling;               /* fold__comm_fail_and_tell is flushing its reports */
   int in_poll;               /* > 0 while a transport's poll runs: no failing in there */
   int lost_fail_pending;     /* 1 + a needed peer lost during a poll: fail after the poll

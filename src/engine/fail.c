@@ -173,7 +173,7 @@ static void tell_all(fold_comm *c, int status, int culprit, const char *msg) {
   int32_t st = status, cu = culprit;
   uint32_t f = first_failed_coll(c);
   /* passing a peer's report on: what failed there fails here too */
-  if (culprit < 0 && c->poison && (int32_t)(c->poison_from - f) < 0) f = c->poison_from;
+  if (culprit < 0 && c->poison && (int32_t)(c->svc->poison_from - f) < 0) f = c->svc->poison_from;
   memcpy(buf, &st, 4);
   memcpy(buf + 4, &cu, 4);
   memcpy(buf + 8, &f, 4);
@@ -256,18 +256,18 @@ static void report_handler(fold_comm *c, void *arg, int src, int tag, const void
      * communicator once no earlier one is pending (fold__poison_due) */
     memcpy(c->poison, &st, 4);
     memcpy(c->poison + 4, text, len + 1);
-    c->poison_from = f;
+    c->svc->poison_from = f;
     if (!c->svc->coll_told || (int32_t)(f - c->svc->coll_told_from) < 0) {
       c->svc->coll_told = 1 + src;
       c->svc->coll_told_from = f;
     }
-  } else if (c->poison && (int32_t)(f - c->poison_from) < 0) {
-    c->poison_from = f; /* another peer's report of it: the earliest counts */
+  } else if (c->poison && (int32_t)(f - c->svc->poison_from) < 0) {
+    c->svc->poison_from = f; /* another peer's report of it: the earliest counts */
     if ((int32_t)(f - c->svc->coll_told_from) < 0) c->svc->coll_told_from = f;
   }
 }
 
-int fold__poison_due(const fold_comm *c) { return c->poison && (int32_t)(first_failed_coll(c) - c->poison_from) >= 0; }
+int fold__poison_due(const fold_comm *c) { return c->poison && (int32_t)(first_failed_coll(c) - c->svc->poison_from) >= 0; }
 
 int fold__report_init(fold_comm *c) { return fold__handler_set(c, FOLD__CTX_SYS, report_handler, NULL); }
 
@@ -421,7 +421,7 @@ int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *sel
 
 int fold__coll_told_fail(fold_comm *c, fold__task *t, uint32_t seq) {
   if (fold__comm_failed(c)) return c->fail_status;
-  if (c->poison && (int32_t)(seq - c->poison_from) >= 0) { /* a mismatch reported from seq or before */
+  if (c->poison && (int32_t)(seq - c->svc->poison_from) >= 0) { /* a mismatch reported from seq or before */
     fold__comm_act_on_poison(c);
     if (fold__comm_failed(c)) return c->fail_status;
   }

@@ -57,7 +57,7 @@ void fold__lost_notes_free(fold_comm *c);
 void fold__comm_act_on_poison(fold_comm *c);
 /* Whether c->poison is to be acted on now: a report of a cause all fail
  * on (a mismatch) says that the sender's collectives from call number
- * c->poison_from on failed; a collective of ours numbered below it is not
+ * c->svc->poison_from on failed; a collective of ours numbered below it is not
  * part of that and may still complete (its data here or on the way), so
  * the report waits until none is pending. Those from poison_from on fail
  * at their next step (fold__coll_told); a peer lost meanwhile acts on it

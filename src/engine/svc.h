@@ -83,6 +83,9 @@ struct fold__svc {
    * call number coll_told_from on (0: none; engine/fail.c) */
   int coll_told;
   uint32_t coll_told_from;
+  /* the first call a peer's report of a mismatch (c->poison) failed
+   * (engine/fail.c, fold__poison_due) */
+  uint32_t poison_from;
   /* the communicator this one was split or duplicated from (NULL: a
    * family's root); a destroyed one's children take its parent
    * (fold__fam_reparent) */
