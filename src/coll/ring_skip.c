@@ -257,8 +257,8 @@ static int advance(rs_call *s) {
       position_done(s, 0);
     } else if (p < n - 1) {
       int full = s->acc_cov[j] == p;
-      /* A straggler of late (late_memory: a call in late mode found us
-       * late within the last LATE_MEMORY measuring calls) that finds
+      /* A rank that was a straggler lately (late_memory: a call in late
+       * mode found it late within the last LATE_MEMORY measuring calls) and finds
        * itself late again at a reduction of this call, by more than
        * handing on costs, hands on the rest of this call: a straggler
        * late in bursts is then handed on from the first call of a burst

@@ -243,7 +243,7 @@ static void on_message(fold_comm *c, void *arg, int src, int tag, const void *da
   kv_msg *m = calloc(1, sizeof *m);
   char *buf = m && bytes <= sizeof m->small ? m->small : malloc(bytes ? bytes : 1);
   if (m == NULL || buf == NULL || fold__irecv_bytes(c, buf, bytes, src, fold__kv_ctx(), tag, &m->r) != FOLD_OK) {
-    if (m && buf != m->small) free(buf);
+    if (m == NULL || buf != m->small) free(buf);
     free(m);
     fold__comm_fail(c, FOLD_ENOMEM, "fold_kv: rank %d: out of memory for a %zu-byte message from rank %d", c->rank,
                     bytes, src);
