@@ -226,6 +226,16 @@ void fold__comm_act_on_poison(fold_comm *c) {
     tell_then_fail(c, st, -1, c->poison + 4, self);
 }
 
+/* A peer's report fails this rank's collectives from call number f on
+ * (fold__coll_told): the earliest reported number counts, with the peer
+ * that reported it. */
+static void told_from(fold_comm *c, int src, uint32_t f) {
+  if (!c->svc->coll_told || (int32_t)(f - c->svc->coll_told_from) < 0) {
+    c->svc->coll_told = 1 + src;
+    c->svc->coll_told_from = f;
+  }
+}
+
 /* A peer's failure report on FOLD__CTX_SYS: [status][culprit][first failed
  * collective][text] (tell_all). Run by the engine outside the transports'
  * polls; acted on by fold__progress (c->poison), since failing shuts
@@ -246,10 +256,7 @@ static void report_handler(fold_comm *c, void *arg, int src, int tag, const void
      * when the sender goes next; no reason to fail but for the
      * collectives that failed on the sender (numbered f and on) */
     fold__note_report(c, src, st, culprit, text);
-    if (!c->svc->coll_told || (int32_t)(f - c->svc->coll_told_from) < 0) {
-      c->svc->coll_told = 1 + src;
-      c->svc->coll_told_from = f;
-    }
+    told_from(c, src, f);
   } else if (c->poison == NULL && (c->poison = malloc(len + 5)) != NULL) {
     /* a cause all fail on (a mismatch) in the sender's collective f or
      * later: ours from f on fail at their next step, the rest of the
@@ -257,13 +264,10 @@ static void report_handler(fold_comm *c, void *arg, int src, int tag, const void
     memcpy(c->poison, &st, 4);
     memcpy(c->poison + 4, text, len + 1);
     c->svc->poison_from = f;
-    if (!c->svc->coll_told || (int32_t)(f - c->svc->coll_told_from) < 0) {
-      c->svc->coll_told = 1 + src;
-      c->svc->coll_told_from = f;
-    }
+    told_from(c, src, f);
   } else if (c->poison && (int32_t)(f - c->svc->poison_from) < 0) {
     c->svc->poison_from = f; /* another peer's report of it: the earliest counts */
-    if ((int32_t)(f - c->svc->coll_told_from) < 0) c->svc->coll_told_from = f;
+    told_from(c, src, f);
   }
 }
 
@@ -390,10 +394,9 @@ static void chain_text(const fold_comm *c, int who, char *msg, size_t cap) {
 }
 
 int fold__timeout_fail(fold_comm *c, int who, const char *cause, const char *self_msg) {
-  if (fold__comm_failed(c)) return c->fail_status;
   /* a mismatch reported for a later call (fold__poison_due) and this call
    * left waiting: the mismatch is the cause to name */
-  if (c->poison) fold__comm_act_on_poison(c);
+  if (c->poison && !fold__comm_failed(c)) fold__comm_act_on_poison(c);
   if (fold__comm_failed(c)) return c->fail_status;
   if (who < 0 || who >= c->size || who == c->rank) return fold__comm_fail(c, FOLD_ETIMEDOUT, "%s", self_msg);
   tell_all(c, FOLD_ETIMEDOUT, who, cause);
